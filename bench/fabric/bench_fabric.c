@@ -1,0 +1,119 @@
+/*
+ * bench_fabric: cost of the packet-level fabric model (ns3-glue/) on a ring
+ * all-reduce pattern inside one 8-GPU H200-like server.
+ *
+ * A ring all-reduce of S bytes over N GPUs is 2(N-1) steps; in each step GPU i
+ * sends S/N bytes to GPU (i+1)%N, and a step starts when every flow of the
+ * previous step has finished. Default: 1 GiB over 8 GPUs = 14 steps × 8 flows
+ * of 128 MiB, NVLink 3600 Gb/s per GPU, 500 ns, 64 KiB segments.
+ *
+ * usage: bench_fabric [--gib X] [--gpus N] [--segment-kib K] [--gbps R] [--latency-ns L]
+ */
+#include "hysim/fabric.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_s(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+    double gib = 1.0, gbps = 3600.0, seg_kib = 64;
+    int gpus = 8;
+    uint64_t lat_ns = 500;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!v) {
+            fprintf(stderr, "missing value for %s\n", a);
+            return 2;
+        }
+        if (!strcmp(a, "--gib"))
+            gib = atof(v);
+        else if (!strcmp(a, "--gpus"))
+            gpus = atoi(v);
+        else if (!strcmp(a, "--segment-kib"))
+            seg_kib = atof(v);
+        else if (!strcmp(a, "--gbps"))
+            gbps = atof(v);
+        else if (!strcmp(a, "--latency-ns"))
+            lat_ns = strtoull(v, NULL, 10);
+        else {
+            fprintf(stderr, "unknown option %s\n", a);
+            return 2;
+        }
+        i++;
+    }
+    if (gpus < 2 || gib <= 0 || seg_kib <= 0) {
+        fprintf(stderr, "bad arguments\n");
+        return 2;
+    }
+
+    hs_scenario sc;
+    memset(&sc, 0, sizeof sc);
+    snprintf(sc.name, sizeof sc.name, "bench-ring-allreduce");
+    sc.servers.count = 1;
+    sc.servers.gpus_per_server = gpus;
+    sc.nvlink.gbps_per_gpu = gbps;
+    sc.nvlink.latency_ns = lat_ns;
+    sc.nvlink.segment_bytes = (uint32_t)(seg_kib * 1024);
+
+    const uint64_t total = (uint64_t)(gib * 1024 * 1024 * 1024);
+    const uint64_t chunk = total / (uint64_t)gpus;
+    const int steps = 2 * (gpus - 1);
+
+    double w0 = now_s(CLOCK_MONOTONIC), c0 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+    char err[512] = "";
+    hs_fabric *f = hs_fabric_create(&sc, err, sizeof err);
+    if (!f) {
+        fprintf(stderr, "hs_fabric_create: %s\n", err);
+        return 1;
+    }
+    uint64_t id = 0, t = 0;
+    for (int s = 0; s < steps; s++) {
+        for (int g = 0; g < gpus; g++) {
+            if (hs_fabric_add_flow(f, id++, (uint32_t)g, (uint32_t)((g + 1) % gpus), chunk, t, err,
+                                   sizeof err) != 0) {
+                fprintf(stderr, "hs_fabric_add_flow: %s\n", err);
+                return 1;
+            }
+        }
+        hs_flow_done d;
+        for (int g = 0; g < gpus; g++) {
+            if (hs_fabric_next_completion(f, UINT64_MAX, &d) != 1) {
+                fprintf(stderr, "step %d: missing completion\n", s);
+                return 1;
+            }
+            t = d.finish_ps;
+        }
+    }
+    double w1 = now_s(CLOCK_MONOTONIC), c1 = now_s(CLOCK_PROCESS_CPUTIME_ID);
+    hs_fabric_stats st;
+    hs_fabric_get_stats(f, &st);
+    hs_fabric_destroy(f);
+
+    const double wall = w1 - w0, cpu = c1 - c0, sim = t / 1e12;
+    const double ideal = steps * ((double)chunk * 8 / (gbps * 1e9) + lat_ns * 1e-9);
+    printf("ring all-reduce %.3f GiB over %d GPUs: %d steps x %d flows of %.1f MiB, "
+           "NVLink %.0f Gb/s, %" PRIu64 " ns, segment %.0f KiB\n",
+           gib, gpus, steps, gpus, chunk / 1048576.0, gbps, lat_ns, seg_kib);
+    printf("simulated time      %.3f us (ideal %.3f us, %+.3f %%)\n", sim * 1e6, ideal * 1e6,
+           100 * (sim - ideal) / ideal);
+    printf("wall time           %.3f s\n", wall);
+    printf("cpu time            %.3f s\n", cpu);
+    printf("flows               %" PRIu64 "\n", st.flows_done);
+    printf("packet-hops         %" PRIu64 "\n", st.packet_hops);
+    printf("events              %" PRIu64 "\n", st.events);
+    printf("cpu us/packet-hop   %.3f\n", cpu * 1e6 / (double)st.packet_hops);
+    printf("events/s            %.3f M\n", st.events / wall / 1e6);
+    printf("slowdown            %.0f x (wall / simulated)\n", wall / sim);
+    return 0;
+}

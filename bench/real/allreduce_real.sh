@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Builds examples/allreduce_bench.cu on a machine with real NVIDIA GPUs, exactly
+# as on the simulator's side (nvcc -cudart shared, -lnccl), and runs it on every
+# GPU there. Used to show that the example runs unchanged on real hardware and
+# to measure real all-reduce figures to compare hysim with.
+# usage: bench/real/allreduce_real.sh [OUT_DIR]    (needs nvcc, NCCL headers and library)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-.}
+mkdir -p "$out"
+# NVLink SHARP (multicast) stays off: the shared hosts must not use it.
+export NCCL_NVLS_ENABLE=0
+nvidia-smi -L
+nvcc --version | tail -2
+inc=$(dirname "$(find / -name nccl.h -path '*include*' 2>/dev/null | head -1)")
+lib=$(dirname "$(find / -name 'libnccl.so.2*' 2>/dev/null | head -1)")
+echo "NCCL headers: $inc, library: $lib"
+nvcc -O2 -std=c++17 -cudart shared -arch=sm_90 -I"$inc" -L"$lib" \
+  -o /tmp/allreduce_bench "$root/examples/allreduce_bench.cu" -lnccl
+gpus=$(nvidia-smi -L | wc -l)
+LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-} /tmp/allreduce_bench -g "$gpus" -b 1M -e 1G -n 20 -w 5 \
+  | tee "$out/allreduce_real_${gpus}gpu.txt"

@@ -1,0 +1,294 @@
+/*
+ * hysimd internals, shared by the daemon's modules and by nothing else:
+ *   u64map.c      a small uint64 → pointer hash map
+ *   hysimd.c      create/run/destroy, the listening socket, the poll loop,
+ *                 children (pidfds), failure and kill handling
+ *   session.c     one session per connection: frames in, replies out
+ *   timeline.c    per-GPU streams, ops, their dependencies, the event heap
+ *   collective.c  communicators and collectives (ring all-reduce → flows)
+ *   sim_clock.c   global safe time, stepping the timeline and the fabric,
+ *                 answers to Wait, deadlock detection
+ *
+ * Times: picoseconds of simulated time (`_ps`) inside the daemon; the wire
+ * carries host nanoseconds (`_ns`), converted as ns × 1000.
+ */
+#ifndef HYSIM_BRIDGE_DAEMON_INTERNAL_H
+#define HYSIM_BRIDGE_DAEMON_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "frame.h"
+#include "hysim/fabric.h"
+#include "hysimd.h"
+
+#define HS_TIME_INF UINT64_MAX
+
+/* ------------------------------------------------------------------ misc */
+
+void *hs_xcalloc(size_t n, size_t size); /* aborts with a message when memory runs out */
+void *hs_xrealloc(void *p, size_t n, size_t size);
+/* Grows *arr (element size `size`) so that index `need - 1` fits. */
+void hs_grow(void **arr, size_t *cap, size_t need, size_t size);
+
+static inline uint64_t hs_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
+static inline uint64_t hs_max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+/* ns → ps, saturating. */
+static inline uint64_t hs_ns_to_ps(uint64_t ns) { return ns > HS_TIME_INF / 1000 ? HS_TIME_INF : ns * 1000; }
+/* ps → ns, rounded up. */
+static inline uint64_t hs_ps_to_ns_ceil(uint64_t ps) { return ps / 1000 + (ps % 1000 != 0); }
+
+/* ---------------------------------------------------------------- u64map */
+
+typedef struct hs_u64map {
+    uint64_t *keys;
+    void **vals;
+    uint8_t *used;
+    size_t cap, len;
+} hs_u64map;
+
+void *hs_u64map_get(const hs_u64map *m, uint64_t key);
+void hs_u64map_put(hs_u64map *m, uint64_t key, void *val); /* inserts or replaces */
+void *hs_u64map_del(hs_u64map *m, uint64_t key);          /* returns the removed value */
+void hs_u64map_free(hs_u64map *m);
+
+/* ------------------------------------------------------------- timeline */
+
+struct hs_session;
+struct hs_coll;
+
+enum hs_op_kind {
+    HS_OP_KERNEL,
+    HS_OP_COPY,       /* H2D, D2H, H2H, same-device D2D: fixed duration */
+    HS_OP_MEMSET,
+    HS_OP_PEER_COPY,  /* D2D between two GPUs: one fabric flow */
+    HS_OP_RECORD,     /* EventRecord: zero duration */
+    HS_OP_WAIT_EVENT, /* StreamWaitEvent: zero duration, depends on the record */
+    HS_OP_COLLECTIVE, /* one rank's part of a collective */
+};
+
+/*
+ * One unit of GPU work. Reference counted: held by its stream (as tail), the
+ * session's event table (last record), the legacy-stream bookkeeping, heap
+ * entries, predecessors' successor lists, flows and collectives.
+ */
+typedef struct hs_op {
+    int refs;
+    uint8_t kind;
+    uint8_t copy_kind;  /* Hysim__CopyKind, for HS_OP_COPY */
+    bool started, done;
+    struct hs_session *s;
+    uint32_t gpu;       /* global GPU index */
+    uint32_t peer;      /* HS_OP_PEER_COPY: destination GPU */
+    uint32_t rank;      /* HS_OP_COLLECTIVE */
+    uint32_t npending;  /* predecessors not yet done */
+    uint64_t seq;       /* per-session op number: the canonical tie-break */
+    uint64_t issue_ps;  /* host time of issue */
+    uint64_t ready_ps;  /* max(issue, predecessors' completions) */
+    uint64_t start_ps, done_ps;
+    uint64_t dur_ps;    /* fixed-duration ops */
+    uint64_t bytes;
+    struct hs_coll *coll;
+    struct hs_op **succ;
+    uint32_t nsucc, capsucc;
+} hs_op;
+
+typedef struct hs_stream {
+    uint64_t id;
+    bool non_blocking;
+    bool destroyed;
+    hs_op *tail; /* last op issued on it (ref), NULL if none */
+} hs_stream;
+
+/* One GPU as one session sees it. */
+typedef struct hs_sgpu {
+    hs_stream legacy;       /* stream 0 */
+    hs_u64map streams;      /* id → hs_stream* (live ones) */
+    hs_stream **all;        /* every stream created, destroyed ones too */
+    size_t nall, capall;
+    uint64_t pending;       /* ops issued and not done */
+    uint64_t last_done_ps;
+} hs_sgpu;
+
+void hs_op_ref(hs_op *op);
+void hs_op_unref(hs_op *op);
+
+void hs_tl_session_init(struct hs_session *s);
+void hs_tl_session_free(struct hs_session *s);
+/* Looks up (gpu, stream) of a session; gpu is global and already range-checked. */
+hs_stream *hs_tl_stream(struct hs_session *s, uint32_t gpu, uint64_t id);
+
+/* Ingests one op of a Batch. 0, or -1 after hs_daemon_fail (protocol violation). */
+int hs_tl_ingest(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *op);
+
+uint64_t hs_tl_next_time(const struct hs_daemon *d); /* HS_TIME_INF if the heap is empty */
+bool hs_tl_empty(const struct hs_daemon *d);
+void hs_tl_process_one(struct hs_daemon *d);         /* pops and runs the earliest event */
+/* Completes a flow-driven op (peer copy, collective part) at time t. */
+void hs_tl_op_complete(struct hs_daemon *d, hs_op *op, uint64_t t);
+void hs_tl_free(struct hs_daemon *d);
+
+/* ----------------------------------------------------------- collective */
+
+int hs_coll_comm_init(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *op);
+int hs_coll_comm_destroy(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *op);
+/* Attaches a collective op to its (comm, seq); validates. 0 or -1 after hs_daemon_fail. */
+int hs_coll_attach(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *msg, hs_op *op);
+/* The op's stream has reached the collective at time t. */
+void hs_coll_reached(struct hs_daemon *d, hs_op *op, uint64_t t);
+/* A ring flow of collective c has completed at time t. */
+void hs_coll_flow_done(struct hs_daemon *d, struct hs_coll *c, uint32_t step, uint32_t rank, uint64_t t);
+/* Appends a description of every unfinished collective to buf; returns their number. */
+size_t hs_coll_describe_unfinished(const struct hs_daemon *d, char *buf, size_t len);
+void hs_coll_free(struct hs_daemon *d);
+
+/* ------------------------------------------------------------ sim clock */
+
+enum hs_flow_owner { HS_FLOW_PEER_COPY = 1, HS_FLOW_RING = 2 };
+
+typedef struct hs_flow {
+    uint8_t owner;
+    uint32_t step, rank; /* HS_FLOW_RING */
+    hs_op *op;           /* HS_FLOW_PEER_COPY (ref) */
+    struct hs_coll *coll;
+} hs_flow;
+
+/* Hands a flow to the fabric at `start_ps`; the id is the next daemon-wide one. */
+int hs_clock_start_flow(struct hs_daemon *d, const hs_flow *owner, uint32_t src, uint32_t dst,
+                        uint64_t bytes, uint64_t start_ps);
+/* Simulates as far as the safe time allows and answers the Waits that became final. */
+void hs_clock_advance(struct hs_daemon *d);
+/* True, after failing the run, when every live session waits and nothing can move. */
+bool hs_clock_check_deadlock(struct hs_daemon *d);
+/* Observes a simulated time for sim_end_ps. */
+void hs_clock_saw(struct hs_daemon *d, uint64_t t_ps);
+
+/* -------------------------------------------------------------- session */
+
+enum hs_sess_state {
+    HS_SESS_NEW,     /* connected, not registered: bounds safe time at 0 */
+    HS_SESS_RUNNING, /* bounds safe time at its host time */
+    HS_SESS_WAITING, /* blocked in a Wait: does not bound */
+    HS_SESS_CLOSED,  /* Bye received, or the connection is gone */
+};
+
+typedef struct hs_wait {
+    Hysim__Wait__Cond cond;
+    bool query;
+    uint64_t host_ns;
+    uint32_t gpu;
+    uint64_t stream_id, event_id; /* for messages */
+    hs_op *target;      /* STREAM_IDLE: the stream's tail; EVENT_DONE: the last record (ref) */
+    uint64_t *timed;
+    size_t ntimed;
+} hs_wait;
+
+typedef struct hs_session {
+    struct hs_daemon *d;
+    uint32_t index;         /* connection order: a last-resort tie-break only */
+    int fd;                 /* -1 once closed */
+    hs_frame_reader rd;
+    bool eof;               /* the peer closed its end */
+    bool io_error;
+
+    enum hs_sess_state state;
+    bool registered, said_bye;
+    uint32_t server, pid, first_gpu, gpu_count;
+    char program[128];
+    uint64_t host_ns;       /* latest host time seen */
+
+    uint64_t next_seq;
+    hs_sgpu *gpus;          /* [gpu_count] */
+    hs_u64map events;       /* event id → hs_op* (last record) */
+    uint64_t pending;       /* ops issued and not done */
+    uint64_t last_done_ps;
+
+    hs_wait wait;
+} hs_session;
+
+hs_session *hs_session_new(struct hs_daemon *d, int fd);
+/* Reads what the socket has (without decoding); false once at EOF or on error. */
+void hs_session_drain(hs_session *s);
+/* Decodes and handles every complete frame buffered; handles EOF. */
+void hs_session_process(hs_session *s);
+/*
+ * Sends a reply. A session has at most one request unanswered, so a small
+ * reply always finds room in the socket; a peer that is gone shows as EOF.
+ */
+void hs_session_reply(hs_session *s, const Hysim__Reply *r);
+/* Closes the connection (state CLOSED); the session's ops live on. */
+void hs_session_close(hs_session *s);
+void hs_session_free(hs_session *s);
+/* "process 1234 (server 0, ./train)" */
+const char *hs_session_name(const hs_session *s, char *buf, size_t len);
+/* Canonical order of sessions: (server, first_gpu, pid, index). */
+int hs_session_cmp(const hs_session *a, const hs_session *b);
+
+/* --------------------------------------------------------------- daemon */
+
+typedef struct hs_child {
+    pid_t pid;
+    int pidfd;      /* -1 where pidfd_open is unavailable */
+    bool exited;
+    bool registered; /* a session registered with its pid */
+    int status;
+} hs_child;
+
+typedef struct hs_heap_ev {
+    uint64_t time;
+    hs_op *op;      /* ref */
+    uint8_t type;   /* HS_EV_START, HS_EV_DONE */
+} hs_heap_ev;
+
+enum { HS_EV_START = 0, HS_EV_DONE = 1 };
+
+struct hs_daemon {
+    hs_scenario sc;
+    uint32_t total_gpus;
+    hs_fabric *fabric;
+    char endpoint[512];
+    int listen_fd;
+    uint64_t epoch_ns;
+
+    hs_session **sessions;
+    size_t nsessions, capsessions;
+    hs_child *children;
+    int nchildren;
+
+    /* timeline */
+    hs_heap_ev *heap;
+    size_t heaplen, heapcap;
+
+    /* collectives */
+    hs_u64map comms;        /* comm_key → hs_comm* */
+
+    /* flows, indexed by id */
+    hs_flow *flows;
+    size_t flowcap;
+    uint64_t next_flow_id;
+
+    hs_run_summary sum;     /* counters; error is copied in at the end */
+    uint64_t processed_ps;  /* latest time the timeline or the fabric has simulated */
+    uint64_t steps;         /* events processed, for draining sockets regularly */
+
+    bool failed;
+    char error[1024];
+    bool running;           /* inside hs_daemon_run */
+};
+
+typedef struct hs_daemon hs_daemon;
+
+/* Fails the run (the first message wins); the poll loop then ends it. */
+void hs_daemon_fail(hs_daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reads every session socket into its buffer, so that no client blocks on a full socket. */
+void hs_daemon_drain_all(hs_daemon *d);
+/*
+ * A session's connection ended without Bye: fails the run naming it, with the
+ * exit status of its process where that is one of the children.
+ */
+void hs_daemon_session_lost(hs_daemon *d, hs_session *s, const char *how);
+
+#endif

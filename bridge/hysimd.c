@@ -1,0 +1,351 @@
+/*
+ * hysimd: create/run/destroy, the listening socket and the poll loop over it,
+ * the sessions' sockets and one pidfd per child; failure handling (no hangs:
+ * a failed run terminates the children, SIGKILL after 2 s).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon_internal.h"
+#include "transport.h"
+
+#define HS_KILL_GRACE_MS 2000
+#define HS_LOST_GRACE_MS 200 /* how long to wait for a lost session's process to exit */
+#define HS_NO_PIDFD_POLL_MS 50
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void hs_daemon_fail(hs_daemon *d, const char *fmt, ...)
+{
+    if (d->failed)
+        return;
+    d->failed = true;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->error, sizeof(d->error), fmt, ap);
+    va_end(ap);
+}
+
+void hs_daemon_drain_all(hs_daemon *d)
+{
+    for (size_t i = 0; i < d->nsessions; i++)
+        hs_session_drain(d->sessions[i]);
+}
+
+/* ------------------------------------------------------------- create/destroy */
+
+static int parse_epoch(uint64_t *out, char *err, size_t errlen)
+{
+    const char *v = getenv("HYSIM_EPOCH_NS");
+    *out = 0;
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || *end || v[0] == '-') {
+        snprintf(err, errlen, "hysimd: HYSIM_EPOCH_NS=\"%s\" is not a number of nanoseconds", v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+hs_daemon *hs_daemon_create(const hs_scenario *sc, const char *endpoint, char *err, size_t errlen)
+{
+    if (hs_scenario_gpu_count(sc) <= 0) {
+        snprintf(err, errlen, "hysimd: the scenario has no GPUs (%d servers × %d GPUs)", sc->servers.count,
+                 sc->servers.gpus_per_server);
+        return NULL;
+    }
+    if (strlen(endpoint) >= sizeof(((hs_daemon *)0)->endpoint)) {
+        snprintf(err, errlen, "hysimd: endpoint too long: %s", endpoint);
+        return NULL;
+    }
+    hs_daemon *d = hs_xcalloc(1, sizeof(*d));
+    d->sc = *sc;
+    d->total_gpus = (uint32_t)hs_scenario_gpu_count(sc);
+    d->listen_fd = -1;
+    snprintf(d->endpoint, sizeof(d->endpoint), "%s", endpoint);
+    if (parse_epoch(&d->epoch_ns, err, errlen) < 0)
+        goto fail;
+    d->fabric = hs_fabric_create(sc, err, errlen);
+    if (!d->fabric)
+        goto fail;
+    d->listen_fd = hs_transport_listen(endpoint, err, errlen);
+    if (d->listen_fd < 0)
+        goto fail;
+    int fl = fcntl(d->listen_fd, F_GETFL);
+    if (fl < 0 || fcntl(d->listen_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        snprintf(err, errlen, "hysimd: %s: cannot make the socket non-blocking: %s", endpoint, strerror(errno));
+        goto fail;
+    }
+    return d;
+fail:
+    hs_daemon_destroy(d);
+    return NULL;
+}
+
+void hs_daemon_destroy(hs_daemon *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->nsessions; i++)
+        hs_session_free(d->sessions[i]);
+    free(d->sessions);
+    hs_tl_free(d);
+    hs_coll_free(d);
+    for (uint64_t id = 0; id < d->next_flow_id; id++)
+        if (d->flows[id].owner == HS_FLOW_PEER_COPY)
+            hs_op_unref(d->flows[id].op);
+    free(d->flows);
+    if (d->listen_fd >= 0) {
+        close(d->listen_fd);
+        hs_transport_unlink(d->endpoint);
+    }
+    if (d->fabric)
+        hs_fabric_destroy(d->fabric);
+    free(d);
+}
+
+/* ------------------------------------------------------------- children */
+
+static int pidfd_open_compat(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd >= 0)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
+    return fd;
+#else
+    (void)pid;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+static hs_child *child_of(hs_daemon *d, uint32_t pid)
+{
+    for (int i = 0; i < d->nchildren; i++)
+        if ((uint32_t)d->children[i].pid == pid)
+            return &d->children[i];
+    return NULL;
+}
+
+static const char *status_text(int status, char *buf, size_t len)
+{
+    if (WIFSIGNALED(status))
+        snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else
+        snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+    return buf;
+}
+
+static const char *child_name(hs_daemon *d, const hs_child *c, char *buf, size_t len)
+{
+    for (size_t i = 0; i < d->nsessions; i++)
+        if (d->sessions[i]->registered && d->sessions[i]->pid == (uint32_t)c->pid)
+            return hs_session_name(d->sessions[i], buf, len);
+    snprintf(buf, len, "process %d (server unknown: it never registered)", (int)c->pid);
+    return buf;
+}
+
+static bool others_running(const hs_daemon *d, const hs_child *c)
+{
+    for (int i = 0; i < d->nchildren; i++)
+        if (&d->children[i] != c && !d->children[i].exited)
+            return true;
+    return false;
+}
+
+/* Reaps child c if it has exited; true if it has. */
+static bool reap(hs_daemon *d, hs_child *c)
+{
+    int status;
+    pid_t r = waitpid(c->pid, &status, WNOHANG);
+    if (r == 0 || (r < 0 && errno == EINTR))
+        return false;
+    c->exited = true;
+    c->status = r == c->pid ? status : 0;
+    if (c->pidfd >= 0) {
+        close(c->pidfd);
+        c->pidfd = -1;
+    }
+    bool bad = !WIFEXITED(c->status) || WEXITSTATUS(c->status) != 0;
+    if (bad && others_running(d, c)) {
+        char who[256], how[128];
+        hs_daemon_fail(d, "hysim: %s %s while other processes still run", child_name(d, c, who, sizeof(who)),
+                       status_text(c->status, how, sizeof(how)));
+    }
+    return true;
+}
+
+void hs_daemon_session_lost(hs_daemon *d, hs_session *s, const char *how)
+{
+    char who[256], st[128] = "";
+    hs_child *c = child_of(d, s->pid);
+    if (s->registered && c && !c->exited) {
+        /* give the exit status a moment to show, for a better message */
+        int64_t until = now_ms() + HS_LOST_GRACE_MS;
+        while (!c->exited && now_ms() < until) {
+            if (c->pidfd >= 0) {
+                struct pollfd p = {.fd = c->pidfd, .events = POLLIN};
+                poll(&p, 1, (int)(until - now_ms()));
+            } else {
+                usleep(10000);
+            }
+            if (!d->failed)
+                reap(d, c);
+        }
+    }
+    if (d->failed)
+        return; /* reap() named it already */
+    if (s->registered && c && c->exited) {
+        char t[100];
+        snprintf(st, sizeof(st), " (it %s)", status_text(c->status, t, sizeof(t)));
+    }
+    hs_daemon_fail(d, "hysim: %s %s%s", hs_session_name(s, who, sizeof(who)), how, st);
+}
+
+/* ------------------------------------------------------------- run */
+
+static bool open_sessions(const hs_daemon *d)
+{
+    for (size_t i = 0; i < d->nsessions; i++)
+        if (d->sessions[i]->fd >= 0)
+            return true;
+    return false;
+}
+
+static bool children_left(const hs_daemon *d)
+{
+    for (int i = 0; i < d->nchildren; i++)
+        if (!d->children[i].exited)
+            return true;
+    return false;
+}
+
+/* After a failure: tell the waiting processes why, close every session, stop the children. */
+static void shut_down(hs_daemon *d)
+{
+    for (size_t i = 0; i < d->nsessions; i++) {
+        hs_session *s = d->sessions[i];
+        if (s->state == HS_SESS_WAITING && s->fd >= 0) {
+            Hysim__Reply r = HYSIM__REPLY__INIT;
+            r.error = d->error;
+            hs_session_reply(s, &r);
+        }
+        hs_session_close(s);
+    }
+    for (int i = 0; i < d->nchildren; i++)
+        if (!d->children[i].exited)
+            kill(d->children[i].pid, SIGTERM);
+}
+
+/* The run went through: simulate what is left, then check that all work finished. */
+static void finish(hs_daemon *d)
+{
+    hs_clock_advance(d);
+    if (d->failed)
+        return;
+    char msg[sizeof(d->error)];
+    snprintf(msg, sizeof(msg), "hysim: the processes ended with collectives that can never complete:");
+    if (hs_coll_describe_unfinished(d, msg, sizeof(msg)) > 0)
+        hs_daemon_fail(d, "%s", msg);
+}
+
+int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_status, hs_run_summary *summary)
+{
+    d->children = hs_xcalloc((size_t)(nchildren > 0 ? nchildren : 1), sizeof(*d->children));
+    d->nchildren = nchildren;
+    bool have_all_pidfds = true;
+    for (int i = 0; i < nchildren; i++) {
+        d->children[i].pid = children[i];
+        d->children[i].pidfd = pidfd_open_compat(children[i]);
+        have_all_pidfds &= d->children[i].pidfd >= 0;
+    }
+
+    struct pollfd *pfd = NULL;
+    size_t pfdcap = 0;
+    bool shut = false, killed = false;
+    int64_t kill_at = 0;
+    while (children_left(d) || open_sessions(d)) {
+        if (d->failed && !shut) {
+            shut_down(d);
+            shut = true;
+            kill_at = now_ms() + HS_KILL_GRACE_MS;
+        }
+        if (shut && !killed && now_ms() >= kill_at) {
+            for (int i = 0; i < d->nchildren; i++)
+                if (!d->children[i].exited)
+                    kill(d->children[i].pid, SIGKILL);
+            killed = true;
+        }
+
+        size_t n = 0;
+        hs_grow((void **)&pfd, &pfdcap, 1 + d->nsessions + (size_t)d->nchildren, sizeof(*pfd));
+        pfd[n++] = (struct pollfd){.fd = shut ? -1 : d->listen_fd, .events = POLLIN};
+        for (size_t i = 0; i < d->nsessions; i++) {
+            hs_session *s = d->sessions[i];
+            bool readable = s->fd >= 0 && !s->eof && !s->io_error;
+            pfd[n++] = (struct pollfd){.fd = readable ? s->fd : -1, .events = POLLIN};
+        }
+        for (int i = 0; i < d->nchildren; i++)
+            pfd[n++] = (struct pollfd){.fd = d->children[i].exited ? -1 : d->children[i].pidfd, .events = POLLIN};
+
+        int timeout = -1;
+        if (!have_all_pidfds)
+            timeout = HS_NO_PIDFD_POLL_MS;
+        if (shut && !killed) {
+            int64_t left = kill_at - now_ms();
+            timeout = left < 0 ? 0 : (timeout >= 0 && timeout < left ? timeout : (int)left);
+        }
+        if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
+            hs_daemon_fail(d, "hysimd: poll: %s", strerror(errno));
+            continue;
+        }
+
+        /* children first: a killed child's exit status makes the better message */
+        for (int i = 0; i < d->nchildren; i++)
+            if (!d->children[i].exited)
+                reap(d, &d->children[i]);
+        if (shut)
+            continue;
+        int fd;
+        while ((fd = hs_transport_accept(d->listen_fd)) >= 0)
+            hs_session_new(d, fd);
+        for (size_t i = 0; i < d->nsessions && !d->failed; i++)
+            hs_session_process(d->sessions[i]);
+        hs_clock_advance(d);
+        hs_clock_check_deadlock(d);
+    }
+    free(pfd);
+    if (!d->failed)
+        finish(d);
+
+    for (int i = 0; i < nchildren; i++)
+        if (exit_status)
+            exit_status[i] = d->children[i].status;
+    hs_fabric_stats st;
+    hs_fabric_get_stats(d->fabric, &st);
+    d->sum.packet_hops = st.packet_hops;
+    if (summary) {
+        *summary = d->sum;
+        snprintf(summary->error, sizeof(summary->error), "%s", d->error);
+    }
+    return d->failed ? -1 : 0;
+}

@@ -1,0 +1,52 @@
+/*
+ * hysimd: the simulation daemon. It accepts one session per application
+ * process, keeps every simulated GPU's streams as an event DAG, expands NCCL
+ * collectives into flows for the fabric, and answers blocking calls in exact
+ * mode (DESIGN.md, "Time"). `hysim run` creates it, starts the program, and
+ * calls hs_daemon_run until the program is done.
+ */
+#ifndef HYSIM_BRIDGE_HYSIMD_H
+#define HYSIM_BRIDGE_HYSIMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hysim/scenario.h"
+
+typedef struct hs_daemon hs_daemon;
+
+/* What a finished run reports (the CLI prints it; the JSON report comes later). */
+typedef struct hs_run_summary {
+    uint64_t sim_end_ps;      /* latest simulated time any GPU or process reached */
+    uint64_t sessions;        /* processes that registered */
+    uint64_t kernels;         /* kernels timed */
+    uint64_t kernels_default; /* ... of which by the per-kernel default */
+    uint64_t copies;
+    uint64_t collectives;     /* collectives completed (counted once, not per rank) */
+    uint64_t flows;           /* fabric flows completed */
+    uint64_t packet_hops;
+    uint64_t peak_memory_bytes_max; /* largest per-device peak reported by any process */
+    char error[1024];         /* non-empty: the simulation failed, and why */
+} hs_run_summary;
+
+/*
+ * Builds the fabric for the scenario and listens on `endpoint`
+ * ("unix:/path"). NULL on error, with the reason in err.
+ */
+hs_daemon *hs_daemon_create(const hs_scenario *sc, const char *endpoint, char *err, size_t errlen);
+
+/*
+ * Serves sessions until every child in `children` has exited and every
+ * session has closed. exit_status[i] receives children[i]'s wait status.
+ * Returns 0 when the simulation itself went well, -1 when it failed (summary
+ * ->error says why; the children still running are then killed). Never
+ * hangs on a dead process: a child that exits while others wait on it ends
+ * the run with an error naming it.
+ */
+int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_status,
+                  hs_run_summary *summary);
+
+void hs_daemon_destroy(hs_daemon *d);
+
+#endif

@@ -1,0 +1,300 @@
+/*
+ * hysimd sessions: one per connection. Decodes ClientMsg frames and hands
+ * them on: Register → Reply{setup}, Batch → timeline, Wait → clock (answered
+ * by hs_clock_advance), Bye → closed cleanly. A frame that does not decode or
+ * a protocol violation fails the run with a message naming the process.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon_internal.h"
+
+hs_session *hs_session_new(hs_daemon *d, int fd)
+{
+    hs_session *s = hs_xcalloc(1, sizeof(*s));
+    s->d = d;
+    s->fd = fd;
+    s->index = (uint32_t)d->nsessions;
+    s->state = HS_SESS_NEW;
+    hs_frame_reader_init(&s->rd);
+    hs_grow((void **)&d->sessions, &d->capsessions, d->nsessions + 1, sizeof(*d->sessions));
+    d->sessions[d->nsessions++] = s;
+    return s;
+}
+
+const char *hs_session_name(const hs_session *s, char *buf, size_t len)
+{
+    if (s->registered)
+        snprintf(buf, len, "process %u (server %u, %s)", s->pid, s->server, s->program);
+    else
+        snprintf(buf, len, "unregistered connection #%u", s->index);
+    return buf;
+}
+
+int hs_session_cmp(const hs_session *a, const hs_session *b)
+{
+#define CMP(f)                                                                                      \
+    if (a->f != b->f)                                                                               \
+        return a->f < b->f ? -1 : 1;
+    CMP(server)
+    CMP(first_gpu)
+    CMP(pid)
+    CMP(index)
+#undef CMP
+    return 0;
+}
+
+/* ------------------------------------------------------------- output */
+
+void hs_session_reply(hs_session *s, const Hysim__Reply *r)
+{
+    char err[256];
+    if (s->fd >= 0 && hs_frame_send_reply(s->fd, r, err, sizeof(err)) != HS_FRAME_OK)
+        s->io_error = true; /* the peer is gone: EOF handling names it */
+}
+
+/* ------------------------------------------------------------- input */
+
+void hs_session_drain(hs_session *s)
+{
+    while (s->fd >= 0 && !s->eof && !s->io_error) {
+        long r = hs_frame_reader_fill(&s->rd, s->fd);
+        if (r > 0)
+            continue;
+        if (r == 0)
+            s->eof = true;
+        else if (r != -1)
+            s->io_error = true;
+        break;
+    }
+}
+
+void hs_session_close(hs_session *s)
+{
+    if (s->fd >= 0) {
+        close(s->fd);
+        s->fd = -1;
+    }
+    s->state = HS_SESS_CLOSED;
+}
+
+static void violation(hs_session *s, const char *what)
+{
+    char who[256];
+    hs_daemon_fail(s->d, "hysim: %s: protocol violation: %s", hs_session_name(s, who, sizeof(who)), what);
+}
+
+/* host times sent by one process never decrease */
+static bool host_ok(hs_session *s, uint64_t host_ns, const char *msg)
+{
+    if (host_ns >= s->host_ns)
+        return true;
+    char what[256];
+    snprintf(what, sizeof(what), "host time went backwards (%s at %llu ns after %llu ns)", msg,
+             (unsigned long long)host_ns, (unsigned long long)s->host_ns);
+    violation(s, what);
+    return false;
+}
+
+static void on_register(hs_session *s, const Hysim__Register *m)
+{
+    hs_daemon *d = s->d;
+    char what[256];
+    if (s->registered) {
+        violation(s, "a second Register");
+        return;
+    }
+    if (m->gpu_count == 0 || m->first_gpu >= d->total_gpus || m->gpu_count > d->total_gpus - m->first_gpu ||
+        m->server >= (uint32_t)d->sc.servers.count) {
+        snprintf(what, sizeof(what),
+                 "Register of server %u, GPUs %u..%u (%u GPUs), but the scenario has %d servers and %u GPUs",
+                 m->server, m->first_gpu, m->first_gpu + m->gpu_count - 1, m->gpu_count,
+                 d->sc.servers.count, d->total_gpus);
+        violation(s, what);
+        return;
+    }
+    s->registered = true;
+    s->server = m->server;
+    s->pid = m->pid;
+    s->first_gpu = m->first_gpu;
+    s->gpu_count = m->gpu_count;
+    snprintf(s->program, sizeof(s->program), "%s", m->program && m->program[0] ? m->program : "?");
+    /* A process that is none of the children may register after the simulation
+     * has moved on: its clock starts where the simulation is, not in its past. */
+    uint64_t done_ps = hs_max_u64(d->processed_ps, hs_fabric_now_ps(d->fabric));
+    s->host_ns = hs_max_u64(m->host_ns, hs_ps_to_ns_ceil(done_ps));
+    s->state = HS_SESS_RUNNING;
+    hs_tl_session_init(s);
+    for (int i = 0; i < d->nchildren; i++)
+        if ((uint32_t)d->children[i].pid == m->pid)
+            d->children[i].registered = true;
+    d->sum.sessions++;
+    hs_clock_saw(d, hs_ns_to_ps(s->host_ns));
+
+    const hs_scenario *sc = &d->sc;
+    Hysim__Setup setup = HYSIM__SETUP__INIT;
+    setup.gpu_model = (char *)sc->gpu.model;
+    setup.gpu_memory_bytes = sc->gpu.memory_bytes;
+    setup.sm_count = (uint32_t)sc->gpu.sm_count;
+    setup.cc_major = (uint32_t)sc->gpu.cc_major;
+    setup.cc_minor = (uint32_t)sc->gpu.cc_minor;
+    setup.gpus_per_server = (uint32_t)sc->servers.gpus_per_server;
+    setup.host_time = (uint32_t)sc->run.host_time;
+    setup.host_time_scale = sc->run.host_time_scale;
+    setup.host_time_fixed_ns = sc->run.host_time_fixed_ns;
+    setup.epoch_ns = d->epoch_ns;
+    setup.total_gpus = d->total_gpus;
+    Hysim__Reply r = HYSIM__REPLY__INIT;
+    r.now_ns = s->host_ns;
+    r.done = true;
+    r.setup = &setup;
+    hs_session_reply(s, &r);
+}
+
+static void on_wait(hs_session *s, const Hysim__Wait *m)
+{
+    char what[256];
+    if (!host_ok(s, m->host_ns, "Wait"))
+        return;
+    bool per_gpu = m->cond == HYSIM__WAIT__COND__STREAM_IDLE || m->cond == HYSIM__WAIT__COND__DEVICE_IDLE;
+    if ((unsigned)m->cond > HYSIM__WAIT__COND__PROCESS_IDLE) {
+        snprintf(what, sizeof(what), "Wait with unknown condition %d", (int)m->cond);
+        violation(s, what);
+        return;
+    }
+    if (per_gpu && (m->gpu < s->first_gpu || m->gpu - s->first_gpu >= s->gpu_count)) {
+        snprintf(what, sizeof(what), "Wait on GPU %u, outside its GPUs %u..%u", m->gpu, s->first_gpu,
+                 s->first_gpu + s->gpu_count - 1);
+        violation(s, what);
+        return;
+    }
+    hs_wait *w = &s->wait;
+    memset(w, 0, sizeof(*w));
+    if (m->cond == HYSIM__WAIT__COND__STREAM_IDLE) {
+        hs_stream *st = hs_tl_stream(s, m->gpu, m->stream);
+        if (!st) {
+            snprintf(what, sizeof(what), "Wait on stream %llu of GPU %u, which does not exist",
+                     (unsigned long long)m->stream, m->gpu);
+            violation(s, what);
+            return;
+        }
+        w->target = st->tail;
+    } else if (m->cond == HYSIM__WAIT__COND__EVENT_DONE) {
+        w->target = hs_u64map_get(&s->events, m->event);
+    }
+    if (w->target)
+        hs_op_ref(w->target);
+    w->cond = m->cond;
+    w->query = m->query;
+    w->host_ns = m->host_ns;
+    w->gpu = m->gpu;
+    w->stream_id = m->stream;
+    w->event_id = m->event;
+    if (m->n_timed_events) {
+        w->timed = hs_xcalloc(m->n_timed_events, sizeof(*w->timed));
+        memcpy(w->timed, m->timed_events, m->n_timed_events * sizeof(*w->timed));
+        w->ntimed = m->n_timed_events;
+    }
+    s->host_ns = m->host_ns;
+    s->state = HS_SESS_WAITING;
+    hs_clock_saw(s->d, hs_ns_to_ps(m->host_ns));
+}
+
+static void on_bye(hs_session *s, const Hysim__Bye *m)
+{
+    if (!host_ok(s, m->host_ns, "Bye"))
+        return;
+    s->host_ns = m->host_ns;
+    hs_clock_saw(s->d, hs_ns_to_ps(m->host_ns));
+    for (size_t i = 0; i < m->n_peak_memory_bytes; i++)
+        s->d->sum.peak_memory_bytes_max = hs_max_u64(s->d->sum.peak_memory_bytes_max, m->peak_memory_bytes[i]);
+    s->said_bye = true;
+    hs_session_close(s);
+}
+
+static void handle(hs_session *s, const Hysim__ClientMsg *m)
+{
+    if (m->msg_case == HYSIM__CLIENT_MSG__MSG__NOT_SET || !m->batch) {
+        violation(s, "empty ClientMsg");
+        return;
+    }
+    if (s->state == HS_SESS_WAITING) {
+        violation(s, "a message while its Wait is unanswered");
+        return;
+    }
+    if (m->msg_case == HYSIM__CLIENT_MSG__MSG_REGISTER) {
+        on_register(s, m->register_);
+        return;
+    }
+    if (!s->registered) {
+        violation(s, "a message before Register");
+        return;
+    }
+    switch (m->msg_case) {
+    case HYSIM__CLIENT_MSG__MSG_BATCH:
+        for (size_t i = 0; i < m->batch->n_ops && !s->d->failed; i++)
+            hs_tl_ingest(s->d, s, m->batch->ops[i]);
+        break;
+    case HYSIM__CLIENT_MSG__MSG_WAIT:
+        on_wait(s, m->wait);
+        break;
+    case HYSIM__CLIENT_MSG__MSG_BYE:
+        on_bye(s, m->bye);
+        break;
+    default:
+        violation(s, "unknown ClientMsg");
+        break;
+    }
+}
+
+void hs_session_process(hs_session *s)
+{
+    hs_daemon *d = s->d;
+    hs_session_drain(s);
+    while (s->fd >= 0 && !d->failed) {
+        const uint8_t *body;
+        size_t len;
+        int r = hs_frame_reader_next(&s->rd, &body, &len);
+        if (r == 1)
+            break;
+        char err[512] = "";
+        if (r != HS_FRAME_OK) {
+            snprintf(err, sizeof(err), "bad frame (%s)", hs_frame_status_name(r));
+            violation(s, err);
+            return;
+        }
+        Hysim__ClientMsg *m = hs_frame_decode_client_msg(body, len, err, sizeof(err));
+        if (!m) {
+            char what[600];
+            snprintf(what, sizeof(what), "undecodable frame: %s", err);
+            violation(s, what);
+            return;
+        }
+        handle(s, m);
+        hysim__client_msg__free_unpacked(m, NULL);
+    }
+    if (s->fd < 0 || d->failed || !(s->eof || s->io_error))
+        return;
+    /* the peer is gone and every complete frame has been handled */
+    if (s->said_bye)
+        hs_session_close(s);
+    else if (!s->registered && s->rd.len == 0 && !s->io_error)
+        hs_session_close(s); /* connected and left without a word: not an application */
+    else if (hs_frame_reader_at_eof(&s->rd) == HS_FRAME_TRUNCATED)
+        hs_daemon_session_lost(d, s, "closed its connection inside a frame");
+    else
+        hs_daemon_session_lost(d, s, "closed its connection without Bye");
+}
+
+void hs_session_free(hs_session *s)
+{
+    if (s->fd >= 0)
+        close(s->fd);
+    hs_op_unref(s->wait.target);
+    free(s->wait.timed);
+    hs_tl_session_free(s);
+    hs_frame_reader_free(&s->rd);
+    free(s);
+}

@@ -1,0 +1,290 @@
+/*
+ * hysimd clock: the global safe time, stepping the timeline and the fabric,
+ * and the answers to Wait (DESIGN.md "Time", exact mode).
+ *
+ * Safe time (`bound`): the minimum over RUNNING sessions of their latest host
+ * time, with 0 for connections that have not registered and for children that
+ * have neither registered nor exited (they may still inject work at time 0).
+ * WAITING and closed sessions do not bound. No session can issue work before
+ * the bound, so every event strictly below it can be simulated for good.
+ *
+ * A Wait is answered at host time N: a blocking one once its condition holds,
+ * N = max(host_ns, ceil(completion / 1000)); a query at N = host_ns. The
+ * answer waits until the timeline has simulated every event at or before N ns
+ * and the fabric every event before N ns (so that the event times it carries
+ * are final), and nothing later is simulated before it is sent (so that the
+ * session, RUNNING again at N, never issues work into the simulated past). A
+ * flow that ends at exactly N ns therefore counts as not yet done at N.
+ *
+ * Flow ids count up daemon-wide in the order flows are created, which is the
+ * simulated-time event order: deterministic.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon_internal.h"
+
+/* Drain the sockets every this many events while simulating. */
+#define HS_DRAIN_EVERY 1024
+
+void hs_clock_saw(hs_daemon *d, uint64_t t_ps)
+{
+    if (t_ps != HS_TIME_INF && t_ps > d->sum.sim_end_ps)
+        d->sum.sim_end_ps = t_ps;
+}
+
+/* ------------------------------------------------------------- flows */
+
+int hs_clock_start_flow(hs_daemon *d, const hs_flow *owner, uint32_t src, uint32_t dst, uint64_t bytes,
+                        uint64_t start_ps)
+{
+    uint64_t id = d->next_flow_id++;
+    hs_grow((void **)&d->flows, &d->flowcap, (size_t)id + 1, sizeof(*d->flows));
+    d->flows[id] = *owner;
+    if (owner->op)
+        hs_op_ref(owner->op);
+    char err[512] = "";
+    if (start_ps < hs_fabric_now_ps(d->fabric)) {
+        hs_daemon_fail(d, "hysim: internal error: flow %llu would start at %llu ps, before the fabric's time %llu ps",
+                       (unsigned long long)id, (unsigned long long)start_ps,
+                       (unsigned long long)hs_fabric_now_ps(d->fabric));
+        return -1;
+    }
+    if (hs_fabric_add_flow(d->fabric, id, src, dst, bytes, start_ps, err, sizeof(err)) < 0) {
+        hs_daemon_fail(d, "hysim: the fabric refused flow %llu (GPU %u → GPU %u, %llu bytes at %llu ps): %s",
+                       (unsigned long long)id, src, dst, (unsigned long long)bytes,
+                       (unsigned long long)start_ps, err);
+        return -1;
+    }
+    return 0;
+}
+
+static void flow_completed(hs_daemon *d, const hs_flow_done *done)
+{
+    uint64_t id = done->flow_id;
+    if (id >= d->next_flow_id || d->flows[id].owner == 0) {
+        hs_daemon_fail(d, "hysim: internal error: the fabric reported flow %llu, which is not running",
+                       (unsigned long long)id);
+        return;
+    }
+    hs_flow f = d->flows[id];
+    memset(&d->flows[id], 0, sizeof(d->flows[id]));
+    d->sum.flows++;
+    hs_clock_saw(d, done->finish_ps);
+    if (f.owner == HS_FLOW_PEER_COPY) {
+        hs_tl_op_complete(d, f.op, done->finish_ps);
+        hs_op_unref(f.op);
+    } else {
+        hs_coll_flow_done(d, f.coll, f.step, f.rank, done->finish_ps);
+    }
+}
+
+/* ------------------------------------------------------------- bound */
+
+static uint64_t running_bound(const hs_daemon *d)
+{
+    uint64_t b = HS_TIME_INF;
+    for (size_t i = 0; i < d->nsessions; i++) {
+        const hs_session *s = d->sessions[i];
+        if (s->state == HS_SESS_NEW)
+            return 0;
+        if (s->state == HS_SESS_RUNNING)
+            b = hs_min_u64(b, hs_ns_to_ps(s->host_ns));
+    }
+    for (int i = 0; i < d->nchildren; i++)
+        if (!d->children[i].exited && !d->children[i].registered)
+            return 0;
+    return b;
+}
+
+/* ------------------------------------------------------------- waits */
+
+/* Whether the condition holds by what has been simulated, and since when. */
+static bool wait_cond(const hs_session *s, uint64_t *t_ps)
+{
+    const hs_wait *w = &s->wait;
+    switch (w->cond) {
+    case HYSIM__WAIT__COND__STREAM_IDLE:
+    case HYSIM__WAIT__COND__EVENT_DONE:
+        if (!w->target) {
+            *t_ps = 0;
+            return true;
+        }
+        *t_ps = w->target->done_ps;
+        return w->target->done;
+    case HYSIM__WAIT__COND__DEVICE_IDLE: {
+        const hs_sgpu *sg = &s->gpus[w->gpu - s->first_gpu];
+        *t_ps = sg->last_done_ps;
+        return sg->pending == 0;
+    }
+    default: /* PROCESS_IDLE */
+        *t_ps = s->last_done_ps;
+        return s->pending == 0;
+    }
+}
+
+/* The host time the answer will carry, once known. */
+static bool wait_wake_ns(const hs_session *s, uint64_t *n_ns)
+{
+    uint64_t t;
+    if (s->wait.query) {
+        *n_ns = s->wait.host_ns;
+        return true;
+    }
+    if (!wait_cond(s, &t))
+        return false;
+    *n_ns = hs_max_u64(s->wait.host_ns, hs_ps_to_ns_ceil(t));
+    return true;
+}
+
+static void answer(hs_daemon *d, hs_session *s, uint64_t n_ns)
+{
+    hs_wait *w = &s->wait;
+    uint64_t now_ps = hs_ns_to_ps(n_ns), t = 0;
+    Hysim__Reply r = HYSIM__REPLY__INIT;
+    r.now_ns = n_ns;
+    r.done = wait_cond(s, &t) && t <= now_ps;
+
+    Hysim__EventTime *et = hs_xcalloc(w->ntimed, sizeof(*et));
+    Hysim__EventTime **etp = hs_xcalloc(w->ntimed, sizeof(*etp));
+    for (size_t i = 0; i < w->ntimed; i++) {
+        hysim__event_time__init(&et[i]);
+        const hs_op *rec = hs_u64map_get(&s->events, w->timed[i]);
+        et[i].event = w->timed[i];
+        et[i].recorded = rec != NULL;
+        et[i].done = rec && rec->done && rec->done_ps <= now_ps;
+        et[i].time_ps = et[i].done ? rec->done_ps : 0;
+        etp[i] = &et[i];
+    }
+    r.n_event_times = w->ntimed;
+    r.event_times = etp;
+    hs_session_reply(s, &r);
+    free(etp);
+    free(et);
+
+    hs_op_unref(w->target);
+    free(w->timed);
+    memset(w, 0, sizeof(*w));
+    s->state = HS_SESS_RUNNING;
+    s->host_ns = n_ns;
+    hs_clock_saw(d, now_ps);
+}
+
+/*
+ * Answers the waits whose answer is final; returns how many. For the others
+ * whose time N is known, lowers *cap_tl to N ns + 1 ps and *cap_fabric to N ns.
+ */
+static int answer_ready(hs_daemon *d, uint64_t bound, uint64_t *cap_tl, uint64_t *cap_fabric)
+{
+    int answered = 0;
+    uint64_t next = hs_tl_next_time(d);
+    bool fabric_busy = hs_fabric_flows_in_flight(d->fabric) > 0;
+    uint64_t fabric_now = hs_fabric_now_ps(d->fabric);
+    for (size_t i = 0; i < d->nsessions; i++) {
+        hs_session *s = d->sessions[i];
+        uint64_t n_ns;
+        if (s->state != HS_SESS_WAITING || !wait_wake_ns(s, &n_ns))
+            continue;
+        uint64_t c = hs_ns_to_ps(n_ns);
+        if (c == HS_TIME_INF) {
+            hs_daemon_fail(d, "hysim: simulated time ran out of range (a Wait at %llu ns)",
+                           (unsigned long long)n_ns);
+            return 0;
+        }
+        if (bound > c && next > c && (!fabric_busy || fabric_now >= c)) {
+            answer(d, s, n_ns);
+            answered++;
+        } else {
+            *cap_tl = hs_min_u64(*cap_tl, c + 1);
+            *cap_fabric = hs_min_u64(*cap_fabric, c);
+        }
+    }
+    return answered;
+}
+
+/* ------------------------------------------------------------- stepping */
+
+void hs_clock_advance(hs_daemon *d)
+{
+    uint64_t since_drain = 0;
+    while (!d->failed) {
+        uint64_t bound = running_bound(d), cap_tl = HS_TIME_INF, cap_fabric = HS_TIME_INF;
+        if (answer_ready(d, bound, &cap_tl, &cap_fabric) > 0)
+            continue; /* those sessions run again: the bound moved */
+        uint64_t next = hs_tl_next_time(d);
+        /* the fabric first, up to the next timeline event: at equal times the
+         * timeline's events come first, and may start flows at that time */
+        uint64_t flim = hs_min_u64(hs_min_u64(bound, cap_fabric), next);
+        if (hs_fabric_flows_in_flight(d->fabric) > 0 && flim > hs_fabric_now_ps(d->fabric)) {
+            hs_flow_done done;
+            int got = hs_fabric_next_completion(d->fabric, flim, &done);
+            d->processed_ps = hs_max_u64(d->processed_ps, hs_fabric_now_ps(d->fabric));
+            if (got == 1) {
+                flow_completed(d, &done);
+                continue;
+            }
+        }
+        if (next >= hs_min_u64(bound, cap_tl))
+            break;
+        hs_tl_process_one(d);
+        if (++since_drain % HS_DRAIN_EVERY == 0)
+            hs_daemon_drain_all(d);
+    }
+}
+
+/* ------------------------------------------------------------- deadlock */
+
+static const char *cond_text(const hs_session *s, char *buf, size_t len)
+{
+    const hs_wait *w = &s->wait;
+    switch (w->cond) {
+    case HYSIM__WAIT__COND__STREAM_IDLE:
+        snprintf(buf, len, "stream %llu of GPU %u to go idle", (unsigned long long)w->stream_id, w->gpu);
+        break;
+    case HYSIM__WAIT__COND__EVENT_DONE:
+        snprintf(buf, len, "event %llu", (unsigned long long)w->event_id);
+        break;
+    case HYSIM__WAIT__COND__DEVICE_IDLE:
+        snprintf(buf, len, "GPU %u to go idle", w->gpu);
+        break;
+    default:
+        snprintf(buf, len, "all its GPU work to finish");
+        break;
+    }
+    return buf;
+}
+
+bool hs_clock_check_deadlock(hs_daemon *d)
+{
+    if (d->failed)
+        return false;
+    size_t waiting = 0;
+    for (size_t i = 0; i < d->nsessions; i++) {
+        enum hs_sess_state st = d->sessions[i]->state;
+        if (st == HS_SESS_NEW || st == HS_SESS_RUNNING)
+            return false;
+        waiting += st == HS_SESS_WAITING;
+    }
+    for (int i = 0; i < d->nchildren; i++)
+        if (!d->children[i].exited && !d->children[i].registered)
+            return false;
+    if (!waiting || !hs_tl_empty(d) || hs_fabric_flows_in_flight(d->fabric) > 0)
+        return false;
+
+    char msg[sizeof(d->error)];
+    size_t at = (size_t)snprintf(msg, sizeof(msg), "hysim: deadlock: every process waits and no GPU work is left:");
+    for (size_t i = 0; i < d->nsessions && at < sizeof(msg); i++) {
+        const hs_session *s = d->sessions[i];
+        if (s->state != HS_SESS_WAITING)
+            continue;
+        char who[256], what[128];
+        at += (size_t)snprintf(msg + at, sizeof(msg) - at, "\n  %s waits for %s (since host time %llu ns)",
+                               hs_session_name(s, who, sizeof(who)), cond_text(s, what, sizeof(what)),
+                               (unsigned long long)s->wait.host_ns);
+    }
+    if (at < sizeof(msg))
+        hs_coll_describe_unfinished(d, msg, sizeof(msg));
+    hs_daemon_fail(d, "%s", msg);
+    return true;
+}

@@ -1,0 +1,131 @@
+/*
+ * hysim scenario: the simulated cluster, its models' parameters and the run
+ * settings, read from one YAML file (scenarios/README.md documents the format).
+ *
+ * The loader fills every field: what the file leaves out gets the documented
+ * default. Units are in the field names; times inside hysim are picoseconds
+ * (fabric, daemon) or nanoseconds (host clocks), rates are bits per second.
+ */
+#ifndef HYSIM_SCENARIO_H
+#define HYSIM_SCENARIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum hs_topology {
+    HS_TOPOLOGY_SINGLE_SWITCH = 0,
+    HS_TOPOLOGY_LEAF_SPINE,
+    HS_TOPOLOGY_FAT_TREE,
+    HS_TOPOLOGY_RAIL_OPTIMIZED,
+};
+
+enum hs_run_mode { HS_MODE_EXACT = 0, HS_MODE_OPTIMISTIC };
+
+/* How a process's host clock advances between intercepted calls (DESIGN.md, "Time"). */
+enum hs_host_time {
+    HS_HOST_TIME_REAL = 0, /* the CPU time the process really spent */
+    HS_HOST_TIME_SCALED,   /* real CPU time × host_time_scale */
+    HS_HOST_TIME_FIXED,    /* host_time_fixed_ns per intercepted call */
+    HS_HOST_TIME_ZERO,     /* nothing: only GPU waits move the clock */
+};
+
+typedef struct hs_scenario {
+    char path[512]; /* file it was read from ("" if parsed from memory) */
+    char name[256];
+
+    struct {
+        char model[64];       /* reported as cudaDeviceProp.name, e.g. "NVIDIA H200" */
+        uint64_t memory_bytes; /* YAML memory_gib */
+        double bf16_tflops;
+        double fp32_tflops;
+        double hbm_gbps;       /* GB/s (bytes) of HBM bandwidth */
+        int sm_count;
+        int cc_major, cc_minor; /* compute capability */
+    } gpu;
+
+    struct {
+        int count;
+        int gpus_per_server;
+    } servers;
+
+    struct {
+        double gbps_per_gpu;     /* Gb/s each direction between a GPU and the NVSwitch plane */
+        uint64_t latency_ns;     /* one-way GPU→GPU latency through the NVSwitch */
+        uint32_t segment_bytes;  /* packet size used by the fabric on NVLink (YAML segment_kib) */
+    } nvlink;
+
+    struct {
+        int gen;           /* 3..6 */
+        int lanes;         /* 1..16 */
+        double gbps;       /* derived from gen and lanes unless given; Gb/s each way */
+        uint64_t latency_ns;
+    } pcie;
+
+    struct {
+        int per_server;
+        double gbps;
+        bool rail_aligned;
+    } nics;
+
+    struct {
+        bool present;            /* false when the file has no fabric: section */
+        enum hs_topology topology;
+        int leaves, spines;
+        double oversubscription; /* leaf down:up bandwidth ratio, 1.0 = none */
+        uint64_t link_latency_ns;
+        double switch_buffer_mib;
+        uint32_t mtu;
+        struct { double kmin_kb, kmax_kb, pmax; } ecn;
+        bool pfc;
+        bool dcqcn;
+    } fabric;
+
+    struct {
+        uint64_t default_kernel_ns; /* duration of a kernel no model knows */
+    } compute;
+
+    struct {
+        enum hs_run_mode mode;
+        enum hs_host_time host_time;
+        double host_time_scale;     /* for HS_HOST_TIME_SCALED */
+        uint64_t host_time_fixed_ns; /* for HS_HOST_TIME_FIXED */
+        uint64_t seed;
+    } run;
+} hs_scenario;
+
+/* Fills every field with its documented default (scenarios/README.md). */
+void hs_scenario_defaults(hs_scenario *sc);
+
+/*
+ * Reads and validates a scenario. Returns the number of problems found (0 on
+ * success). Every problem is one line "FILE:LINE:COL: message" appended to
+ * errbuf (NUL-terminated, truncated to errlen); all problems are reported, not
+ * only the first. On failure *sc holds defaults plus whatever was valid.
+ */
+int hs_scenario_load(const char *path, hs_scenario *sc, char *errbuf, size_t errlen);
+
+/* The same on text in memory; `name` stands for the file name in messages. */
+int hs_scenario_parse(const char *text, size_t len, const char *name, hs_scenario *sc,
+                      char *errbuf, size_t errlen);
+
+/* Derived figures used by several modules. */
+static inline int hs_scenario_gpu_count(const hs_scenario *sc)
+{
+    return sc->servers.count * sc->servers.gpus_per_server;
+}
+
+/* Writes a short human description ("1 server × 8 NVIDIA H200, NVLink 3600 Gb/s") into buf. */
+void hs_scenario_describe(const hs_scenario *sc, char *buf, size_t len);
+
+const char *hs_topology_name(enum hs_topology t);
+const char *hs_host_time_name(enum hs_host_time h);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,1004 @@
+/*
+ * The client core: connection to hysimd, op batching, and the CUDA state a
+ * process shares between libcudart.so.13, libcuda.so.1 and libnccl.so.2
+ * (client.h says what each call means).
+ *
+ * Connection: lazy, on the first CUDA/NCCL call that needs the daemon
+ * (Register → Setup). Non-blocking calls append an Op to a batch of at most
+ * HS_BATCH_MAX; the batch is sent before every Wait, when it is full, before
+ * kernels are unregistered, and at exit followed by Bye. Every op carries the
+ * host clock at issue; ops are appended under the one mutex, so host times
+ * on the wire never decrease. A lost connection prints why and exits the
+ * process with status 1 (it never hangs and never returns wrong answers).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "internal.h"
+#include "transport.h"
+
+#ifndef HS_PROTOCOL_VERSION
+#define HS_PROTOCOL_VERSION 1
+#endif
+
+#define HS_BATCH_MAX 256
+
+enum client_state {
+    ST_IDLE = 0, /* not connected yet */
+    ST_READY,    /* Setup received */
+    ST_FAILED,   /* no HYSIM_ENDPOINT or refused: every call fails (message printed) */
+    ST_FORKED,   /* a child forked after CUDA was initialised: as with real CUDA, unusable */
+    ST_CLOSED,   /* Bye sent at exit */
+};
+
+typedef struct hs_stream {
+    uint64_t id;
+    int dev;
+} hs_stream;
+
+typedef struct hs_event {
+    uint64_t id;
+    int dev;         /* device of the stream it was last recorded on */
+    unsigned flags;
+    int recorded;
+} hs_event;
+
+typedef struct hs_kernel {
+    const void *module;
+    const void *host_fun;
+    char *name;
+} hs_kernel;
+
+/* A pending op with room for its one sub-message (pointers stay valid: fixed array). */
+typedef struct pending_op {
+    Hysim__Op op;
+    union {
+        Hysim__Kernel kernel;
+        Hysim__Copy copy;
+        Hysim__Memset memset;
+        Hysim__EventRecord event_record;
+        Hysim__StreamWaitEvent wait_event;
+        Hysim__StreamCreate stream_create;
+        Hysim__StreamDestroy stream_destroy;
+        Hysim__CommInit comm_init;
+        Hysim__CommDestroy comm_destroy;
+        Hysim__Collective collective;
+    } u;
+} pending_op;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int g_state = ST_IDLE;
+static int g_fd = -1;
+static char g_endpoint[512];
+static hs_gpu_info g_info;
+
+static pending_op g_ops[HS_BATCH_MAX];
+static Hysim__Op *g_op_ptrs[HS_BATCH_MAX];
+static size_t g_nops;
+
+static uint64_t g_next_stream = 1; /* 0 is every GPU's legacy default stream */
+static uint64_t g_next_event = 1;
+static uint64_t g_kernels_launched;
+
+static hs_ptrmap g_streams;        /* hs_stream * → 1 */
+static hs_ptrmap g_events;         /* hs_event * → 1 */
+static hs_ptrmap g_kernels;        /* host stub → hs_kernel * */
+static hs_ptrmap g_kernel_handles; /* hs_kernel * → 1 */
+static hs_ptrmap g_pinned;         /* host block → size */
+
+static __thread int t_device;
+static __thread uint64_t *t_ptds; /* per-thread default stream id per device, 0 = none yet */
+static pthread_key_t g_ptds_key;
+
+#define LOCK() pthread_mutex_lock(&g_lock)
+#define UNLOCK() pthread_mutex_unlock(&g_lock)
+
+static void *xcalloc(size_t n, size_t size) {
+    void *p = calloc(n, size);
+    if (!p) {
+        fprintf(stderr, "hysim: out of host memory\n");
+        abort();
+    }
+    return p;
+}
+
+/* ---- connection ---- */
+
+__attribute__((noreturn)) static void lost(const char *why) {
+    fprintf(stderr, "hysim: lost connection to hysimd at %s: %s\n", g_endpoint, why);
+    fflush(NULL);
+    _exit(1);
+}
+
+static void send_locked(const Hysim__ClientMsg *m) {
+    char err[256];
+    if (hs_frame_send_client_msg(g_fd, m, err, sizeof err) != 0)
+        lost(err);
+}
+
+static Hysim__Reply *read_reply_locked(void) {
+    char err[256];
+    uint8_t *body;
+    size_t len;
+    int rc = hs_frame_read_blocking(g_fd, &body, &len, err, sizeof err);
+    if (rc != HS_FRAME_OK)
+        lost(err);
+    Hysim__Reply *r = hs_frame_decode_reply(body, len, err, sizeof err);
+    free(body);
+    if (!r)
+        lost(err);
+    return r;
+}
+
+static void flush_locked(void) {
+    if (g_nops == 0)
+        return;
+    Hysim__Batch b = HYSIM__BATCH__INIT;
+    b.n_ops = g_nops;
+    b.ops = g_op_ptrs;
+    Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+    m.msg_case = HYSIM__CLIENT_MSG__MSG_BATCH;
+    m.batch = &b;
+    send_locked(&m);
+    g_nops = 0;
+}
+
+static int parse_env_uint(const char *name, unsigned long max, unsigned long *out) {
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long x = strtoul(v, &end, 10);
+    if (*v == '-' || *end || errno || x > max) {
+        fprintf(stderr, "hysim: %s=%s is not a number from 0 to %lu\n", name, v, max);
+        return -1;
+    }
+    *out = x;
+    return 1;
+}
+
+/* Fails the process's CUDA with a message (state ST_FAILED). */
+static void fail_locked(const char *msg) {
+    fprintf(stderr, "hysim: %s\n", msg);
+    if (g_fd >= 0)
+        close(g_fd);
+    g_fd = -1;
+    atomic_store(&g_state, ST_FAILED);
+}
+
+static void connect_locked(void) {
+    if (!hs_clock_simulated()) {
+        fail_locked("HYSIM_ENDPOINT is not set: run this program under `hysim run SCENARIO -- PROGRAM`");
+        return;
+    }
+    const char *ep = getenv("HYSIM_ENDPOINT");
+    snprintf(g_endpoint, sizeof g_endpoint, "%s", ep ? ep : "");
+    unsigned long server = 0, gpus = 0;
+    if (parse_env_uint("HYSIM_SERVER", 1ul << 20, &server) < 0 ||
+        parse_env_uint("HYSIM_GPUS", 1ul << 16, &gpus) < 0) {
+        atomic_store(&g_state, ST_FAILED);
+        return;
+    }
+    char err[512];
+    g_fd = hs_transport_connect(g_endpoint, err, sizeof err);
+    if (g_fd < 0) {
+        fprintf(stderr, "hysim: %s\n", err);
+        fflush(NULL);
+        _exit(1);
+    }
+
+    Hysim__Register reg = HYSIM__REGISTER__INIT;
+    reg.server = (uint32_t)server;
+    reg.pid = (uint32_t)getpid();
+    /* gpus_per_server only arrives with Setup; a process normally sees a whole server. */
+    reg.first_gpu = (uint32_t)(server * gpus);
+    reg.gpu_count = (uint32_t)gpus;
+    reg.host_ns = hs_clock_now();
+    reg.program = program_invocation_name;
+    reg.protocol_version = HS_PROTOCOL_VERSION;
+    Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+    m.msg_case = HYSIM__CLIENT_MSG__MSG_REGISTER;
+    m.register_ = &reg;
+    send_locked(&m);
+    Hysim__Reply *r = read_reply_locked();
+    hs_clock_advance_to(r->now_ns);
+
+    char msg[512] = "";
+    const Hysim__Setup *s = r->setup;
+    if (r->error && r->error[0])
+        snprintf(msg, sizeof msg, "%s", r->error);
+    else if (!s || s->gpus_per_server == 0)
+        snprintf(msg, sizeof msg, "hysimd answered Register without a Setup");
+    else if (gpus > s->gpus_per_server)
+        snprintf(msg, sizeof msg, "HYSIM_GPUS=%lu, but the scenario's servers have %u GPUs each",
+                 gpus, s->gpus_per_server);
+    else if (s->total_gpus && (server + 1) * s->gpus_per_server > s->total_gpus)
+        snprintf(msg, sizeof msg, "HYSIM_SERVER=%lu is outside the scenario (%u GPUs, %u per server)",
+                 server, s->total_gpus, s->gpus_per_server);
+    if (!msg[0]) {
+        memset(&g_info, 0, sizeof g_info);
+        snprintf(g_info.model, sizeof g_info.model, "%s", s->gpu_model ? s->gpu_model : "");
+        g_info.memory_bytes = s->gpu_memory_bytes;
+        g_info.sm_count = (int)s->sm_count;
+        g_info.cc_major = (int)s->cc_major;
+        g_info.cc_minor = (int)s->cc_minor;
+        g_info.device_count = gpus ? (int)gpus : (int)s->gpus_per_server;
+        g_info.server = (uint32_t)server;
+        g_info.first_gpu = (uint32_t)server * s->gpus_per_server;
+        g_info.gpus_per_server = s->gpus_per_server;
+        g_info.total_gpus = s->total_gpus;
+        hs_clock_apply_setup(s->host_time, s->host_time_scale, s->host_time_fixed_ns, s->epoch_ns);
+        (void)hs_devmem_init(g_info.device_count, g_info.memory_bytes, msg, sizeof msg);
+    }
+    hysim__reply__free_unpacked(r, NULL);
+    if (msg[0]) {
+        fail_locked(msg);
+        return;
+    }
+    atomic_store_explicit(&g_state, ST_READY, memory_order_release);
+}
+
+cudaError_t hs_client_start(void) {
+    int st = atomic_load_explicit(&g_state, memory_order_acquire);
+    if (st == ST_IDLE) {
+        LOCK();
+        if (atomic_load(&g_state) == ST_IDLE)
+            connect_locked();
+        st = atomic_load(&g_state);
+        UNLOCK();
+    }
+    switch (st) {
+    case ST_READY: return cudaSuccess;
+    case ST_CLOSED: return cudaErrorCudartUnloading;
+    case ST_FORKED: return cudaErrorInitializationError;
+    default: return cudaErrorNoDevice;
+    }
+}
+
+const hs_gpu_info *hs_client_gpu_info(void) {
+    return atomic_load_explicit(&g_state, memory_order_acquire) == ST_READY ? &g_info : NULL;
+}
+
+/* ---- ops and waits ---- */
+
+static uint32_t global_gpu(int dev) { return g_info.first_gpu + (uint32_t)dev; }
+
+/* A new op on (dev, stream) stamped with the host clock; the caller fills the kind, then commits. */
+static pending_op *append_locked(int dev, uint64_t stream) {
+    pending_op *p = &g_ops[g_nops];
+    hysim__op__init(&p->op);
+    p->op.host_ns = hs_clock_now();
+    p->op.gpu = global_gpu(dev);
+    p->op.stream = stream;
+    return p;
+}
+
+static void commit_locked(void) {
+    g_op_ptrs[g_nops] = &g_ops[g_nops].op;
+    if (++g_nops == HS_BATCH_MAX)
+        flush_locked();
+}
+
+/*
+ * Sends a Wait after the pending ops and returns hysimd's Reply in *out
+ * (the caller frees it) or frees it when out is NULL. cudaErrorUnknown when
+ * the Reply carried an error (printed).
+ */
+static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event,
+                               int query, uint64_t *timed, size_t ntimed, Hysim__Reply **out) {
+    flush_locked();
+    Hysim__Wait w = HYSIM__WAIT__INIT;
+    w.host_ns = hs_clock_now();
+    w.cond = cond;
+    w.gpu = global_gpu(dev);
+    w.stream = stream;
+    w.event = event;
+    w.query = query != 0;
+    w.n_timed_events = ntimed;
+    w.timed_events = timed;
+    Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+    m.msg_case = HYSIM__CLIENT_MSG__MSG_WAIT;
+    m.wait = &w;
+    send_locked(&m);
+    Hysim__Reply *r = read_reply_locked();
+    hs_clock_advance_to(r->now_ns);
+    if (r->error && r->error[0]) {
+        fprintf(stderr, "hysim: %s\n", r->error);
+        hysim__reply__free_unpacked(r, NULL);
+        return cudaErrorUnknown;
+    }
+    if (out)
+        *out = r;
+    else
+        hysim__reply__free_unpacked(r, NULL);
+    return cudaSuccess;
+}
+
+/* A query Wait: cudaSuccess when the condition holds now, cudaErrorNotReady when not. */
+static cudaError_t query_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event) {
+    Hysim__Reply *r;
+    cudaError_t e = wait_locked(cond, dev, stream, event, 1, NULL, 0, &r);
+    if (e != cudaSuccess)
+        return e;
+    e = r->done ? cudaSuccess : cudaErrorNotReady;
+    hysim__reply__free_unpacked(r, NULL);
+    return e;
+}
+
+/* ---- devices ---- */
+
+int hs_client_get_device(void) { return t_device; }
+
+static int valid_device(int dev) { return dev >= 0 && dev < g_info.device_count; }
+
+cudaError_t hs_client_set_device(int device) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    if (!valid_device(device))
+        return cudaErrorInvalidDevice;
+    t_device = device;
+    return cudaSuccess;
+}
+
+/* ---- streams ---- */
+
+static void free_ptds(void *p) { free(p); }
+
+static uint64_t ptds_locked(int dev) {
+    if (!t_ptds) {
+        t_ptds = xcalloc((size_t)g_info.device_count, sizeof *t_ptds);
+        pthread_setspecific(g_ptds_key, t_ptds);
+    }
+    if (!t_ptds[dev]) {
+        t_ptds[dev] = g_next_stream++;
+        pending_op *p = append_locked(dev, t_ptds[dev]);
+        hysim__stream_create__init(&p->u.stream_create); /* blocking: syncs with the legacy stream */
+        p->op.kind_case = HYSIM__OP__KIND_STREAM_CREATE;
+        p->op.stream_create = &p->u.stream_create;
+        commit_locked();
+    }
+    return t_ptds[dev];
+}
+
+/* Resolves a stream handle; NULL / legacy / per-thread mean those of device dflt. */
+static cudaError_t resolve_stream_locked(cudaStream_t s, int dflt, int *dev, uint64_t *id) {
+    if (s == NULL || s == cudaStreamLegacy) {
+        *dev = dflt;
+        *id = 0;
+    } else if (s == cudaStreamPerThread) {
+        *dev = dflt;
+        *id = ptds_locked(dflt);
+    } else if (hs_ptrmap_get(&g_streams, (uintptr_t)s)) {
+        const hs_stream *st = (const hs_stream *)s;
+        *dev = st->dev;
+        *id = st->id;
+    } else {
+        return cudaErrorInvalidResourceHandle;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t hs_client_stream_create(unsigned int flags, int priority, cudaStream_t *out) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    hs_stream *s = xcalloc(1, sizeof *s);
+    LOCK();
+    s->id = g_next_stream++;
+    s->dev = t_device;
+    hs_ptrmap_put(&g_streams, (uintptr_t)s, 1);
+    pending_op *p = append_locked(s->dev, s->id);
+    hysim__stream_create__init(&p->u.stream_create);
+    p->u.stream_create.non_blocking = (flags & cudaStreamNonBlocking) != 0;
+    p->u.stream_create.priority = priority;
+    p->op.kind_case = HYSIM__OP__KIND_STREAM_CREATE;
+    p->op.stream_create = &p->u.stream_create;
+    commit_locked();
+    UNLOCK();
+    *out = (cudaStream_t)s;
+    return cudaSuccess;
+}
+
+cudaError_t hs_client_stream_destroy(cudaStream_t stream) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    LOCK();
+    hs_stream *s = hs_ptrmap_del(&g_streams, (uintptr_t)stream) ? (hs_stream *)stream : NULL;
+    if (s) {
+        pending_op *p = append_locked(s->dev, s->id);
+        hysim__stream_destroy__init(&p->u.stream_destroy);
+        p->op.kind_case = HYSIM__OP__KIND_STREAM_DESTROY;
+        p->op.stream_destroy = &p->u.stream_destroy;
+        commit_locked();
+    }
+    UNLOCK();
+    free(s);
+    return s ? cudaSuccess : cudaErrorInvalidResourceHandle;
+}
+
+cudaError_t hs_client_stream_synchronize(cudaStream_t stream) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    int dev;
+    uint64_t id;
+    LOCK();
+    e = resolve_stream_locked(stream, t_device, &dev, &id);
+    if (e == cudaSuccess)
+        e = wait_locked(HYSIM__WAIT__COND__STREAM_IDLE, dev, id, 0, 0, NULL, 0, NULL);
+    UNLOCK();
+    return e;
+}
+
+cudaError_t hs_client_stream_query(cudaStream_t stream) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    int dev;
+    uint64_t id;
+    LOCK();
+    e = resolve_stream_locked(stream, t_device, &dev, &id);
+    if (e == cudaSuccess)
+        e = query_locked(HYSIM__WAIT__COND__STREAM_IDLE, dev, id, 0);
+    UNLOCK();
+    return e;
+}
+
+static hs_event *event_locked(cudaEvent_t ev) {
+    return hs_ptrmap_get(&g_events, (uintptr_t)ev) ? (hs_event *)ev : NULL;
+}
+
+cudaError_t hs_client_stream_wait_event(cudaStream_t stream, cudaEvent_t event) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    int dev;
+    uint64_t id;
+    LOCK();
+    hs_event *ev = event_locked(event);
+    e = ev ? resolve_stream_locked(stream, t_device, &dev, &id) : cudaErrorInvalidResourceHandle;
+    if (e == cudaSuccess) {
+        pending_op *p = append_locked(dev, id);
+        hysim__stream_wait_event__init(&p->u.wait_event);
+        p->u.wait_event.event = ev->id;
+        p->op.kind_case = HYSIM__OP__KIND_WAIT_EVENT;
+        p->op.wait_event = &p->u.wait_event;
+        commit_locked();
+    }
+    UNLOCK();
+    return e;
+}
+
+/* ---- events ---- */
+
+cudaError_t hs_client_event_create(unsigned int flags, cudaEvent_t *out) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    hs_event *ev = xcalloc(1, sizeof *ev);
+    ev->flags = flags;
+    LOCK();
+    ev->id = g_next_event++;
+    ev->dev = t_device;
+    hs_ptrmap_put(&g_events, (uintptr_t)ev, 1);
+    UNLOCK();
+    *out = (cudaEvent_t)ev;
+    return cudaSuccess;
+}
+
+cudaError_t hs_client_event_destroy(cudaEvent_t event) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    LOCK();
+    uintptr_t had = hs_ptrmap_del(&g_events, (uintptr_t)event);
+    UNLOCK();
+    if (!had)
+        return cudaErrorInvalidResourceHandle;
+    free(event);
+    return cudaSuccess;
+}
+
+cudaError_t hs_client_event_record(cudaEvent_t event, cudaStream_t stream) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    int dev;
+    uint64_t id;
+    LOCK();
+    hs_event *ev = event_locked(event);
+    e = ev ? resolve_stream_locked(stream, t_device, &dev, &id) : cudaErrorInvalidResourceHandle;
+    if (e == cudaSuccess) {
+        ev->dev = dev;
+        ev->recorded = 1;
+        pending_op *p = append_locked(dev, id);
+        hysim__event_record__init(&p->u.event_record);
+        p->u.event_record.event = ev->id;
+        p->op.kind_case = HYSIM__OP__KIND_EVENT_RECORD;
+        p->op.event_record = &p->u.event_record;
+        commit_locked();
+    }
+    UNLOCK();
+    return e;
+}
+
+/* An event never recorded is complete, as in CUDA. */
+cudaError_t hs_client_event_query(cudaEvent_t event) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    LOCK();
+    hs_event *ev = event_locked(event);
+    if (!ev)
+        e = cudaErrorInvalidResourceHandle;
+    else if (ev->recorded)
+        e = query_locked(HYSIM__WAIT__COND__EVENT_DONE, ev->dev, 0, ev->id);
+    UNLOCK();
+    return e;
+}
+
+cudaError_t hs_client_event_synchronize(cudaEvent_t event) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    LOCK();
+    hs_event *ev = event_locked(event);
+    if (!ev)
+        e = cudaErrorInvalidResourceHandle;
+    else if (ev->recorded)
+        e = wait_locked(HYSIM__WAIT__COND__EVENT_DONE, ev->dev, 0, ev->id, 0, NULL, 0, NULL);
+    UNLOCK();
+    return e;
+}
+
+/*
+ * Milliseconds of simulated time between two completed events: (stop − start)
+ * picoseconds / 1e9. As CUDA: an event never recorded or created with
+ * cudaEventDisableTiming is an invalid handle here; one not complete yet
+ * gives cudaErrorNotReady.
+ */
+cudaError_t hs_client_event_elapsed(float *ms, cudaEvent_t start, cudaEvent_t stop) {
+    if (!ms)
+        return cudaErrorInvalidValue;
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    LOCK();
+    hs_event *a = event_locked(start), *b = event_locked(stop);
+    if (!a || !b || !a->recorded || !b->recorded || ((a->flags | b->flags) & cudaEventDisableTiming)) {
+        UNLOCK();
+        return cudaErrorInvalidResourceHandle;
+    }
+    uint64_t ids[2] = {a->id, b->id};
+    Hysim__Reply *r;
+    e = wait_locked(HYSIM__WAIT__COND__EVENT_DONE, b->dev, 0, b->id, 1, ids, 2, &r);
+    UNLOCK();
+    if (e != cudaSuccess)
+        return e;
+    if (r->n_event_times != 2 || r->event_times[0]->event != ids[0] || r->event_times[1]->event != ids[1]) {
+        fprintf(stderr, "hysim: hysimd's answer lacks the times of events %llu and %llu\n",
+                (unsigned long long)ids[0], (unsigned long long)ids[1]);
+        e = cudaErrorUnknown;
+    } else if (!r->event_times[0]->done || !r->event_times[1]->done) {
+        e = cudaErrorNotReady;
+    } else {
+        int64_t d = (int64_t)(r->event_times[1]->time_ps - r->event_times[0]->time_ps);
+        *ms = (float)((double)d / 1e9);
+    }
+    hysim__reply__free_unpacked(r, NULL);
+    return e;
+}
+
+cudaError_t hs_client_device_synchronize(void) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    LOCK();
+    e = wait_locked(HYSIM__WAIT__COND__DEVICE_IDLE, t_device, 0, 0, 0, NULL, 0, NULL);
+    UNLOCK();
+    return e;
+}
+
+cudaError_t hs_client_device_reset(void) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    LOCK();
+    e = wait_locked(HYSIM__WAIT__COND__DEVICE_IDLE, t_device, 0, 0, 0, NULL, 0, NULL);
+    if (e == cudaSuccess)
+        hs_devmem_reset(t_device);
+    UNLOCK();
+    return e;
+}
+
+/* ---- memory ---- */
+
+cudaError_t hs_client_malloc(size_t size, void **ptr) {
+    if (!ptr)
+        return cudaErrorInvalidValue;
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    if (size == 0) {
+        *ptr = NULL;
+        return cudaSuccess;
+    }
+    LOCK();
+    void *p = hs_devmem_alloc(t_device, size);
+    UNLOCK();
+    *ptr = p;
+    return p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+/* cudaFree waits for the pointer's device first, as CUDA's does. */
+cudaError_t hs_client_free(void *ptr) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess || !ptr)
+        return e;
+    int dev = hs_devmem_device_of(ptr);
+    if (dev < 0)
+        return cudaErrorInvalidValue;
+    LOCK();
+    e = wait_locked(HYSIM__WAIT__COND__DEVICE_IDLE, dev, 0, 0, 0, NULL, 0, NULL);
+    if (e == cudaSuccess && hs_devmem_free(ptr) < 0)
+        e = cudaErrorInvalidValue;
+    UNLOCK();
+    return e;
+}
+
+cudaError_t hs_client_mem_info(size_t *free_bytes, size_t *total_bytes) {
+    if (!free_bytes || !total_bytes)
+        return cudaErrorInvalidValue;
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    uint64_t total = g_info.memory_bytes & ~(uint64_t)255;
+    LOCK();
+    uint64_t used = hs_devmem_used(t_device);
+    UNLOCK();
+    *free_bytes = (size_t)(total - used);
+    *total_bytes = (size_t)total;
+    return cudaSuccess;
+}
+
+cudaError_t hs_client_host_alloc(size_t size, void **ptr) {
+    if (!ptr)
+        return cudaErrorInvalidValue;
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    if (size == 0) {
+        *ptr = NULL;
+        return cudaSuccess;
+    }
+    void *p;
+    if (posix_memalign(&p, 4096, size) != 0) {
+        *ptr = NULL;
+        return cudaErrorMemoryAllocation;
+    }
+    LOCK();
+    hs_ptrmap_put(&g_pinned, (uintptr_t)p, (uintptr_t)size);
+    UNLOCK();
+    *ptr = p;
+    return cudaSuccess;
+}
+
+cudaError_t hs_client_host_free(void *ptr) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess || !ptr)
+        return e;
+    LOCK();
+    uintptr_t had = hs_ptrmap_del(&g_pinned, (uintptr_t)ptr);
+    UNLOCK();
+    if (!had)
+        return cudaErrorInvalidValue;
+    free(ptr);
+    return cudaSuccess;
+}
+
+int hs_client_device_of(const void *ptr) { return hs_devmem_device_of(ptr); }
+
+cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
+                             int synchronous) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    if (kind < cudaMemcpyHostToHost || kind > cudaMemcpyDefault)
+        return cudaErrorInvalidMemcpyDirection;
+    if (count == 0)
+        return cudaSuccess;
+    if (!dst || !src)
+        return cudaErrorInvalidValue;
+    int sd = hs_devmem_device_of(src), dd = hs_devmem_device_of(dst);
+    int dir = kind;
+    if (kind == cudaMemcpyDefault) {
+        dir = sd < 0 ? (dd < 0 ? cudaMemcpyHostToHost : cudaMemcpyHostToDevice)
+                     : (dd < 0 ? cudaMemcpyDeviceToHost : cudaMemcpyDeviceToDevice);
+    } else {
+        /* A kind that contradicts the pointers is refused rather than faulting later. */
+        int src_dev = dir == cudaMemcpyDeviceToHost || dir == cudaMemcpyDeviceToDevice;
+        int dst_dev = dir == cudaMemcpyHostToDevice || dir == cudaMemcpyDeviceToDevice;
+        if ((sd >= 0) != src_dev || (dd >= 0) != dst_dev)
+            return cudaErrorInvalidValue;
+    }
+    static const Hysim__CopyKind wire[] = {
+        [cudaMemcpyHostToHost] = HYSIM__COPY_KIND__H2H,
+        [cudaMemcpyHostToDevice] = HYSIM__COPY_KIND__H2D,
+        [cudaMemcpyDeviceToHost] = HYSIM__COPY_KIND__D2H,
+        [cudaMemcpyDeviceToDevice] = HYSIM__COPY_KIND__D2D,
+    };
+    int dev;
+    uint64_t id;
+    LOCK();
+    e = resolve_stream_locked(stream, t_device, &dev, &id);
+    if (e == cudaSuccess) {
+        pending_op *p = append_locked(dev, id);
+        hysim__copy__init(&p->u.copy);
+        p->u.copy.kind = wire[dir];
+        p->u.copy.bytes = count;
+        int other = dir != cudaMemcpyDeviceToDevice ? dev : sd != dev ? sd : dd;
+        p->u.copy.peer_gpu = global_gpu(other);
+        p->op.kind_case = HYSIM__OP__KIND_COPY;
+        p->op.copy = &p->u.copy;
+        commit_locked();
+        if (synchronous && dir != cudaMemcpyDeviceToDevice)
+            e = wait_locked(HYSIM__WAIT__COND__STREAM_IDLE, dev, id, 0, 0, NULL, 0, NULL);
+    }
+    UNLOCK();
+    if (e != cudaSuccess)
+        return e;
+    if (dir == cudaMemcpyHostToHost)
+        memmove(dst, src, count);
+    else if (dir == cudaMemcpyDeviceToHost)
+        memset(dst, 0, count); /* what the program computes from device data is deterministic */
+    return cudaSuccess;
+}
+
+cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess || count == 0)
+        return e;
+    if (hs_devmem_device_of(ptr) < 0)
+        return cudaErrorInvalidValue;
+    int dev;
+    uint64_t id;
+    LOCK();
+    e = resolve_stream_locked(stream, t_device, &dev, &id);
+    if (e == cudaSuccess) {
+        pending_op *p = append_locked(dev, id);
+        hysim__memset__init(&p->u.memset);
+        p->u.memset.bytes = count;
+        p->op.kind_case = HYSIM__OP__KIND_MEMSET;
+        p->op.memset = &p->u.memset;
+        commit_locked();
+    }
+    UNLOCK();
+    return e;
+}
+
+/* ---- kernels ---- */
+
+static void free_kernel(hs_kernel *k) {
+    free(k->name);
+    free(k);
+}
+
+void hs_client_kernel_register(const void *module, const void *host_fun, const char *device_name) {
+    hs_kernel *k = xcalloc(1, sizeof *k);
+    k->module = module;
+    k->host_fun = host_fun;
+    k->name = strdup(device_name ? device_name : "");
+    if (!k->name) {
+        fprintf(stderr, "hysim: out of host memory\n");
+        abort();
+    }
+    LOCK();
+    hs_kernel *old = (hs_kernel *)hs_ptrmap_get(&g_kernels, (uintptr_t)host_fun);
+    if (old) {
+        if (atomic_load(&g_state) == ST_READY)
+            flush_locked(); /* pending ops may name it */
+        hs_ptrmap_del(&g_kernel_handles, (uintptr_t)old);
+        free_kernel(old);
+    }
+    hs_ptrmap_put(&g_kernels, (uintptr_t)host_fun, (uintptr_t)k);
+    hs_ptrmap_put(&g_kernel_handles, (uintptr_t)k, 1);
+    UNLOCK();
+}
+
+void hs_client_module_unregister(const void *module) {
+    LOCK();
+    if (atomic_load(&g_state) == ST_READY)
+        flush_locked(); /* pending ops may name its kernels */
+    size_t n = 0;
+    hs_kernel **gone = malloc((g_kernels.len + 1) * sizeof *gone);
+    for (size_t i = 0; gone && i < g_kernels.cap; i++) {
+        hs_kernel *k = (hs_kernel *)g_kernels.vals[i];
+        if (g_kernels.keys[i] && k->module == module)
+            gone[n++] = k;
+    }
+    for (size_t i = 0; i < n; i++) {
+        hs_ptrmap_del(&g_kernels, (uintptr_t)gone[i]->host_fun);
+        hs_ptrmap_del(&g_kernel_handles, (uintptr_t)gone[i]);
+        free_kernel(gone[i]);
+    }
+    UNLOCK();
+    free(gone);
+}
+
+void *hs_client_kernel_find(const void *host_fun) {
+    LOCK();
+    void *k = (void *)hs_ptrmap_get(&g_kernels, (uintptr_t)host_fun);
+    UNLOCK();
+    return k;
+}
+
+cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3],
+                             size_t shared_bytes, cudaStream_t stream) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    /* Hopper's launch limits. */
+    uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+    if (!grid[0] || !grid[1] || !grid[2] || grid[0] > 0x7fffffffu || grid[1] > 65535 ||
+        grid[2] > 65535 || !threads || block[0] > 1024 || block[1] > 1024 || block[2] > 64 ||
+        threads > 1024)
+        return cudaErrorInvalidConfiguration;
+    int dev;
+    uint64_t id;
+    LOCK();
+    const hs_kernel *k = hs_ptrmap_get(&g_kernel_handles, (uintptr_t)kernel) ? kernel : NULL;
+    e = k ? resolve_stream_locked(stream, t_device, &dev, &id) : cudaErrorInvalidDeviceFunction;
+    if (e == cudaSuccess) {
+        pending_op *p = append_locked(dev, id);
+        Hysim__Kernel *kk = &p->u.kernel;
+        hysim__kernel__init(kk);
+        kk->name = k->name;
+        kk->grid_x = grid[0];
+        kk->grid_y = grid[1];
+        kk->grid_z = grid[2];
+        kk->block_x = block[0];
+        kk->block_y = block[1];
+        kk->block_z = block[2];
+        kk->shared_bytes = shared_bytes;
+        p->op.kind_case = HYSIM__OP__KIND_KERNEL;
+        p->op.kernel = kk;
+        commit_locked();
+        g_kernels_launched++;
+    }
+    UNLOCK();
+    return e;
+}
+
+/* ---- NCCL ---- */
+
+cudaError_t hs_client_comm_init(uint64_t comm_key, int rank, int nranks, int device) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    if (!valid_device(device))
+        return cudaErrorInvalidDevice;
+    LOCK();
+    pending_op *p = append_locked(device, 0);
+    hysim__comm_init__init(&p->u.comm_init);
+    p->u.comm_init.comm_key = comm_key;
+    p->u.comm_init.rank = (uint32_t)rank;
+    p->u.comm_init.nranks = (uint32_t)nranks;
+    p->op.kind_case = HYSIM__OP__KIND_COMM_INIT;
+    p->op.comm_init = &p->u.comm_init;
+    commit_locked();
+    UNLOCK();
+    return cudaSuccess;
+}
+
+cudaError_t hs_client_comm_destroy(uint64_t comm_key, int rank, int device) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    if (!valid_device(device))
+        return cudaErrorInvalidDevice;
+    LOCK();
+    pending_op *p = append_locked(device, 0);
+    hysim__comm_destroy__init(&p->u.comm_destroy);
+    p->u.comm_destroy.comm_key = comm_key;
+    p->u.comm_destroy.rank = (uint32_t)rank;
+    p->op.kind_case = HYSIM__OP__KIND_COMM_DESTROY;
+    p->op.comm_destroy = &p->u.comm_destroy;
+    commit_locked();
+    UNLOCK();
+    return cudaSuccess;
+}
+
+cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64_t seq,
+                                 enum hs_coll_kind kind, uint64_t bytes, int root, cudaStream_t stream) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    if (!valid_device(device))
+        return cudaErrorInvalidDevice;
+    int dev;
+    uint64_t id;
+    LOCK();
+    e = resolve_stream_locked(stream, device, &dev, &id);
+    if (e == cudaSuccess && dev != device)
+        e = cudaErrorInvalidValue;
+    if (e == cudaSuccess) {
+        pending_op *p = append_locked(device, id);
+        Hysim__Collective *c = &p->u.collective;
+        hysim__collective__init(c);
+        c->comm_key = comm_key;
+        c->rank = (uint32_t)rank;
+        c->seq = seq;
+        c->kind = (Hysim__CollKind)kind;
+        c->bytes = bytes;
+        c->root = root;
+        p->op.kind_case = HYSIM__OP__KIND_COLLECTIVE;
+        p->op.collective = c;
+        commit_locked();
+    }
+    UNLOCK();
+    return e;
+}
+
+/* ---- process life ---- */
+
+static void atfork_prepare(void) { LOCK(); }
+static void atfork_parent(void) { UNLOCK(); }
+
+/* The child must not speak on its parent's connection; like real CUDA, it cannot use the GPUs its parent initialised. */
+static void atfork_child(void) {
+    if (atomic_load(&g_state) == ST_READY) {
+        close(g_fd);
+        g_fd = -1;
+        g_nops = 0;
+        atomic_store(&g_state, ST_FORKED);
+    }
+    UNLOCK();
+}
+
+__attribute__((constructor)) static void client_init(void) {
+    pthread_key_create(&g_ptds_key, free_ptds);
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+}
+
+/*
+ * Runs after the program's atexit handlers and static destructors (and
+ * after the libraries that depend on this one): sends what is pending and
+ * Bye. A thread still inside a CUDA call holds the lock; rather than hang at
+ * exit, Bye is then left out (hysimd sees the connection close).
+ */
+__attribute__((destructor)) static void client_fini(void) {
+    int locked = 0;
+    for (int i = 0; i < 5000 && !(locked = pthread_mutex_trylock(&g_lock) == 0); i++)
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    if (!locked)
+        return;
+    if (atomic_load(&g_state) == ST_READY) {
+        flush_locked();
+        uint64_t peaks[hs_devmem_ndevices() + 1];
+        Hysim__Bye bye = HYSIM__BYE__INIT;
+        bye.host_ns = hs_clock_now();
+        bye.n_peak_memory_bytes = (size_t)hs_devmem_ndevices();
+        for (size_t i = 0; i < bye.n_peak_memory_bytes; i++)
+            peaks[i] = hs_devmem_peak((int)i);
+        bye.peak_memory_bytes = peaks;
+        bye.kernels_launched = g_kernels_launched;
+        Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+        m.msg_case = HYSIM__CLIENT_MSG__MSG_BYE;
+        m.bye = &bye;
+        send_locked(&m);
+        close(g_fd);
+        g_fd = -1;
+        atomic_store(&g_state, ST_CLOSED);
+    }
+    UNLOCK();
+}

@@ -1,0 +1,146 @@
+/*
+ * The interposer's client core (libhysim.so), as the replacement libraries
+ * (libcudart.so.13, libcuda.so.1, libnccl.so.2) see it.
+ *
+ * The core owns everything a process shares between those libraries: the
+ * connection to hysimd (connected lazily, Register → Setup), the batch of
+ * pending operations, the host clock, the current device, streams, events,
+ * kernels and the virtual device memory. One mutex guards it; every function
+ * here is thread-safe.
+ *
+ * Results are cudaError_t values (the richest error set of the three APIs);
+ * libnccl.so.2 and libcuda.so.1 map them to their own codes.
+ *
+ * Stream handles are cudaStream_t values: NULL and cudaStreamLegacy name the
+ * legacy default stream of a device (stream 0 on the wire), cudaStreamPerThread
+ * the calling thread's default stream of that device, anything else a handle
+ * from hs_client_stream_create. Event and kernel handles come from this core.
+ */
+#ifndef HYSIM_INTERPOSE_CLIENT_H
+#define HYSIM_INTERPOSE_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <driver_types.h>
+
+#define HS_API __attribute__((visibility("default")))
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * Every exported CUDA and NCCL entry point calls hs_client_enter first and
+ * hs_client_leave last: the host clock advances at the entry of the outermost
+ * intercepted call by the host time since the previous one returned
+ * (DESIGN.md, "Time").
+ */
+HS_API void hs_client_enter(void);
+HS_API void hs_client_leave(void);
+
+/*
+ * Connects to hysimd on the first call (HYSIM_ENDPOINT) and returns
+ * cudaSuccess once the Setup arrived. cudaErrorNoDevice when the process
+ * runs outside `hysim run` (the message is printed once) or hysimd refused
+ * it; cudaErrorCudartUnloading after the process said Bye at exit.
+ * A lost connection never returns: it prints why and exits with status 1.
+ */
+HS_API cudaError_t hs_client_start(void);
+
+/* What Setup said about the simulated GPUs (valid after hs_client_start). */
+typedef struct hs_gpu_info {
+    char model[256];
+    uint64_t memory_bytes;     /* per GPU */
+    int sm_count;
+    int cc_major, cc_minor;
+    int device_count;          /* local devices this process sees */
+    uint32_t server;           /* HYSIM_SERVER */
+    uint32_t first_gpu;        /* global index of local device 0 */
+    uint32_t gpus_per_server;
+    uint32_t total_gpus;
+} hs_gpu_info;
+
+HS_API const hs_gpu_info *hs_client_gpu_info(void);
+
+/* Current device of the calling thread (0 until set). */
+HS_API int hs_client_get_device(void);
+HS_API cudaError_t hs_client_set_device(int device);
+
+/*
+ * Device attribute by cudaDeviceAttr number (the driver's CUdevice_attribute
+ * uses the same numbers): cudaErrorInvalidDevice for a bad device,
+ * cudaErrorInvalidValue for an attribute hysim does not model.
+ */
+HS_API cudaError_t hs_client_device_attribute(int attr, int device, int *value);
+
+/* ---- memory ---- */
+HS_API cudaError_t hs_client_malloc(size_t size, void **ptr);       /* current device */
+HS_API cudaError_t hs_client_free(void *ptr);                       /* synchronises its device */
+HS_API cudaError_t hs_client_mem_info(size_t *free_bytes, size_t *total_bytes);
+HS_API cudaError_t hs_client_host_alloc(size_t size, void **ptr);   /* real, page-aligned */
+HS_API cudaError_t hs_client_host_free(void *ptr);
+/* Local device whose reserved range holds ptr, or -1 (host memory). */
+HS_API int hs_client_device_of(const void *ptr);
+
+/*
+ * cudaMemcpy family: kind as cudaMemcpyKind (cudaMemcpyDefault resolved from
+ * the pointers). synchronous != 0 waits for the stream as cudaMemcpy does
+ * (except device to device). Device→host copies write zeros into dst;
+ * host→host copies really copy.
+ */
+HS_API cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind,
+                                    cudaStream_t stream, int synchronous);
+HS_API cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream);
+
+/* ---- streams and events ---- */
+HS_API cudaError_t hs_client_stream_create(unsigned int flags, int priority, cudaStream_t *out);
+HS_API cudaError_t hs_client_stream_destroy(cudaStream_t stream);
+HS_API cudaError_t hs_client_stream_synchronize(cudaStream_t stream);
+HS_API cudaError_t hs_client_stream_query(cudaStream_t stream);
+HS_API cudaError_t hs_client_stream_wait_event(cudaStream_t stream, cudaEvent_t event);
+HS_API cudaError_t hs_client_event_create(unsigned int flags, cudaEvent_t *out);
+HS_API cudaError_t hs_client_event_destroy(cudaEvent_t event);
+HS_API cudaError_t hs_client_event_record(cudaEvent_t event, cudaStream_t stream);
+HS_API cudaError_t hs_client_event_query(cudaEvent_t event);
+HS_API cudaError_t hs_client_event_synchronize(cudaEvent_t event);
+HS_API cudaError_t hs_client_event_elapsed(float *ms, cudaEvent_t start, cudaEvent_t stop);
+HS_API cudaError_t hs_client_device_synchronize(void);
+HS_API cudaError_t hs_client_device_reset(void);
+
+/* ---- kernels ---- */
+/* Registration never connects; the name is copied. module groups kernels for unregistering. */
+HS_API void hs_client_kernel_register(const void *module, const void *host_fun, const char *device_name);
+HS_API void hs_client_module_unregister(const void *module);
+/* Kernel handle for a host stub, or NULL when none is registered. */
+HS_API void *hs_client_kernel_find(const void *host_fun);
+HS_API cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3],
+                                    size_t shared_bytes, cudaStream_t stream);
+
+/* ---- NCCL ---- */
+enum hs_coll_kind { /* hysim.proto CollKind */
+    HS_COLL_ALL_REDUCE = 0,
+    HS_COLL_ALL_GATHER,
+    HS_COLL_REDUCE_SCATTER,
+    HS_COLL_BROADCAST,
+    HS_COLL_REDUCE,
+    HS_COLL_SEND,
+    HS_COLL_RECV,
+    HS_COLL_ALL_TO_ALL,
+};
+
+/* One rank (on local device `device`) joins / leaves communicator comm_key. */
+HS_API cudaError_t hs_client_comm_init(uint64_t comm_key, int rank, int nranks, int device);
+HS_API cudaError_t hs_client_comm_destroy(uint64_t comm_key, int rank, int device);
+/*
+ * One rank's part of a collective on `stream` (NULL: the legacy stream of
+ * `device`); cudaErrorInvalidValue when the stream belongs to another device.
+ */
+HS_API cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64_t seq,
+                                        enum hs_coll_kind kind, uint64_t bytes, int root,
+                                        cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

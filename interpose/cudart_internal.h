@@ -1,0 +1,22 @@
+/*
+ * Private to libcudart.so.13 (interpose/cudart*.c): how every runtime entry
+ * point brackets itself and records the thread's last error.
+ */
+#ifndef HYSIM_INTERPOSE_CUDART_INTERNAL_H
+#define HYSIM_INTERPOSE_CUDART_INTERNAL_H
+
+#include <cuda_runtime_api.h>
+
+#include "client.h"
+
+#define RT_ENTER() hs_client_enter()
+#define RT_LEAVE() hs_client_leave()
+
+/*
+ * Records a failure as the calling thread's last error (cudaErrorNotReady
+ * is an answer, not an error), leaves the intercepted call, returns e.
+ */
+__attribute__((visibility("hidden"))) cudaError_t hs_rt_return(cudaError_t e);
+#define RT_RETURN(expr) return hs_rt_return(expr)
+
+#endif

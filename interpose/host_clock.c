@@ -1,0 +1,282 @@
+/*
+ * The process's simulated host clock (DESIGN.md, "Time") and the clock
+ * functions that read it.
+ *
+ * The clock starts at 0 when this library is initialised. At the entry of
+ * every outermost intercepted call (CUDA, NCCL, clock reads) it advances by
+ * the host time since the calling thread's previous intercepted call
+ * returned, as HYSIM_HOST_TIME says:
+ *   real      that thread's CPU time (CLOCK_THREAD_CPUTIME_ID, read through
+ *             libc's own clock_gettime, not ours)
+ *   scaled:F  F × that
+ *   fixed:NS  NS per call
+ *   zero      nothing
+ * A Wait's answer moves it to max(clock, now_ns). It never moves backwards.
+ *
+ * clock_gettime, gettimeofday, time and timespec_get are exported without a
+ * symbol version, so that with LD_PRELOAD=libhysim.so they satisfy the
+ * program's (and libstdc++'s) versioned references to libc's, as libfaketime
+ * does. Monotonic and boot-time clocks read the clock; real-time clocks read
+ * HYSIM_EPOCH_NS + clock; CPU-time clocks pass through. Without
+ * HYSIM_ENDPOINT everything passes through to libc.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hysim/scenario.h" /* enum hs_host_time */
+#include "internal.h"
+
+#define NS_PER_S 1000000000ull
+
+typedef int (*clock_gettime_fn)(clockid_t, struct timespec *);
+typedef int (*gettimeofday_fn)(struct timeval *, void *);
+typedef time_t (*time_fn)(time_t *);
+typedef int (*timespec_get_fn)(struct timespec *, int);
+
+static struct {
+    clock_gettime_fn clock_gettime;
+    gettimeofday_fn gettimeofday;
+    time_fn time;
+    timespec_get_fn timespec_get;
+} real; /* libc's own functions; written once, read with atomics */
+
+static int g_sim;                   /* HYSIM_ENDPOINT was set at start */
+static _Atomic uint64_t g_clock;    /* ns of simulated time */
+static _Atomic int g_mode = HS_HOST_TIME_REAL;
+static double g_scale = 1.0;
+static uint64_t g_fixed_ns;
+static _Atomic uint64_t g_epoch_ns;
+static int g_mode_from_env, g_epoch_from_env;
+
+static __thread unsigned t_depth;   /* nesting of intercepted calls */
+static __thread uint64_t t_last_cpu; /* thread CPU time when its last call returned */
+
+static void *libc_symbol(const char *name, const char *version) {
+    void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return NULL;
+    void *p = dlvsym(h, name, version);
+    if (!p)
+        p = dlsym(h, name);
+    dlclose(h);
+    return p;
+}
+
+static void resolve_real(void) {
+    if (__atomic_load_n(&real.clock_gettime, __ATOMIC_ACQUIRE))
+        return;
+    void *g = libc_symbol("gettimeofday", "GLIBC_2.2.5");
+    void *t = libc_symbol("time", "GLIBC_2.2.5");
+    void *s = libc_symbol("timespec_get", "GLIBC_2.16");
+    void *c = libc_symbol("clock_gettime", "GLIBC_2.17");
+    if (!c || !g || !t || !s) {
+        static const char msg[] = "hysim: cannot find libc's clock functions\n";
+        (void)!write(2, msg, sizeof msg - 1);
+        abort();
+    }
+    __atomic_store_n(&real.gettimeofday, (gettimeofday_fn)g, __ATOMIC_RELAXED);
+    __atomic_store_n(&real.time, (time_fn)t, __ATOMIC_RELAXED);
+    __atomic_store_n(&real.timespec_get, (timespec_get_fn)s, __ATOMIC_RELAXED);
+    __atomic_store_n(&real.clock_gettime, (clock_gettime_fn)c, __ATOMIC_RELEASE);
+}
+
+static uint64_t real_ns(clockid_t id) {
+    struct timespec ts;
+    resolve_real();
+    real.clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
+}
+
+static void bad_env(const char *name, const char *value, const char *expected) {
+    fprintf(stderr, "hysim: %s=%s is not %s\n", name, value, expected);
+    exit(1);
+}
+
+static int parse_u64(const char *s, uint64_t *out) {
+    char *end;
+    if (!*s || *s == '-')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static void parse_host_time(const char *v) {
+    if (!strcmp(v, "real")) {
+        g_mode = HS_HOST_TIME_REAL;
+    } else if (!strcmp(v, "zero")) {
+        g_mode = HS_HOST_TIME_ZERO;
+    } else if (!strncmp(v, "fixed:", 6)) {
+        if (parse_u64(v + 6, &g_fixed_ns) < 0)
+            bad_env("HYSIM_HOST_TIME", v, "fixed:NS with NS a whole number of nanoseconds");
+        g_mode = HS_HOST_TIME_FIXED;
+    } else if (!strncmp(v, "scaled:", 7)) {
+        char *end;
+        double f = strtod(v + 7, &end);
+        if (end == v + 7 || *end || !isfinite(f) || f < 0)
+            bad_env("HYSIM_HOST_TIME", v, "scaled:F with F a non-negative number");
+        g_scale = f;
+        g_mode = HS_HOST_TIME_SCALED;
+    } else {
+        bad_env("HYSIM_HOST_TIME", v, "one of real, zero, fixed:NS, scaled:F");
+    }
+    g_mode_from_env = 1;
+}
+
+__attribute__((constructor)) static void hs_clock_init(void) {
+    resolve_real();
+    const char *ep = getenv("HYSIM_ENDPOINT");
+    g_sim = ep && *ep;
+    if (!g_sim)
+        return;
+    const char *ht = getenv("HYSIM_HOST_TIME");
+    if (ht && *ht)
+        parse_host_time(ht);
+    const char *epoch = getenv("HYSIM_EPOCH_NS");
+    uint64_t e;
+    if (epoch && *epoch) {
+        if (parse_u64(epoch, &e) < 0)
+            bad_env("HYSIM_EPOCH_NS", epoch, "a whole number of nanoseconds");
+        g_epoch_from_env = 1;
+    } else {
+        e = real_ns(CLOCK_REALTIME);
+    }
+    atomic_store(&g_epoch_ns, e);
+    /* The main thread's host time is counted from here; other threads' from their start. */
+    t_last_cpu = real_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+void hs_clock_apply_setup(uint32_t host_time, double scale, uint64_t fixed_ns, uint64_t epoch_ns) {
+    if (!g_mode_from_env && host_time <= HS_HOST_TIME_ZERO) {
+        g_scale = scale;
+        g_fixed_ns = fixed_ns;
+        atomic_store(&g_mode, (int)host_time);
+    }
+    if (!g_epoch_from_env && epoch_ns)
+        atomic_store(&g_epoch_ns, epoch_ns);
+}
+
+int hs_clock_simulated(void) { return g_sim; }
+
+uint64_t hs_clock_now(void) { return atomic_load(&g_clock); }
+
+void hs_clock_advance_to(uint64_t ns) {
+    uint64_t cur = atomic_load(&g_clock);
+    while (cur < ns && !atomic_compare_exchange_weak(&g_clock, &cur, ns)) {
+    }
+}
+
+void hs_client_enter(void) {
+    if (t_depth++ != 0 || !g_sim)
+        return;
+    int mode = atomic_load_explicit(&g_mode, memory_order_relaxed);
+    switch (mode) {
+    case HS_HOST_TIME_REAL:
+    case HS_HOST_TIME_SCALED: {
+        uint64_t now = real_ns(CLOCK_THREAD_CPUTIME_ID);
+        uint64_t d = now > t_last_cpu ? now - t_last_cpu : 0;
+        if (mode == HS_HOST_TIME_SCALED)
+            d = (uint64_t)llround((double)d * g_scale);
+        atomic_fetch_add(&g_clock, d);
+        break;
+    }
+    case HS_HOST_TIME_FIXED:
+        atomic_fetch_add(&g_clock, g_fixed_ns);
+        break;
+    default:
+        break;
+    }
+}
+
+void hs_client_leave(void) {
+    if (--t_depth != 0 || !g_sim)
+        return;
+    int mode = atomic_load_explicit(&g_mode, memory_order_relaxed);
+    if (mode == HS_HOST_TIME_REAL || mode == HS_HOST_TIME_SCALED)
+        t_last_cpu = real_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+/* Reads the simulated clock as one intercepted call; `realtime` adds the epoch. */
+static uint64_t read_clock(int realtime) {
+    hs_client_enter();
+    uint64_t v = hs_clock_now() + (realtime ? atomic_load(&g_epoch_ns) : 0);
+    hs_client_leave();
+    return v;
+}
+
+HS_API int clock_gettime(clockid_t id, struct timespec *ts) {
+    int realtime;
+    switch (id) {
+    case CLOCK_MONOTONIC:
+    case CLOCK_MONOTONIC_RAW:
+    case CLOCK_MONOTONIC_COARSE:
+    case CLOCK_BOOTTIME:
+    case CLOCK_BOOTTIME_ALARM:
+        realtime = 0;
+        break;
+    case CLOCK_REALTIME:
+    case CLOCK_REALTIME_COARSE:
+    case CLOCK_REALTIME_ALARM:
+    case CLOCK_TAI:
+        realtime = 1;
+        break;
+    default: /* CPU-time clocks and anything else */
+        realtime = -1;
+        break;
+    }
+    if (!g_sim || realtime < 0) {
+        resolve_real();
+        return real.clock_gettime(id, ts);
+    }
+    uint64_t v = read_clock(realtime);
+    ts->tv_sec = (time_t)(v / NS_PER_S);
+    ts->tv_nsec = (long)(v % NS_PER_S);
+    return 0;
+}
+
+HS_API int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
+    if (!g_sim) {
+        resolve_real();
+        return real.gettimeofday(tv, tz);
+    }
+    uint64_t v = read_clock(1);
+    tv->tv_sec = (time_t)(v / NS_PER_S);
+    tv->tv_usec = (suseconds_t)(v % NS_PER_S / 1000);
+    if (tz)
+        memset(tz, 0, sizeof(struct timezone));
+    return 0;
+}
+
+HS_API time_t time(time_t *t) {
+    if (!g_sim) {
+        resolve_real();
+        return real.time(t);
+    }
+    time_t v = (time_t)(read_clock(1) / NS_PER_S);
+    if (t)
+        *t = v;
+    return v;
+}
+
+HS_API int timespec_get(struct timespec *ts, int base) {
+    if (!g_sim || base != TIME_UTC) {
+        resolve_real();
+        return real.timespec_get(ts, base);
+    }
+    uint64_t v = read_clock(1);
+    ts->tv_sec = (time_t)(v / NS_PER_S);
+    ts->tv_nsec = (long)(v % NS_PER_S);
+    return base;
+}

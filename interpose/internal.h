@@ -1,0 +1,64 @@
+/*
+ * Private to the client core (libhysim.so): the host clock, the virtual
+ * device memory and a small pointer map. Nothing here is exported.
+ */
+#ifndef HYSIM_INTERPOSE_INTERNAL_H
+#define HYSIM_INTERPOSE_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client.h"
+
+#define HS_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- host_clock.c ---- */
+
+/* True when the process runs under hysim (HYSIM_ENDPOINT was set at start). */
+HS_HIDDEN int hs_clock_simulated(void);
+/* The process's host clock, ns of simulated time. */
+HS_HIDDEN uint64_t hs_clock_now(void);
+/* clock = max(clock, ns): a Wait's answer. */
+HS_HIDDEN void hs_clock_advance_to(uint64_t ns);
+/*
+ * Setup's host-time settings (enum hs_host_time values); used only for what
+ * HYSIM_HOST_TIME / HYSIM_EPOCH_NS did not set.
+ */
+HS_HIDDEN void hs_clock_apply_setup(uint32_t host_time, double scale, uint64_t fixed_ns,
+                                    uint64_t epoch_ns);
+
+/* ---- device_memory.c (callers hold the client lock, except hs_devmem_device_of) ---- */
+
+/* Reserves one inaccessible range of `capacity` bytes per device. -1 with err on failure. */
+HS_HIDDEN int hs_devmem_init(int ndevices, uint64_t capacity, char *err, size_t errlen);
+/* 256-byte aligned first fit; NULL when the device is full (size 0 is never asked). */
+HS_HIDDEN void *hs_devmem_alloc(int device, size_t size);
+/* Frees an allocation's start address; -1 when ptr is not one. */
+HS_HIDDEN int hs_devmem_free(void *ptr);
+/* Device whose range holds ptr, or -1. Lock-free: ranges never change after init. */
+HS_HIDDEN int hs_devmem_device_of(const void *ptr);
+/* Frees every allocation of a device (cudaDeviceReset). */
+HS_HIDDEN void hs_devmem_reset(int device);
+HS_HIDDEN uint64_t hs_devmem_used(int device);
+HS_HIDDEN uint64_t hs_devmem_peak(int device);
+HS_HIDDEN int hs_devmem_ndevices(void);
+
+/* ---- ptrmap.c: open-addressing map from a non-zero key to a value ---- */
+
+typedef struct hs_ptrmap {
+    uintptr_t *keys;
+    uintptr_t *vals;
+    size_t cap, len;
+} hs_ptrmap;
+
+/* Returns the value, or 0 when the key is absent. */
+HS_HIDDEN uintptr_t hs_ptrmap_get(const hs_ptrmap *m, uintptr_t key);
+/* Inserts or replaces; aborts on allocation failure (a map of handles cannot degrade). */
+HS_HIDDEN void hs_ptrmap_put(hs_ptrmap *m, uintptr_t key, uintptr_t val);
+/* Removes the key and returns its value (0 when absent). */
+HS_HIDDEN uintptr_t hs_ptrmap_del(hs_ptrmap *m, uintptr_t key);
+HS_HIDDEN void hs_ptrmap_clear(hs_ptrmap *m);
+
+/* Iteration: for (size_t i = 0; i < m->cap; i++) if (m->keys[i]) ... */
+
+#endif

@@ -1,0 +1,1002 @@
+/*
+ * Scenario loader: YAML (libyaml's document API, so every node keeps its line
+ * and column) → hs_scenario, with every problem reported as one line
+ * "FILE:LINE:COL: message" (1-based). scenarios/README.md documents the format.
+ *
+ * The loader never stops at the first problem: each section is read key by
+ * key, a bad value leaves its default in place and is reported, and the checks
+ * that tie sections together run on whatever was valid.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <yaml.h>
+
+#include "scenario_internal.h"
+
+#define HS_MAX_FILE_BYTES (16u << 20) /* "larger than 16 MiB" below */
+#define HS_MAX_NS 1e12 /* 1000 s: far beyond any latency or per-call host cost */
+
+/* ---------------------------------------------------------------- problems */
+
+typedef struct problem {
+    unsigned long line, col;
+    size_t seq; /* order of discovery, to keep the sort stable */
+    char *msg;
+} problem;
+
+typedef struct ctx {
+    const char *file; /* name used in messages */
+    yaml_document_t *doc;
+    char *err;
+    size_t errlen;
+    size_t used;
+    int count;
+    problem *list; /* problems with a position, written out sorted by it */
+    size_t nlist, caplist;
+} ctx;
+
+static void append(ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void append(ctx *c, const char *fmt, ...)
+{
+    if (!c->err || c->used + 1 >= c->errlen)
+        return;
+    size_t room = c->errlen - c->used;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(c->err + c->used, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        c->used += (size_t)n < room ? (size_t)n : room - 1;
+}
+
+static void problem_at(ctx *c, unsigned long line, unsigned long col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void problem_at(ctx *c, unsigned long line, unsigned long col, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    c->count++;
+    if (c->nlist == c->caplist) {
+        size_t cap = c->caplist ? 2 * c->caplist : 16;
+        problem *bigger = realloc(c->list, cap * sizeof *bigger);
+        if (!bigger) { /* out of memory: write it unsorted rather than lose it */
+            append(c, "%s:%lu:%lu: %s\n", c->file, line, col, msg);
+            return;
+        }
+        c->list = bigger;
+        c->caplist = cap;
+    }
+    problem *p = &c->list[c->nlist];
+    p->msg = strdup(msg);
+    if (!p->msg) {
+        append(c, "%s:%lu:%lu: %s\n", c->file, line, col, msg);
+        return;
+    }
+    p->line = line;
+    p->col = col;
+    p->seq = c->nlist++;
+}
+
+static int by_position(const void *a, const void *b)
+{
+    const problem *x = a, *y = b;
+    if (x->line != y->line)
+        return x->line < y->line ? -1 : 1;
+    if (x->col != y->col)
+        return x->col < y->col ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Writes the problems in file order and frees them. */
+static void flush(ctx *c)
+{
+    if (c->nlist)
+        qsort(c->list, c->nlist, sizeof *c->list, by_position);
+    for (size_t i = 0; i < c->nlist; i++) {
+        append(c, "%s:%lu:%lu: %s\n", c->file, c->list[i].line, c->list[i].col, c->list[i].msg);
+        free(c->list[i].msg);
+    }
+    free(c->list);
+    c->list = NULL;
+    c->nlist = c->caplist = 0;
+}
+
+/* libyaml marks are 0-based; messages are 1-based. */
+#define AT(mark) (unsigned long)(mark).line + 1, (unsigned long)(mark).column + 1
+
+/* -------------------------------------------------------------- node helpers */
+
+static yaml_node_t *node_of(ctx *c, int id)
+{
+    return yaml_document_get_node(c->doc, id);
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+    return (const char *)n->data.scalar.value;
+}
+
+/* A scalar whose text has no NUL inside (so C string functions see all of it). */
+static bool clean_scalar(const yaml_node_t *n)
+{
+    return n->type == YAML_SCALAR_NODE && strlen(scalar(n)) == n->data.scalar.length;
+}
+
+static bool quoted(const yaml_node_t *n)
+{
+    return n->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
+           n->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+}
+
+static bool is_null(const yaml_node_t *n)
+{
+    if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+        return false;
+    const char *s = scalar(n);
+    return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL");
+}
+
+/* What a node is, for "got ..." in messages: `"text"` (shortened, one line), "nothing", "a mapping". */
+static const char *what(const yaml_node_t *n, char *buf, size_t len)
+{
+    if (n->type == YAML_MAPPING_NODE)
+        return "a mapping";
+    if (n->type == YAML_SEQUENCE_NODE)
+        return "a sequence";
+    if (is_null(n))
+        return *scalar(n) ? "null" : "nothing";
+    const unsigned char *s = n->data.scalar.value;
+    size_t slen = n->data.scalar.length, o = 0, max = 40;
+    buf[o++] = '"';
+    for (size_t i = 0; i < slen && o + 5 < len; i++) {
+        if (i == max) {
+            memcpy(buf + o, "...", 3);
+            o += 3;
+            break;
+        }
+        unsigned char ch = s[i];
+        buf[o++] = (ch < 0x20 || ch == 0x7f) ? '?' : (char)ch;
+    }
+    buf[o++] = '"';
+    buf[o] = 0;
+    return buf;
+}
+
+/* ------------------------------------------------------------- suggestions */
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return SIZE_MAX;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            char ca = a[i - 1], cb = b[j - 1];
+            if (ca >= 'A' && ca <= 'Z')
+                ca = (char)(ca - 'A' + 'a');
+            if (cb >= 'A' && cb <= 'Z')
+                cb = (char)(cb - 'A' + 'a');
+            size_t best = diag + (ca != cb);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* The closest name within a small edit distance, or NULL. */
+static const char *suggest(const char *word, const char *const names[])
+{
+    size_t limit = strlen(word) <= 3 ? 1 : strlen(word) <= 6 ? 2 : 3;
+    const char *best = NULL;
+    size_t best_d = limit + 1;
+    for (size_t i = 0; names[i]; i++) {
+        size_t d = edit_distance(word, names[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = names[i];
+        }
+    }
+    return best;
+}
+
+static void join(const char *const names[], char *buf, size_t len)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (size_t i = 0; names[i] && o < len; i++) {
+        int n = snprintf(buf + o, len - o, "%s%s", i ? ", " : "", names[i]);
+        if (n < 0)
+            break;
+        o += (size_t)n;
+    }
+}
+
+/* ---------------------------------------------------------------- mappings */
+
+/* One key of a section: where its key and value are; NULL when the file leaves it out. */
+typedef struct slot {
+    yaml_node_t *key, *val;
+} slot;
+
+/*
+ * Reads the mapping `map` (the value of section `where`, or the root when
+ * where is NULL) into out[], one slot per name in keys[] (NULL-terminated).
+ * Reports unknown and duplicate keys; returns false when `map` is no mapping
+ * (reported). An empty value (`nvlink:`) or none at all (map NULL: the
+ * section is left out) counts as an empty mapping.
+ */
+static bool collect(ctx *c, yaml_node_t *map, const char *where, const char *const keys[], slot out[])
+{
+    size_t nkeys = 0;
+    while (keys[nkeys])
+        nkeys++;
+    memset(out, 0, nkeys * sizeof *out);
+    if (!map || is_null(map))
+        return true;
+    if (map->type != YAML_MAPPING_NODE) {
+        char buf[64];
+        if (where)
+            problem_at(c, AT(map->start_mark), "%s: expected a mapping, got %s", where, what(map, buf, sizeof buf));
+        else
+            problem_at(c, AT(map->start_mark), "expected a mapping at the top level, got %s",
+                       what(map, buf, sizeof buf));
+        return false;
+    }
+    char in[64];
+    if (where)
+        snprintf(in, sizeof in, "%s", where);
+    else
+        snprintf(in, sizeof in, "the top level");
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node_of(c, p->key), *v = node_of(c, p->value);
+        if (!k || !v)
+            continue;
+        char buf[64];
+        if (k->type != YAML_SCALAR_NODE || is_null(k)) {
+            problem_at(c, AT(k->start_mark), "expected a key name in %s, got %s", in, what(k, buf, sizeof buf));
+            continue;
+        }
+        size_t i = 0;
+        if (clean_scalar(k))
+            while (i < nkeys && strcmp(scalar(k), keys[i]))
+                i++;
+        else
+            i = nkeys;
+        if (i == nkeys) {
+            const char *s = clean_scalar(k) ? suggest(scalar(k), keys) : NULL;
+            if (s) {
+                problem_at(c, AT(k->start_mark), "unknown key %s in %s (did you mean \"%s\"?)",
+                           what(k, buf, sizeof buf), in, s);
+            } else {
+                char list[512];
+                join(keys, list, sizeof list);
+                problem_at(c, AT(k->start_mark), "unknown key %s in %s (expected one of: %s)",
+                           what(k, buf, sizeof buf), in, list);
+            }
+            continue;
+        }
+        if (out[i].key) {
+            problem_at(c, AT(k->start_mark), "duplicate key \"%s\" in %s (first given at %lu:%lu)", keys[i], in,
+                       AT(out[i].key->start_mark));
+            continue;
+        }
+        out[i].key = k;
+        out[i].val = v;
+    }
+    return true;
+}
+
+/* Reports a key a section must have; `sec` is the section's key node (where it is written). */
+static void missing(ctx *c, const yaml_node_t *sec, const char *where, const char *key, const char *why)
+{
+    problem_at(c, AT(sec->start_mark), "%s: missing required key \"%s\"%s", where, key, why ? why : "");
+}
+
+/* ------------------------------------------------------------------ values */
+
+/* Accepts YAML 1.2 core-schema integers and decimals: [-+]?(digits[.digits]|.digits)([eE][-+]?digits)? */
+static bool number_text(const char *s, double *out)
+{
+    const char *p = s;
+    if (*p == '+' || *p == '-')
+        p++;
+    size_t digits = 0;
+    while (*p >= '0' && *p <= '9')
+        p++, digits++;
+    if (*p == '.') {
+        p++;
+        while (*p >= '0' && *p <= '9')
+            p++, digits++;
+    }
+    if (!digits)
+        return false;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        if (*p == '+' || *p == '-')
+            p++;
+        if (!(*p >= '0' && *p <= '9'))
+            return false;
+        while (*p >= '0' && *p <= '9')
+            p++;
+    }
+    if (*p)
+        return false;
+    errno = 0;
+    double v = strtod(s, NULL);
+    if (!isfinite(v))
+        return false;
+    *out = v;
+    return true;
+}
+
+typedef struct numspec {
+    double min;    /* lowest allowed value */
+    bool min_open; /* min itself excluded ("positive") */
+    double max;    /* highest allowed value (inclusive); INFINITY for none */
+    bool whole;    /* a whole number */
+} numspec;
+
+static const numspec POSITIVE = {0, true, INFINITY, false};
+static const numspec NONNEG_NS = {0, false, HS_MAX_NS, true};
+
+/* Writes what a value must be ("a positive number"); true when that names the maximum. */
+static bool expected_text(const numspec *s, char *buf, size_t len)
+{
+    if (s->whole) {
+        if (isinf(s->max))
+            snprintf(buf, len, "a whole number of at least %.0f", s->min);
+        else if (s->min == 0 && s->max >= HS_MAX_NS)
+            snprintf(buf, len, "a whole number of 0 or more");
+        else
+            return snprintf(buf, len, "a whole number from %.0f to %.0f", s->min, s->max), true;
+    } else if (s->min == 0 && s->min_open) {
+        snprintf(buf, len, "a positive number");
+    } else if (s->min == 0 && isinf(s->max)) {
+        snprintf(buf, len, "a number of 0 or more");
+    } else {
+        return snprintf(buf, len, "a number from %g to %g", s->min, s->max), true;
+    }
+    return false;
+}
+
+/* Reads a number into *out; false (reported unless absent) when it is absent or invalid. */
+static bool get_num(ctx *c, const slot *sl, const char *path, const numspec *s, double *out)
+{
+    if (!sl->val)
+        return false;
+    const yaml_node_t *n = sl->val;
+    char exp[128], buf[64];
+    bool names_max = expected_text(s, exp, sizeof exp);
+    if (n->type != YAML_SCALAR_NODE || is_null(n)) {
+        problem_at(c, AT(n->start_mark), "%s: expected %s, got %s", path, exp, what(n, buf, sizeof buf));
+        return false;
+    }
+    double v;
+    if (!clean_scalar(n) || !number_text(scalar(n), &v)) {
+        problem_at(c, AT(n->start_mark), "%s: expected %s, got %s", path, exp, what(n, buf, sizeof buf));
+        return false;
+    }
+    if (quoted(n)) {
+        problem_at(c, AT(n->start_mark), "%s: expected %s, got the quoted string %s (write numbers without quotes)",
+                   path, exp, what(n, buf, sizeof buf));
+        return false;
+    }
+    if (v < s->min || (s->min_open && v == s->min) || (s->whole && v != floor(v)) || (v > s->max && names_max)) {
+        problem_at(c, AT(n->start_mark), "%s: expected %s, got %s", path, exp, what(n, buf, sizeof buf));
+        return false;
+    }
+    if (v > s->max) {
+        problem_at(c, AT(n->start_mark), "%s: expected %s, got %s (the largest allowed is %.15g)", path, exp,
+                   what(n, buf, sizeof buf), s->max);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static bool get_int(ctx *c, const slot *sl, const char *path, int lo, int hi, int *out)
+{
+    numspec s = {lo, false, hi, true};
+    double v;
+    if (!get_num(c, sl, path, &s, &v))
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+static bool get_ns(ctx *c, const slot *sl, const char *path, uint64_t *out)
+{
+    double v;
+    if (!get_num(c, sl, path, &NONNEG_NS, &v))
+        return false;
+    *out = (uint64_t)v;
+    return true;
+}
+
+static bool get_positive(ctx *c, const slot *sl, const char *path, double *out)
+{
+    return get_num(c, sl, path, &POSITIVE, out);
+}
+
+static bool get_bool(ctx *c, const slot *sl, const char *path, bool *out)
+{
+    if (!sl->val)
+        return false;
+    const yaml_node_t *n = sl->val;
+    if (n->type == YAML_SCALAR_NODE && !quoted(n) && clean_scalar(n)) {
+        const char *s = scalar(n);
+        if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) {
+            *out = true;
+            return true;
+        }
+        if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) {
+            *out = false;
+            return true;
+        }
+    }
+    char buf[64];
+    problem_at(c, AT(n->start_mark), "%s: expected true or false, got %s", path, what(n, buf, sizeof buf));
+    return false;
+}
+
+/* A non-empty string scalar of at most cap-1 bytes. */
+static bool get_string(ctx *c, const slot *sl, const char *path, char *dst, size_t cap)
+{
+    if (!sl->val)
+        return false;
+    const yaml_node_t *n = sl->val;
+    char buf[64];
+    if (n->type != YAML_SCALAR_NODE || is_null(n) || !n->data.scalar.length) {
+        problem_at(c, AT(n->start_mark), "%s: expected a non-empty string, got %s", path, what(n, buf, sizeof buf));
+        return false;
+    }
+    if (!clean_scalar(n)) {
+        problem_at(c, AT(n->start_mark), "%s: expected a string without NUL characters, got %s", path,
+                   what(n, buf, sizeof buf));
+        return false;
+    }
+    if (n->data.scalar.length >= cap) {
+        problem_at(c, AT(n->start_mark), "%s: expected at most %zu bytes, got %zu", path, cap - 1,
+                   n->data.scalar.length);
+        return false;
+    }
+    memcpy(dst, scalar(n), n->data.scalar.length + 1);
+    return true;
+}
+
+static bool get_enum(ctx *c, const slot *sl, const char *path, const char *const names[], int *out)
+{
+    if (!sl->val)
+        return false;
+    const yaml_node_t *n = sl->val;
+    if (n->type == YAML_SCALAR_NODE && clean_scalar(n))
+        for (int i = 0; names[i]; i++)
+            if (!strcmp(scalar(n), names[i])) {
+                *out = i;
+                return true;
+            }
+    char list[256], buf[64], hint[96] = "";
+    join(names, list, sizeof list);
+    const char *s = n->type == YAML_SCALAR_NODE && clean_scalar(n) ? suggest(scalar(n), names) : NULL;
+    if (s)
+        snprintf(hint, sizeof hint, " (did you mean \"%s\"?)", s);
+    problem_at(c, AT(n->start_mark), "%s: expected one of %s, got %s%s", path, list, what(n, buf, sizeof buf), hint);
+    return false;
+}
+
+/* ---------------------------------------------------------------- sections */
+
+static const char *const TOP_KEYS[] = {"name", "gpu", "servers", "nvlink", "pcie", "nics", "fabric", "compute", "run",
+                                       NULL};
+enum { T_NAME, T_GPU, T_SERVERS, T_NVLINK, T_PCIE, T_NICS, T_FABRIC, T_COMPUTE, T_RUN, T_COUNT };
+
+static void load_gpu(ctx *c, const slot *sec, hs_scenario *sc)
+{
+    static const char *const keys[] = {"model",    "memory_gib", "bf16_tflops",        "fp32_tflops",
+                                       "hbm_gbps", "sm_count",   "compute_capability", NULL};
+    enum { MODEL, MEMORY, BF16, FP32, HBM, SMS, CC };
+    slot k[7];
+    if (!collect(c, sec->val, "gpu", keys, k))
+        return;
+
+    char model[sizeof sc->gpu.model];
+    if (get_string(c, &k[MODEL], "gpu.model", model, sizeof model)) {
+        const hs_gpu_preset *p = hs_gpu_preset_find(model);
+        if (p) {
+            hs_gpu_preset_apply(sc, p);
+        } else {
+            /* Not a preset: the name as written; the figures the roofline cannot guess must be given. */
+            memcpy(sc->gpu.model, model, sizeof model);
+            static const int need[] = {MEMORY, BF16};
+            for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+                if (!k[need[i]].key)
+                    problem_at(c, AT(k[MODEL].val->start_mark),
+                               "gpu.%s: required because gpu.model \"%s\" is no preset (presets: %s)",
+                               keys[need[i]], model, hs_gpu_preset_list());
+        }
+    }
+
+    double v;
+    numspec gib = {0, true, 1e9, false};
+    if (get_num(c, &k[MEMORY], "gpu.memory_gib", &gib, &v))
+        sc->gpu.memory_bytes = (uint64_t)llround(v * 1073741824.0);
+    get_positive(c, &k[BF16], "gpu.bf16_tflops", &sc->gpu.bf16_tflops);
+    get_positive(c, &k[FP32], "gpu.fp32_tflops", &sc->gpu.fp32_tflops);
+    get_positive(c, &k[HBM], "gpu.hbm_gbps", &sc->gpu.hbm_gbps);
+    get_int(c, &k[SMS], "gpu.sm_count", 1, 100000, &sc->gpu.sm_count);
+
+    if (k[CC].val) {
+        const yaml_node_t *n = k[CC].val;
+        int major = 0, minor = 0, used = 0;
+        bool ok = n->type == YAML_SCALAR_NODE && clean_scalar(n) && n->data.scalar.length <= 5 &&
+                  sscanf(scalar(n), "%2d.%1d%n", &major, &minor, &used) == 2 && scalar(n)[used] == 0 &&
+                  scalar(n)[0] >= '0' && scalar(n)[0] <= '9' && major >= 1;
+        if (ok) {
+            sc->gpu.cc_major = major;
+            sc->gpu.cc_minor = minor;
+        } else {
+            char buf[64];
+            problem_at(c, AT(n->start_mark), "gpu.compute_capability: expected \"MAJOR.MINOR\" such as \"9.0\", got %s",
+                       what(n, buf, sizeof buf));
+        }
+    }
+}
+
+static void load_servers(ctx *c, const slot *sec, hs_scenario *sc)
+{
+    static const char *const keys[] = {"count", "gpus_per_server", NULL};
+    slot k[2];
+    if (!collect(c, sec->val, "servers", keys, k))
+        return;
+    for (int i = 0; i < 2; i++)
+        if (!k[i].key)
+            missing(c, sec->key, "servers", keys[i], NULL);
+    get_int(c, &k[0], "servers.count", 1, 1000000, &sc->servers.count);
+    get_int(c, &k[1], "servers.gpus_per_server", 1, 64, &sc->servers.gpus_per_server);
+}
+
+static void load_nvlink(ctx *c, const slot *sec, hs_scenario *sc)
+{
+    static const char *const keys[] = {"gbps_per_gpu", "latency_ns", "segment_kib", NULL};
+    slot k[3];
+    if (!collect(c, sec->val, "nvlink", keys, k))
+        return;
+    get_positive(c, &k[0], "nvlink.gbps_per_gpu", &sc->nvlink.gbps_per_gpu);
+    get_ns(c, &k[1], "nvlink.latency_ns", &sc->nvlink.latency_ns);
+    /* Up to 4 GiB − 1 KiB so segment_bytes fits 32 bits; at least one byte. */
+    numspec kib = {1.0 / 1024, false, 4194303, false};
+    double v;
+    if (get_num(c, &k[2], "nvlink.segment_kib", &kib, &v))
+        sc->nvlink.segment_bytes = (uint32_t)llround(v * 1024.0);
+}
+
+static void load_pcie(ctx *c, const slot *sec, hs_scenario *sc)
+{
+    static const char *const keys[] = {"gen", "lanes", "gbps", "latency_ns", NULL};
+    slot k[4];
+    if (!collect(c, sec->val, "pcie", keys, k))
+        return;
+    get_int(c, &k[0], "pcie.gen", 3, 6, &sc->pcie.gen);
+    get_int(c, &k[1], "pcie.lanes", 1, 16, &sc->pcie.lanes);
+    if (!get_positive(c, &k[2], "pcie.gbps", &sc->pcie.gbps))
+        sc->pcie.gbps = hs_pcie_default_gbps(sc->pcie.gen, sc->pcie.lanes);
+    get_ns(c, &k[3], "pcie.latency_ns", &sc->pcie.latency_ns);
+}
+
+static void load_nics(ctx *c, const slot *sec, hs_scenario *sc)
+{
+    static const char *const keys[] = {"per_server", "gbps", "rail_aligned", NULL};
+    slot k[3];
+    sc->nics.per_server = sc->servers.gpus_per_server;
+    if (!collect(c, sec->val, "nics", keys, k))
+        return;
+    get_int(c, &k[0], "nics.per_server", 1, 64, &sc->nics.per_server);
+    get_positive(c, &k[1], "nics.gbps", &sc->nics.gbps);
+    get_bool(c, &k[2], "nics.rail_aligned", &sc->nics.rail_aligned);
+}
+
+static const char *const TOPOLOGIES[] = {"single_switch", "leaf_spine", "fat_tree", "rail_optimized", NULL};
+
+static void load_fabric(ctx *c, const slot *sec, hs_scenario *sc)
+{
+    static const char *const keys[] = {"topology",          "leaves", "spines", "oversubscription", "link_latency_ns",
+                                       "switch_buffer_mib", "mtu",    "ecn",    "pfc",              "dcqcn",
+                                       NULL};
+    enum { TOPO, LEAVES, SPINES, OVERSUB, LATENCY, BUFFER, MTU, ECN, PFC, DCQCN, NK };
+    slot k[NK];
+
+    /* ECN thresholds follow the NIC rate unless given. */
+    hs_ecn_defaults(sc->nics.gbps, &sc->fabric.ecn.kmin_kb, &sc->fabric.ecn.kmax_kb);
+    if (!sec->val)
+        return;
+    sc->fabric.present = true;
+    if (!collect(c, sec->val, "fabric", keys, k))
+        return;
+
+    int topo = (int)sc->fabric.topology;
+    bool topo_ok = !k[TOPO].val || get_enum(c, &k[TOPO], "fabric.topology", TOPOLOGIES, &topo);
+    sc->fabric.topology = (enum hs_topology)topo;
+
+    bool leaves_ok = get_int(c, &k[LEAVES], "fabric.leaves", 1, 100000, &sc->fabric.leaves);
+    bool spines_ok = get_int(c, &k[SPINES], "fabric.spines", 0, 100000, &sc->fabric.spines);
+    if (topo_ok) {
+        const char *tn = hs_topology_name(sc->fabric.topology);
+        char why[96];
+        snprintf(why, sizeof why, " (topology %s needs it)", tn);
+        switch (sc->fabric.topology) {
+        case HS_TOPOLOGY_SINGLE_SWITCH:
+            if (leaves_ok && sc->fabric.leaves != 1)
+                problem_at(c, AT(k[LEAVES].val->start_mark),
+                           "fabric.leaves: a single_switch fabric has exactly 1 switch, got %d", sc->fabric.leaves);
+            if (spines_ok && sc->fabric.spines != 0)
+                problem_at(c, AT(k[SPINES].val->start_mark),
+                           "fabric.spines: a single_switch fabric has no spines, got %d", sc->fabric.spines);
+            sc->fabric.leaves = 1;
+            sc->fabric.spines = 0;
+            break;
+        case HS_TOPOLOGY_LEAF_SPINE:
+        case HS_TOPOLOGY_FAT_TREE:
+            if (!k[LEAVES].key)
+                missing(c, sec->key, "fabric", "leaves", why);
+            if (!k[SPINES].key)
+                missing(c, sec->key, "fabric", "spines", why);
+            else if (spines_ok && sc->fabric.spines < 1)
+                problem_at(c, AT(k[SPINES].val->start_mark), "fabric.spines: topology %s needs at least 1 spine, got 0",
+                           tn);
+            break;
+        case HS_TOPOLOGY_RAIL_OPTIMIZED:
+            /* One leaf per rail (NIC index) unless given; no spines unless given. */
+            if (!k[LEAVES].key)
+                sc->fabric.leaves = sc->nics.per_server;
+            break;
+        }
+    }
+
+    get_positive(c, &k[OVERSUB], "fabric.oversubscription", &sc->fabric.oversubscription);
+    get_ns(c, &k[LATENCY], "fabric.link_latency_ns", &sc->fabric.link_latency_ns);
+    get_positive(c, &k[BUFFER], "fabric.switch_buffer_mib", &sc->fabric.switch_buffer_mib);
+    int mtu;
+    if (get_int(c, &k[MTU], "fabric.mtu", HS_MTU_MIN, HS_MTU_MAX, &mtu))
+        sc->fabric.mtu = (uint32_t)mtu;
+    get_bool(c, &k[PFC], "fabric.pfc", &sc->fabric.pfc);
+    get_bool(c, &k[DCQCN], "fabric.dcqcn", &sc->fabric.dcqcn);
+
+    static const char *const ecn_keys[] = {"kmin_kb", "kmax_kb", "pmax", NULL};
+    slot e[3];
+    if (k[ECN].val && collect(c, k[ECN].val, "fabric.ecn", ecn_keys, e)) {
+        bool kmin = get_positive(c, &e[0], "fabric.ecn.kmin_kb", &sc->fabric.ecn.kmin_kb);
+        bool kmax = get_positive(c, &e[1], "fabric.ecn.kmax_kb", &sc->fabric.ecn.kmax_kb);
+        numspec unit = {0, false, 1, false};
+        get_num(c, &e[2], "fabric.ecn.pmax", &unit, &sc->fabric.ecn.pmax);
+        /* Only when what was given is valid, and something was: the defaults are in order. */
+        bool bad = (e[0].key && !kmin) || (e[1].key && !kmax);
+        if (!bad && (kmin || kmax) && sc->fabric.ecn.kmin_kb > sc->fabric.ecn.kmax_kb)
+            problem_at(c, AT((kmin ? e[0] : e[1]).val->start_mark),
+                       "fabric.ecn: kmin_kb (%g%s) must not exceed kmax_kb (%g%s)", sc->fabric.ecn.kmin_kb,
+                       kmin ? "" : ", the default for these NICs", sc->fabric.ecn.kmax_kb,
+                       kmax ? "" : ", the default for these NICs");
+    }
+}
+
+static void load_compute(ctx *c, const slot *sec, hs_scenario *sc)
+{
+    static const char *const keys[] = {"default_kernel_us", NULL};
+    slot k[1];
+    if (!collect(c, sec->val, "compute", keys, k))
+        return;
+    numspec us = {0, false, 1e9, false};
+    double v;
+    if (get_num(c, &k[0], "compute.default_kernel_us", &us, &v))
+        sc->compute.default_kernel_ns = (uint64_t)llround(v * 1000.0);
+}
+
+/* host_time: real | zero | fixed:NS | scaled:F */
+static void load_host_time(ctx *c, const slot *sl, hs_scenario *sc)
+{
+    const yaml_node_t *n = sl->val;
+    if (n->type == YAML_SCALAR_NODE && clean_scalar(n)) {
+        const char *s = scalar(n);
+        double v;
+        if (!strcmp(s, "real")) {
+            sc->run.host_time = HS_HOST_TIME_REAL;
+            return;
+        }
+        if (!strcmp(s, "zero")) {
+            sc->run.host_time = HS_HOST_TIME_ZERO;
+            return;
+        }
+        if (!strncmp(s, "fixed:", 6) && number_text(s + 6, &v) && v >= 0 && v == floor(v) && v <= HS_MAX_NS) {
+            sc->run.host_time = HS_HOST_TIME_FIXED;
+            sc->run.host_time_fixed_ns = (uint64_t)v;
+            return;
+        }
+        if (!strncmp(s, "scaled:", 7) && number_text(s + 7, &v) && v > 0 && v <= 1e6) {
+            sc->run.host_time = HS_HOST_TIME_SCALED;
+            sc->run.host_time_scale = v;
+            return;
+        }
+    }
+    char buf[64];
+    problem_at(c, AT(n->start_mark),
+               "run.host_time: expected real, zero, fixed:NS (whole nanoseconds per intercepted call) "
+               "or scaled:F (a positive factor), got %s",
+               what(n, buf, sizeof buf));
+}
+
+static void load_run(ctx *c, const slot *sec, hs_scenario *sc)
+{
+    static const char *const keys[] = {"mode", "host_time", "seed", NULL};
+    static const char *const modes[] = {"exact", "optimistic", NULL};
+    slot k[3];
+    if (!collect(c, sec->val, "run", keys, k))
+        return;
+    int mode;
+    if (get_enum(c, &k[0], "run.mode", modes, &mode))
+        sc->run.mode = (enum hs_run_mode)mode;
+    if (k[1].val)
+        load_host_time(c, &k[1], sc);
+    if (k[2].val) {
+        /* Full 64-bit range for integers written as digits; other numbers through get_num. */
+        const yaml_node_t *n = k[2].val;
+        const char *s = n->type == YAML_SCALAR_NODE && clean_scalar(n) && !quoted(n) ? scalar(n) : "";
+        if (*s && strspn(s, "0123456789") == strlen(s)) {
+            errno = 0;
+            unsigned long long v = strtoull(s, NULL, 10);
+            if (errno == 0) {
+                sc->run.seed = v;
+                return;
+            }
+            problem_at(c, AT(n->start_mark), "run.seed: expected a whole number from 0 to %llu, got \"%s\"",
+                       (unsigned long long)UINT64_MAX, s);
+            return;
+        }
+        numspec seed = {0, false, 9007199254740992.0, true};
+        double v;
+        if (get_num(c, &k[2], "run.seed", &seed, &v))
+            sc->run.seed = (uint64_t)v;
+    }
+}
+
+/* The scenario's default name: the file name without its directory and .yaml/.yml. */
+static void name_from_file(const char *file, char *dst, size_t cap)
+{
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    size_t len = strlen(base);
+    if (len > 5 && !strcmp(base + len - 5, ".yaml"))
+        len -= 5;
+    else if (len > 4 && !strcmp(base + len - 4, ".yml"))
+        len -= 4;
+    if (!len)
+        return;
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(dst, base, len);
+    dst[len] = 0;
+}
+
+static void load_root(ctx *c, yaml_node_t *root, hs_scenario *sc)
+{
+    slot t[T_COUNT];
+    if (!collect(c, root, NULL, TOP_KEYS, t))
+        return;
+    get_string(c, &t[T_NAME], "name", sc->name, sizeof sc->name);
+    if (t[T_GPU].val)
+        load_gpu(c, &t[T_GPU], sc);
+    if (t[T_SERVERS].val)
+        load_servers(c, &t[T_SERVERS], sc);
+    else
+        problem_at(c, 1, 1, "missing required section \"servers\"");
+    if (t[T_NVLINK].val)
+        load_nvlink(c, &t[T_NVLINK], sc);
+    load_pcie(c, &t[T_PCIE], sc);
+    load_nics(c, &t[T_NICS], sc);
+    load_fabric(c, &t[T_FABRIC], sc);
+    if (t[T_COMPUTE].val)
+        load_compute(c, &t[T_COMPUTE], sc);
+    if (t[T_RUN].val)
+        load_run(c, &t[T_RUN], sc);
+
+    if (t[T_SERVERS].key && sc->servers.count > 1 && !t[T_FABRIC].key)
+        problem_at(c, AT(t[T_SERVERS].key->start_mark),
+                   "servers: %d servers need a fabric: section to connect them, and there is none", sc->servers.count);
+}
+
+/* ------------------------------------------------------------------ parsing */
+
+static void offset_to_mark(const char *text, size_t len, size_t off, unsigned long *line, unsigned long *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off && i < len; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+static void syntax_problem(ctx *c, const yaml_parser_t *p, const char *text, size_t len)
+{
+    const char *problem = p->problem ? p->problem : "unknown problem";
+    switch (p->error) {
+    case YAML_MEMORY_ERROR:
+        problem_at(c, 1, 1, "out of memory while reading YAML");
+        return;
+    case YAML_READER_ERROR: {
+        unsigned long line, col;
+        offset_to_mark(text, len, p->problem_offset, &line, &col);
+        if (p->problem_value != -1)
+            problem_at(c, line, col, "invalid input: %s (byte 0x%02x)", problem, (unsigned)p->problem_value & 0xffu);
+        else
+            problem_at(c, line, col, "invalid input: %s", problem);
+        return;
+    }
+    default:
+        break;
+    }
+    if (p->context)
+        problem_at(c, AT(p->problem_mark), "YAML syntax error: %s (%s at %lu:%lu)", problem, p->context,
+                   AT(p->context_mark));
+    else
+        problem_at(c, AT(p->problem_mark), "YAML syntax error: %s", problem);
+}
+
+static int parse(const char *text, size_t len, const char *file, hs_scenario *sc, ctx *c)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser)) {
+        problem_at(c, 1, 1, "out of memory while reading YAML");
+        flush(c);
+        return c->count;
+    }
+    name_from_file(file, sc->name, sizeof sc->name);
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, &doc)) {
+        syntax_problem(c, &parser, text, len);
+        yaml_parser_delete(&parser);
+        flush(c);
+        return c->count;
+    }
+    c->doc = &doc;
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (!root) {
+        problem_at(c, 1, 1, "empty file: expected a mapping with at least a \"servers\" section");
+    } else {
+        load_root(c, root, sc);
+        yaml_document_t next;
+        if (!yaml_parser_load(&parser, &next)) {
+            syntax_problem(c, &parser, text, len);
+        } else {
+            yaml_node_t *r2 = yaml_document_get_root_node(&next);
+            if (r2)
+                problem_at(c, AT(r2->start_mark),
+                           "a second YAML document: a scenario file holds exactly one (remove the \"---\")");
+            yaml_document_delete(&next);
+        }
+    }
+    c->doc = NULL;
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    flush(c);
+    return c->count;
+}
+
+static void ctx_init(ctx *c, const char *file, char *errbuf, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    c->file = file;
+    c->err = errbuf;
+    c->errlen = errbuf ? errlen : 0;
+    if (c->errlen)
+        errbuf[0] = 0;
+}
+
+int hs_scenario_parse(const char *text, size_t len, const char *name, hs_scenario *sc, char *errbuf, size_t errlen)
+{
+    ctx c;
+    ctx_init(&c, name ? name : "<memory>", errbuf, errlen);
+    hs_scenario_defaults(sc);
+    return parse(text ? text : "", text ? len : 0, c.file, sc, &c);
+}
+
+/* Reads all of fd into a malloc'd buffer; 0, or an errno value (EFBIG past HS_MAX_FILE_BYTES). */
+static int read_all(int fd, char **text, size_t *len)
+{
+    size_t cap = 4096, used = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf)
+            return ENOMEM;
+        if (used == cap) {
+            if (cap >= HS_MAX_FILE_BYTES) {
+                free(buf);
+                return EFBIG;
+            }
+            char *bigger = realloc(buf, cap * 2);
+            if (!bigger)
+                free(buf);
+            buf = bigger;
+            cap *= 2;
+            continue;
+        }
+        ssize_t n = read(fd, buf + used, cap - used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            int e = errno;
+            free(buf);
+            return e;
+        }
+        if (n == 0)
+            break;
+        used += (size_t)n;
+    }
+    *text = buf;
+    *len = used;
+    return 0;
+}
+
+int hs_scenario_load(const char *path, hs_scenario *sc, char *errbuf, size_t errlen)
+{
+    ctx c;
+    ctx_init(&c, path, errbuf, errlen);
+    hs_scenario_defaults(sc);
+
+    if (strlen(path) >= sizeof sc->path) {
+        c.count++;
+        append(&c, "%s: cannot open: path longer than %zu bytes\n", path, sizeof sc->path - 1);
+        return c.count;
+    }
+    memcpy(sc->path, path, strlen(path) + 1);
+
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int e = fd < 0 ? errno : fstat(fd, &st) ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
+    if (e) {
+        if (fd >= 0)
+            close(fd);
+        c.count++;
+        append(&c, "%s: cannot open: %s\n", path, strerror(e));
+        return c.count;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    e = read_all(fd, &text, &len);
+    close(fd);
+    if (e) {
+        c.count++;
+        append(&c, "%s: cannot read: %s\n", path,
+               e == EFBIG ? "larger than 16 MiB; a scenario is a short file" : strerror(e));
+        return c.count;
+    }
+    parse(text, len, path, sc, &c);
+    free(text);
+    return c.count;
+}

@@ -1,0 +1,57 @@
+/*
+ * Shared between the scenario loader (loader.c) and the defaults (defaults.c):
+ * the default values and the GPU presets. scenarios/README.md documents each
+ * value and where it comes from; keep the two in step.
+ */
+#ifndef HYSIM_SCENARIOS_INTERNAL_H
+#define HYSIM_SCENARIOS_INTERNAL_H
+
+#include "hysim/scenario.h"
+
+#define HS_DEFAULT_NAME "unnamed"
+#define HS_DEFAULT_SERVERS 1
+#define HS_DEFAULT_GPUS_PER_SERVER 8
+#define HS_DEFAULT_NVLINK_GBPS 3600.0  /* NVLink 4: 18 links, 450 GB/s each way */
+#define HS_DEFAULT_NVLINK_LATENCY_NS 500
+#define HS_DEFAULT_NVLINK_SEGMENT_KIB 256
+#define HS_DEFAULT_PCIE_GEN 5
+#define HS_DEFAULT_PCIE_LANES 16
+#define HS_DEFAULT_PCIE_LATENCY_NS 1000
+#define HS_DEFAULT_NIC_GBPS 400.0
+#define HS_DEFAULT_LINK_LATENCY_NS 600
+#define HS_DEFAULT_SWITCH_BUFFER_MIB 32.0 /* SimAI's shared switch buffer */
+#define HS_DEFAULT_MTU 4096
+#define HS_MTU_MIN 256
+#define HS_MTU_MAX 9216
+/* SimAI's ECN thresholds at 400 Gb/s; scaled linearly with the NIC rate. */
+#define HS_ECN_REF_GBPS 400.0
+#define HS_ECN_REF_KMIN_KB 800.0
+#define HS_ECN_REF_KMAX_KB 3200.0
+#define HS_DEFAULT_ECN_PMAX 0.2
+#define HS_DEFAULT_KERNEL_US 10.0
+#define HS_DEFAULT_SEED 1
+
+typedef struct hs_gpu_preset {
+    const char *key;   /* what `gpu.model` says, compared without regard to case */
+    const char *model; /* the name reported as cudaDeviceProp.name */
+    double memory_gib;
+    double bf16_tflops;
+    double fp32_tflops;
+    double hbm_gbps;
+    int sm_count;
+    int cc_major, cc_minor;
+} hs_gpu_preset;
+
+/* NULL when `name` is no preset. */
+const hs_gpu_preset *hs_gpu_preset_find(const char *name);
+/* "H200, H100": the preset keys, for messages. */
+const char *hs_gpu_preset_list(void);
+void hs_gpu_preset_apply(hs_scenario *sc, const hs_gpu_preset *p);
+
+/* GT/s per lane × lanes × 128/130 (Gb/s each way); 0 for a generation we do not know. */
+double hs_pcie_default_gbps(int gen, int lanes);
+
+/* SimAI's 800/3200 KB at 400 Gb/s, scaled linearly with nic_gbps. */
+void hs_ecn_defaults(double nic_gbps, double *kmin_kb, double *kmax_kb);
+
+#endif

@@ -1,0 +1,758 @@
+/*
+ * hysimd protocol tests: the daemon runs in a runner process, forked children
+ * act as the application and check the daemon's answers by arithmetic.
+ *
+ * The scenario (dt_scenario): default kernel 10 µs; PCIe 500 Gb/s + 1 µs
+ * (1 MB = 16 µs + 1 µs); HBM 4800 GB/s (4.8 MB memset = 1 µs); NVLink
+ * 800 Gb/s + 500 ns (1 MB = 10 µs + 0.5 µs, with the analytic test fabric).
+ *
+ * usage: test_daemon CASE
+ */
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon_test.h"
+#include "transport.h"
+
+#define KERNEL_NS 10000ull
+#define COMM 0xC0FFEEull
+
+void dt_scenario(hs_scenario *sc)
+{
+#ifdef HS_HAVE_SCENARIO_LIB
+    hs_scenario_defaults(sc); /* what a real fabric needs besides the figures below */
+#else
+    memset(sc, 0, sizeof(*sc));
+#endif
+    snprintf(sc->name, sizeof(sc->name), "hysimd tests");
+    snprintf(sc->gpu.model, sizeof(sc->gpu.model), "NVIDIA H200");
+    sc->gpu.memory_bytes = 141ull << 30;
+    sc->gpu.hbm_gbps = 4800;
+    sc->gpu.sm_count = 132;
+    sc->gpu.cc_major = 9;
+    sc->gpu.cc_minor = 0;
+    sc->servers.count = 1;
+    sc->servers.gpus_per_server = 4;
+    sc->nvlink.gbps_per_gpu = 800;
+    sc->nvlink.latency_ns = 500;
+    if (!sc->nvlink.segment_bytes)
+        sc->nvlink.segment_bytes = 64 << 10;
+    sc->pcie.gen = 5;
+    sc->pcie.lanes = 16;
+    sc->pcie.gbps = 500;
+    sc->pcie.latency_ns = 1000;
+    sc->nics.per_server = 4;
+    sc->nics.gbps = 400;
+    sc->compute.default_kernel_ns = KERNEL_NS;
+    sc->run.mode = HS_MODE_EXACT;
+    sc->run.host_time = HS_HOST_TIME_ZERO;
+    sc->run.seed = 1;
+}
+
+bool dt_fake_fabric(void)
+{
+#ifdef HS_FAKE_FABRIC
+    return true;
+#else
+    return false;
+#endif
+}
+
+/* A time that went through the fabric: exact with the analytic fabric; with
+ * the packet model no less than the analytic figure and within 10 % of it. */
+static void check_fabric_ns(uint64_t got, uint64_t analytic, const char *what)
+{
+    if (dt_fake_fabric())
+        CHECK(got == analytic, "%s: %llu ns, expected %llu ns", what, (unsigned long long)got,
+              (unsigned long long)analytic);
+    else
+        CHECK(got >= analytic && got <= analytic + analytic / 10, "%s: %llu ns, analytic %llu ns", what,
+              (unsigned long long)got, (unsigned long long)analytic);
+    printf("%s: %llu ns (analytic %llu ns)\n", what, (unsigned long long)got, (unsigned long long)analytic);
+}
+
+static void expect_ok(const dt_result *r)
+{
+    CHECK(r->rc == 0, "run failed: %s", r->sum.error);
+    CHECK(r->sum.error[0] == 0, "error set: %s", r->sum.error);
+    for (int i = 0; i < r->nchildren; i++)
+        CHECK(WIFEXITED(r->status[i]) && WEXITSTATUS(r->status[i]) == 0, "child %d: status 0x%x", i,
+              r->status[i]);
+}
+
+static void expect_error(const dt_result *r, const char *needle)
+{
+    CHECK(r->rc == -1, "run did not fail (rc %d), expected \"%s\"", r->rc, needle);
+    CHECK(strstr(r->sum.error, needle), "error \"%s\" lacks \"%s\"", r->sum.error, needle);
+}
+
+static uint64_t wait_now(dt_client *c, uint64_t host, Hysim__Wait__Cond cond, uint32_t gpu, uint64_t stream)
+{
+    Hysim__Reply *r = dt_wait(c, host, cond, gpu, stream, 0, false, NULL, 0);
+    CHECK(!r->error[0] && r->done, "wait: error \"%s\" done %d", r->error, r->done);
+    uint64_t now = r->now_ns;
+    hysim__reply__free_unpacked(r, NULL);
+    return now;
+}
+
+/* ------------------------------------------------------------- kernels and streams */
+
+static void child_kernel_sync(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    dt_client c;
+    dt_connect(&c, ep, 0, 0, 1, 0);
+    CHECK_EQ(c.setup.gpu_memory_bytes, 141ull << 30);
+    CHECK_EQ(c.setup.sm_count, 132);
+    CHECK_EQ(c.setup.cc_major, 9);
+    CHECK_EQ(c.setup.cc_minor, 0);
+    CHECK_EQ(c.setup.gpus_per_server, 4);
+    CHECK_EQ(c.setup.total_gpus, 4);
+    CHECK_EQ(c.setup.host_time, HS_HOST_TIME_ZERO);
+    CHECK_EQ(c.setup.epoch_ns, 0);
+    dt_kernel(&c, 1000, 0, 0);
+    uint64_t now = dt_sync_stream(&c, 1000, 0, 0);
+    CHECK_EQ(now, 1000 + KERNEL_NS);
+    dt_record(idx, now);
+    dt_bye(&c, now, NULL, 0);
+}
+
+static void test_kernel_sync(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 1, child_kernel_sync, NULL);
+    expect_ok(r);
+    CHECK_EQ(r->nvalues[0], 1);
+    CHECK_EQ(r->sum.sessions, 1);
+    CHECK_EQ(r->sum.kernels, 1);
+    CHECK_EQ(r->sum.kernels_default, 1);
+    CHECK_EQ(r->sum.sim_end_ps, (1000 + KERNEL_NS) * 1000);
+    dt_free(r);
+}
+
+static void child_streams(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    (void)idx;
+    dt_client c;
+    dt_connect(&c, ep, 0, 0, 1, 0);
+    /* one stream serialises */
+    dt_kernel(&c, 0, 0, 0);
+    dt_kernel(&c, 0, 0, 0);
+    CHECK_EQ(dt_sync_stream(&c, 0, 0, 0), 2 * KERNEL_NS);
+    uint64_t h = 2 * KERNEL_NS;
+    /* two streams overlap */
+    dt_stream_create(&c, h, 0, 1, false);
+    dt_stream_create(&c, h, 0, 2, false);
+    dt_stream_create(&c, h, 0, 3, true);
+    dt_kernel(&c, h, 0, 1);
+    dt_kernel(&c, h, 0, 2);
+    CHECK_EQ(wait_now(&c, h, HYSIM__WAIT__COND__DEVICE_IDLE, 0, 0), h + KERNEL_NS);
+    h += KERNEL_NS; /* 30 µs */
+    /* legacy default stream: waits for blocking streams, later blocking work waits for it */
+    dt_kernel(&c, h, 0, 1); /* 30..40 */
+    dt_kernel(&c, h, 0, 0); /* waits for stream 1: 40..50 */
+    dt_kernel(&c, h, 0, 3); /* non-blocking: 30..40 */
+    dt_kernel(&c, h, 0, 2); /* blocking, after the legacy kernel: 50..60 */
+    CHECK_EQ(dt_sync_stream(&c, h, 0, 3), h + KERNEL_NS);
+    CHECK_EQ(dt_sync_stream(&c, h + KERNEL_NS, 0, 0), h + 2 * KERNEL_NS);
+    CHECK_EQ(dt_sync_stream(&c, h + 2 * KERNEL_NS, 0, 2), h + 3 * KERNEL_NS);
+    /* already idle: answered at the host time */
+    CHECK_EQ(dt_sync_stream(&c, h + 3 * KERNEL_NS, 0, 1), h + 3 * KERNEL_NS);
+    CHECK_EQ(wait_now(&c, h + 3 * KERNEL_NS, HYSIM__WAIT__COND__PROCESS_IDLE, 0, 0), h + 3 * KERNEL_NS);
+    dt_bye(&c, h + 3 * KERNEL_NS, NULL, 0);
+}
+
+static void test_streams(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 1, child_streams, NULL);
+    expect_ok(r);
+    CHECK_EQ(r->sum.kernels, 8);
+    CHECK_EQ(r->sum.sim_end_ps, 60 * KERNEL_NS / 10 * 1000);
+    dt_free(r);
+}
+
+/* ------------------------------------------------------------- events */
+
+static const Hysim__EventTime *event_time(const Hysim__Reply *r, size_t i, uint64_t event)
+{
+    CHECK(i < r->n_event_times, "reply has %zu event times, wanted #%zu", r->n_event_times, i);
+    CHECK_EQ(r->event_times[i]->event, event);
+    return r->event_times[i];
+}
+
+static void child_events(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    (void)idx;
+    dt_client c;
+    dt_connect(&c, ep, 0, 0, 1, 0);
+    dt_stream_create(&c, 0, 0, 1, true);
+    dt_record_event(&c, 0, 0, 1, 1);
+    dt_kernel(&c, 0, 0, 1);
+    dt_record_event(&c, 0, 0, 1, 2);
+    uint64_t timed[] = {1, 2, 9};
+    Hysim__Reply *r = dt_wait(&c, 0, HYSIM__WAIT__COND__EVENT_DONE, 0, 0, 2, false, timed, 3);
+    CHECK(r->done && !r->error[0], "event wait");
+    CHECK_EQ(r->now_ns, KERNEL_NS);
+    const Hysim__EventTime *e1 = event_time(r, 0, 1), *e2 = event_time(r, 1, 2), *e9 = event_time(r, 2, 9);
+    CHECK(e1->recorded && e1->done && e2->recorded && e2->done, "events 1 and 2 done");
+    CHECK_EQ(e1->time_ps, 0);
+    CHECK_EQ(e2->time_ps - e1->time_ps, KERNEL_NS * 1000); /* cudaEventElapsedTime around one kernel */
+    CHECK(!e9->recorded && !e9->done, "event 9 was never recorded");
+    hysim__reply__free_unpacked(r, NULL);
+
+    /* queries: not done before the kernel ends; done at exactly its end */
+    uint64_t h = KERNEL_NS;
+    dt_kernel(&c, h, 0, 1);
+    uint64_t q[][2] = {{h, 0}, {h + KERNEL_NS / 2, 0}, {h + KERNEL_NS, 1}};
+    for (int i = 0; i < 3; i++) {
+        r = dt_wait(&c, q[i][0], HYSIM__WAIT__COND__STREAM_IDLE, 0, 1, 0, true, NULL, 0);
+        CHECK(!r->error[0], "query: %s", r->error);
+        CHECK_EQ(r->now_ns, q[i][0]);
+        CHECK_EQ(r->done, q[i][1]);
+        hysim__reply__free_unpacked(r, NULL);
+    }
+    h += KERNEL_NS; /* 20 µs */
+    dt_kernel(&c, h, 0, 1);
+    dt_record_event(&c, h, 0, 1, 3); /* completes at 30 µs */
+    uint64_t t3[] = {3};
+    r = dt_wait(&c, h + 5000, HYSIM__WAIT__COND__EVENT_DONE, 0, 0, 3, true, t3, 1);
+    CHECK(!r->done && r->now_ns == h + 5000, "query event 3 at 25 µs");
+    CHECK(event_time(r, 0, 3)->recorded && !event_time(r, 0, 3)->done, "event 3 recorded, not done");
+    hysim__reply__free_unpacked(r, NULL);
+    r = dt_wait(&c, h + 5000, HYSIM__WAIT__COND__EVENT_DONE, 0, 0, 3, false, t3, 1);
+    CHECK(r->done && r->now_ns == h + KERNEL_NS, "event 3 at 30 µs, got %llu", (unsigned long long)r->now_ns);
+    CHECK(event_time(r, 0, 3)->done && event_time(r, 0, 3)->time_ps == (h + KERNEL_NS) * 1000, "event 3 time");
+    hysim__reply__free_unpacked(r, NULL);
+    h += KERNEL_NS; /* 30 µs */
+    /* a never-recorded event is done at once */
+    r = dt_wait(&c, h, HYSIM__WAIT__COND__EVENT_DONE, 0, 0, 77, false, NULL, 0);
+    CHECK(r->done && r->now_ns == h, "never-recorded event");
+    hysim__reply__free_unpacked(r, NULL);
+    /* a wait on an event follows its most recent record */
+    dt_kernel(&c, h, 0, 1);
+    dt_record_event(&c, h, 0, 1, 1);
+    r = dt_wait(&c, h, HYSIM__WAIT__COND__EVENT_DONE, 0, 0, 1, false, NULL, 0);
+    CHECK(r->done && r->now_ns == h + KERNEL_NS, "re-recorded event 1");
+    hysim__reply__free_unpacked(r, NULL);
+    dt_bye(&c, h + KERNEL_NS, NULL, 0);
+}
+
+static void test_events(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 1, child_events, NULL);
+    expect_ok(r);
+    CHECK_EQ(r->sum.kernels, 4);
+    dt_free(r);
+}
+
+static void child_wait_event(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    (void)idx;
+    dt_client c;
+    dt_connect(&c, ep, 0, 0, 1, 0);
+    for (uint64_t s = 1; s <= 4; s++)
+        dt_stream_create(&c, 0, 0, s, true);
+    dt_kernel(&c, 0, 0, 1);          /* A: 0..10 */
+    dt_record_event(&c, 0, 0, 1, 5); /* e at 10 */
+    dt_wait_event(&c, 0, 0, 2, 5);
+    dt_kernel(&c, 0, 0, 2);          /* B: 10..20 */
+    dt_kernel(&c, 0, 0, 1);          /* C: 10..20 */
+    dt_record_event(&c, 0, 0, 1, 5); /* e again, at 20: B does not care */
+    dt_wait_event(&c, 0, 0, 3, 5);
+    dt_kernel(&c, 0, 0, 3);          /* D: 20..30 */
+    dt_wait_event(&c, 0, 0, 4, 99);  /* never recorded: no wait */
+    dt_kernel(&c, 0, 0, 4);          /* E: 0..10 */
+    CHECK_EQ(dt_sync_stream(&c, 0, 0, 4), KERNEL_NS);
+    CHECK_EQ(dt_sync_stream(&c, KERNEL_NS, 0, 2), 2 * KERNEL_NS);
+    CHECK_EQ(dt_sync_stream(&c, 2 * KERNEL_NS, 0, 3), 3 * KERNEL_NS);
+    dt_bye(&c, 3 * KERNEL_NS, NULL, 0);
+}
+
+static void test_wait_event(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 1, child_wait_event, NULL);
+    expect_ok(r);
+    CHECK_EQ(r->sum.kernels, 5);
+    dt_free(r);
+}
+
+/* ------------------------------------------------------------- copies */
+
+static void child_copies(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    dt_client c;
+    dt_connect(&c, ep, 0, 0, 2, 0);
+    uint64_t h = 0;
+    dt_copy(&c, h, 0, 0, HYSIM__COPY_KIND__H2D, 1000000, 0);
+    CHECK_EQ(h = dt_sync_stream(&c, h, 0, 0), 17000); /* 16 µs + 1 µs */
+    dt_copy(&c, h, 0, 0, HYSIM__COPY_KIND__D2H, 1000000, 0);
+    CHECK_EQ(h = dt_sync_stream(&c, h, 0, 0), 34000);
+    dt_memset(&c, h, 0, 0, 4800000);
+    CHECK_EQ(h = dt_sync_stream(&c, h, 0, 0), 35000); /* 4.8 MB at 4800 GB/s */
+    dt_copy(&c, h, 0, 0, HYSIM__COPY_KIND__D2D, 4800000, 0);
+    CHECK_EQ(h = dt_sync_stream(&c, h, 0, 0), 37000); /* read + write */
+    dt_copy(&c, h, 0, 0, HYSIM__COPY_KIND__D2D, 1000000, 1);
+    uint64_t t = dt_sync_stream(&c, h, 0, 0);
+    dt_record(idx, t - h);
+    h = t;
+    dt_copy(&c, h, 1, 0, HYSIM__COPY_KIND__H2H, 1000000000, 0);
+    CHECK_EQ(dt_sync_stream(&c, h, 1, 0), h);
+    dt_bye(&c, h, NULL, 0);
+}
+
+static void test_copies(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 1, child_copies, NULL);
+    expect_ok(r);
+    check_fabric_ns(r->values[0][0], 10500, "peer copy of 1 MB");
+    CHECK_EQ(r->sum.copies, 5);
+    CHECK_EQ(r->sum.flows, 1);
+    dt_free(r);
+}
+
+/* ------------------------------------------------------------- all-reduce */
+
+#define AR_BYTES 4000000ull
+
+typedef struct ar_arg {
+    int n;
+} ar_arg;
+
+static void child_allreduce(const char *ep, int idx, void *arg)
+{
+    const ar_arg *a = arg;
+    dt_client c;
+    dt_connect(&c, ep, 0, (uint32_t)idx, 1, 0);
+    dt_comm_init(&c, 0, (uint32_t)idx, COMM, (uint32_t)idx, (uint32_t)a->n);
+    dt_collective(&c, 0, (uint32_t)idx, 0, COMM, (uint32_t)idx, 0, HYSIM__COLL_KIND__ALL_REDUCE, AR_BYTES);
+    uint64_t t1 = dt_sync_stream(&c, 0, (uint32_t)idx, 0);
+    dt_collective(&c, t1, (uint32_t)idx, 0, COMM, (uint32_t)idx, 1, HYSIM__COLL_KIND__ALL_REDUCE, AR_BYTES);
+    uint64_t t2 = dt_sync_stream(&c, t1, (uint32_t)idx, 0);
+    dt_record(idx, t1);
+    dt_record(idx, t2);
+    dt_bye(&c, t2, NULL, 0);
+}
+
+static uint64_t ring_ns(int n, uint64_t bytes)
+{
+    uint64_t chunk = (bytes + (uint64_t)n - 1) / (uint64_t)n;
+    uint64_t step_ps = chunk * 8000 / 800 + 500 * 1000; /* 800 Gb/s NVLink + 500 ns */
+    return 2 * (uint64_t)(n - 1) * step_ps / 1000;
+}
+
+static void run_allreduce(int n)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    ar_arg a = {.n = n};
+    dt_result *r = dt_run(&sc, n, child_allreduce, &a);
+    expect_ok(r);
+    uint64_t want = ring_ns(n, AR_BYTES);
+    for (int i = 0; i < n; i++) {
+        CHECK_EQ(r->nvalues[i], 2);
+        CHECK_EQ(r->values[i][0], r->values[0][0]); /* a symmetric ring ends at once for all */
+        CHECK_EQ(r->values[i][1], r->values[0][1]);
+    }
+    char what[64];
+    snprintf(what, sizeof(what), "%d-rank ring all-reduce", n);
+    check_fabric_ns(r->values[0][0], want, what);
+    check_fabric_ns(r->values[0][1] - r->values[0][0], want, "second all-reduce");
+    CHECK_EQ(r->sum.collectives, 2);
+    CHECK_EQ(r->sum.flows, 2 * 2 * (uint64_t)(n - 1) * (uint64_t)n);
+    CHECK(r->sum.packet_hops > 0, "no packet hops");
+    dt_free(r);
+}
+
+static void test_allreduce2(void) { run_allreduce(2); }
+static void test_allreduce4(void) { run_allreduce(4); }
+
+/* Both ranks in one process, each on its own GPU; plus a 1-rank communicator. */
+static void child_allreduce_one_process(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    dt_client c;
+    dt_connect(&c, ep, 0, 0, 2, 0);
+    dt_comm_init(&c, 0, 0, COMM, 0, 2);
+    dt_comm_init(&c, 0, 1, COMM, 1, 2);
+    dt_comm_init(&c, 0, 0, COMM + 1, 0, 1);
+    dt_collective(&c, 0, 0, 0, COMM + 1, 0, 0, HYSIM__COLL_KIND__ALL_REDUCE, AR_BYTES);
+    dt_collective(&c, 0, 0, 0, COMM, 0, 0, HYSIM__COLL_KIND__ALL_REDUCE, AR_BYTES);
+    dt_collective(&c, 0, 1, 0, COMM, 1, 0, HYSIM__COLL_KIND__ALL_REDUCE, AR_BYTES);
+    uint64_t t = wait_now(&c, 0, HYSIM__WAIT__COND__PROCESS_IDLE, 0, 0);
+    dt_record(idx, t);
+    dt_bye(&c, t, NULL, 0);
+}
+
+static void test_allreduce_one_process(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 1, child_allreduce_one_process, NULL);
+    expect_ok(r);
+    check_fabric_ns(r->values[0][0], ring_ns(2, AR_BYTES), "2-rank all-reduce in one process");
+    CHECK_EQ(r->sum.collectives, 2);
+    CHECK_EQ(r->sum.flows, 4);
+    dt_free(r);
+}
+
+/* ------------------------------------------------------------- failures */
+
+static void child_deadlock(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    dt_client c;
+    dt_connect(&c, ep, 0, (uint32_t)idx, 1, 0);
+    dt_comm_init(&c, 0, (uint32_t)idx, COMM, (uint32_t)idx, 2);
+    if (idx == 0) {
+        dt_collective(&c, 0, 0, 0, COMM, 0, 0, HYSIM__COLL_KIND__ALL_REDUCE, AR_BYTES);
+        Hysim__Reply *r = dt_wait(&c, 0, HYSIM__WAIT__COND__STREAM_IDLE, 0, 0, 0, false, NULL, 0);
+        CHECK(strstr(r->error, "deadlock"), "expected a deadlock error, got \"%s\"", r->error);
+        hysim__reply__free_unpacked(r, NULL);
+        dt_record(idx, 1);
+        return;
+    }
+    /* rank 1 never joins the collective: it syncs (nothing to do) and leaves */
+    CHECK_EQ(wait_now(&c, 0, HYSIM__WAIT__COND__PROCESS_IDLE, 0, 0), 0);
+    dt_bye(&c, 0, NULL, 0);
+}
+
+static void test_deadlock(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 2, child_deadlock, NULL);
+    expect_error(r, "deadlock");
+    char who[64];
+    snprintf(who, sizeof(who), "process %d (server 0", (int)r->pid[0]);
+    expect_error(r, who);
+    expect_error(r, "waits for stream 0 of GPU 0");
+    expect_error(r, "AllReduce on comm 0xc0ffee, seq 0: ranks joined [0], missing [1]");
+    CHECK_EQ(r->nvalues[0], 1); /* rank 0 got the error as its reply */
+    dt_free(r);
+}
+
+static void child_killed(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    dt_client c;
+    dt_connect(&c, ep, 0, (uint32_t)idx, 1, 0);
+    dt_comm_init(&c, 0, (uint32_t)idx, COMM, (uint32_t)idx, 2);
+    if (idx == 0) {
+        dt_collective(&c, 0, 0, 0, COMM, 0, 0, HYSIM__COLL_KIND__ALL_REDUCE, AR_BYTES);
+        Hysim__Reply *r = dt_wait(&c, 0, HYSIM__WAIT__COND__STREAM_IDLE, 0, 0, 0, false, NULL, 0);
+        CHECK(r->error[0], "expected an error reply");
+        hysim__reply__free_unpacked(r, NULL);
+        return;
+    }
+    dt_flush(&c);
+    raise(SIGKILL);
+}
+
+static void test_killed(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 2, child_killed, NULL);
+    char who[64];
+    snprintf(who, sizeof(who), "process %d (server 0", (int)r->pid[1]);
+    expect_error(r, who);
+    expect_error(r, "signal 9");
+    CHECK(WIFSIGNALED(r->status[1]) && WTERMSIG(r->status[1]) == SIGKILL, "child 1 status 0x%x", r->status[1]);
+    dt_free(r);
+}
+
+static void child_escalation(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    if (idx == 0) {
+        signal(SIGTERM, SIG_IGN);
+        dt_client c;
+        dt_connect(&c, ep, 0, 0, 1, 0);
+        dt_record(0, 1);
+        for (;;)
+            pause();
+    }
+    while (dt_nvalues(0) < 1)
+        usleep(1000);
+    _exit(3);
+}
+
+static void test_kill_escalation(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 2, child_escalation, NULL);
+    char who[96];
+    snprintf(who, sizeof(who), "process %d (server unknown: it never registered) exited with status 3",
+             (int)r->pid[1]);
+    expect_error(r, who);
+    CHECK(WIFSIGNALED(r->status[0]) && WTERMSIG(r->status[0]) == SIGKILL, "child 0 status 0x%x", r->status[0]);
+    CHECK(r->wall_s >= 1.9 && r->wall_s < 10, "SIGKILL after %.2f s, expected 2 s", r->wall_s);
+    dt_free(r);
+}
+
+static void child_no_bye(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    (void)idx;
+    dt_client c;
+    dt_connect(&c, ep, 0, 0, 1, 0);
+    dt_kernel(&c, 0, 0, 0);
+    dt_flush(&c);
+    _exit(0);
+}
+
+static void test_no_bye(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 1, child_no_bye, NULL);
+    char who[64];
+    snprintf(who, sizeof(who), "process %d (server 0", (int)r->pid[0]);
+    expect_error(r, who);
+    expect_error(r, "closed its connection without Bye");
+    dt_free(r);
+}
+
+/* One protocol violation per run; the daemon must fail the run, not crash. */
+typedef struct violation {
+    const char *name, *expect;
+} violation;
+
+static const violation violations[] = {
+    {"op before Register", "a message before Register"},
+    {"GPU out of range", "op on GPU 2, outside its GPUs 0..0"},
+    {"host time backwards", "host time went backwards"},
+    {"garbage frame", "undecodable frame"},
+    {"oversized frame", "bad frame (too large)"},
+    {"Register out of range", "Register of server 0, GPUs 3..4"},
+    {"op without kind", "op without a kind"},
+    {"unknown stream", "op on stream 7 of GPU 0, which was never created"},
+    {"message while waiting", "a message while its Wait is unanswered"},
+    {"collective without CommInit", "which it never joined (no CommInit)"},
+    {"wrong seq", "expected seq 0"},
+    {"unsupported collective", "hysim: AllGather is not supported yet"},
+};
+
+static void child_violation(const char *ep, int idx, void *arg)
+{
+    (void)idx;
+    int which = *(const int *)arg;
+    dt_client c;
+    char err[256];
+    if (which == 0) {
+        memset(&c, 0, sizeof(c));
+        c.fd = hs_transport_connect(ep, err, sizeof(err));
+        CHECK(c.fd >= 0, "%s", err);
+        dt_kernel(&c, 0, 0, 0);
+        dt_flush(&c);
+    } else if (which == 5) {
+        memset(&c, 0, sizeof(c));
+        c.fd = hs_transport_connect(ep, err, sizeof(err));
+        Hysim__Register reg = HYSIM__REGISTER__INIT;
+        reg.first_gpu = 3;
+        reg.gpu_count = 2;
+        Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+        m.msg_case = HYSIM__CLIENT_MSG__MSG_REGISTER;
+        m.register_ = &reg;
+        CHECK(hs_frame_send_client_msg(c.fd, &m, err, sizeof(err)) == 0, "%s", err);
+    } else {
+        dt_connect(&c, ep, 0, 0, 1, 0);
+        switch (which) {
+        case 1: dt_kernel(&c, 0, 2, 0); break;
+        case 2:
+            dt_kernel(&c, 1000, 0, 0);
+            dt_kernel(&c, 500, 0, 0);
+            break;
+        case 3: dt_send_raw(&c, "\x05\x00\x00\x00\xff\xff\xff\xff\xff", 9); break;
+        case 4: dt_send_raw(&c, "\xff\xff\xff\xff", 4); break;
+        case 6: dt_raw_op(&c, 0, 0); break;
+        case 7: dt_kernel(&c, 0, 0, 7); break;
+        case 8: {
+            /* a Wait that cannot be answered yet, then a Batch without reading the reply */
+            dt_kernel(&c, 0, 0, 0);
+            dt_flush(&c);
+            Hysim__Wait w = HYSIM__WAIT__INIT;
+            w.cond = HYSIM__WAIT__COND__STREAM_IDLE;
+            Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+            m.msg_case = HYSIM__CLIENT_MSG__MSG_WAIT;
+            m.wait = &w;
+            CHECK(hs_frame_send_client_msg(c.fd, &m, err, sizeof(err)) == 0, "%s", err);
+            dt_kernel(&c, 0, 0, 0);
+            break;
+        }
+        case 9: dt_collective(&c, 0, 0, 0, COMM, 0, 0, HYSIM__COLL_KIND__ALL_REDUCE, 8); break;
+        case 10:
+            dt_comm_init(&c, 0, 0, COMM, 0, 1);
+            dt_collective(&c, 0, 0, 0, COMM, 0, 3, HYSIM__COLL_KIND__ALL_REDUCE, 8);
+            break;
+        case 11:
+            dt_comm_init(&c, 0, 0, COMM, 0, 1);
+            dt_collective(&c, 0, 0, 0, COMM, 0, 0, HYSIM__COLL_KIND__ALL_GATHER, 8);
+            break;
+        }
+        dt_flush(&c);
+    }
+    /* wait for the daemon to drop us (it may also answer a pending Wait with the error) */
+    Hysim__Reply *r;
+    while ((r = dt_read_reply(&c)) != NULL)
+        hysim__reply__free_unpacked(r, NULL);
+}
+
+static void test_violations(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    for (int i = 0; i < (int)(sizeof(violations) / sizeof(violations[0])); i++) {
+        printf("violation: %s\n", violations[i].name);
+        dt_result *r = dt_run(&sc, 1, child_violation, &i);
+        expect_error(r, violations[i].expect);
+        dt_free(r);
+    }
+}
+
+/* ------------------------------------------------------------- setup and summary */
+
+static void child_setup(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    (void)idx;
+    dt_client c;
+    dt_connect(&c, ep, 0, 1, 3, 0);
+    CHECK_EQ(c.setup.epoch_ns, 1234567890123ull);
+    uint64_t peaks[] = {5, 900, 7};
+    dt_bye(&c, 123456, peaks, 3);
+}
+
+static void test_setup_summary(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    setenv("HYSIM_EPOCH_NS", "1234567890123", 1);
+    dt_result *r = dt_run(&sc, 1, child_setup, NULL);
+    expect_ok(r);
+    CHECK_EQ(r->sum.peak_memory_bytes_max, 900);
+    CHECK_EQ(r->sum.sim_end_ps, 123456000);
+    CHECK_EQ(r->sum.sessions, 1);
+    dt_free(r);
+
+    char err[256] = "";
+    setenv("HYSIM_EPOCH_NS", "soon", 1);
+    CHECK(hs_daemon_create(&sc, "unix:/tmp/hysimd-test-epoch.sock", err, sizeof(err)) == NULL, "bad epoch");
+    CHECK(strstr(err, "HYSIM_EPOCH_NS"), "err: %s", err);
+    unsetenv("HYSIM_EPOCH_NS");
+}
+
+/* ------------------------------------------------------------- determinism */
+
+/* Ranks reach the collectives at different times, mixed with kernels, events and peer copies. */
+static void child_mixed(const char *ep, int idx, void *arg)
+{
+    const ar_arg *a = arg;
+    uint32_t g = (uint32_t)idx;
+    dt_client c;
+    dt_connect(&c, ep, 0, g, 1, 0);
+    dt_comm_init(&c, 0, g, COMM, g, (uint32_t)a->n);
+    dt_stream_create(&c, 0, g, 1, true);
+    for (int k = 0; k <= idx; k++)
+        dt_kernel(&c, (uint64_t)k * 100, g, 1);
+    dt_record_event(&c, 500, g, 1, 1);
+    dt_wait_event(&c, 500, g, 0, 1);
+    dt_record_event(&c, 500, g, 0, 2);
+    dt_collective(&c, 500, g, 0, COMM, g, 0, HYSIM__COLL_KIND__ALL_REDUCE, 3000000 + 1);
+    dt_record_event(&c, 500, g, 0, 3);
+    dt_copy(&c, 600, g, 1, HYSIM__COPY_KIND__D2D, 500000, (g + 1) % (uint32_t)a->n);
+    dt_collective(&c, 700, g, 0, COMM, g, 1, HYSIM__COLL_KIND__ALL_REDUCE, 65536);
+    uint64_t timed[] = {2, 3};
+    Hysim__Reply *r = dt_wait(&c, 700, HYSIM__WAIT__COND__EVENT_DONE, 0, 0, 3, false, timed, 2);
+    CHECK(r->done && r->n_event_times == 2, "event wait");
+    dt_record(idx, r->now_ns);
+    dt_record(idx, r->event_times[0]->time_ps);
+    dt_record(idx, r->event_times[1]->time_ps);
+    hysim__reply__free_unpacked(r, NULL);
+    uint64_t t = wait_now(&c, 700, HYSIM__WAIT__COND__DEVICE_IDLE, g, 0);
+    dt_record(idx, t);
+    dt_bye(&c, t, NULL, 0);
+}
+
+static void test_determinism(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    ar_arg a = {.n = 4};
+    dt_result *r1 = dt_run(&sc, 4, child_mixed, &a);
+    dt_result *r2 = dt_run(&sc, 4, child_mixed, &a);
+    expect_ok(r1);
+    expect_ok(r2);
+    for (int i = 0; i < 4; i++) {
+        CHECK_EQ(r1->nvalues[i], 4);
+        CHECK_EQ(r2->nvalues[i], 4);
+        for (int j = 0; j < 4; j++) {
+            CHECK_EQ(r1->values[i][j], r2->values[i][j]);
+            printf("rank %d value %d: %llu\n", i, j, (unsigned long long)r1->values[i][j]);
+        }
+    }
+    CHECK_EQ(r1->sum.sim_end_ps, r2->sum.sim_end_ps);
+    CHECK_EQ(r1->sum.flows, r2->sum.flows);
+    CHECK_EQ(r1->sum.packet_hops, r2->sum.packet_hops);
+    CHECK_EQ(r1->sum.collectives, 2);
+    CHECK_EQ(r1->sum.kernels, 1 + 2 + 3 + 4);
+    CHECK_EQ(r1->sum.copies, 4);
+    dt_free(r1);
+    dt_free(r2);
+}
+
+/* ------------------------------------------------------------- main */
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} cases[] = {
+    {"kernel_sync", test_kernel_sync},
+    {"streams", test_streams},
+    {"events", test_events},
+    {"wait_event", test_wait_event},
+    {"copies", test_copies},
+    {"allreduce2", test_allreduce2},
+    {"allreduce4", test_allreduce4},
+    {"allreduce_one_process", test_allreduce_one_process},
+    {"deadlock", test_deadlock},
+    {"killed", test_killed},
+    {"kill_escalation", test_kill_escalation},
+    {"no_bye", test_no_bye},
+    {"violations", test_violations},
+    {"setup_summary", test_setup_summary},
+    {"determinism", test_determinism},
+};
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    signal(SIGPIPE, SIG_IGN);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        if (argc == 2 && strcmp(argv[1], cases[i].name) == 0) {
+            cases[i].fn();
+            printf("%s: ok\n", cases[i].name);
+            return 0;
+        }
+    fprintf(stderr, "usage: %s CASE\ncases:", argv[0]);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        fprintf(stderr, " %s", cases[i].name);
+    fputc('\n', stderr);
+    return 2;
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The command line's contract: help, exit codes, scenario errors with
+# FILE:LINE:COL, a missing program named.
+# usage: check_cli.sh HYSIM SCENARIO_DIR WORK_DIR
+set -uo pipefail
+hysim=$1 scenarios=$2 work=$3
+fail=0
+expect() { # expect STATUS PATTERN -- command...
+  local want=$1 pattern=$2; shift 3
+  local out status
+  out=$("$@" 2>&1); status=$?
+  if [[ $status -ne $want ]] || ! grep -qE -- "$pattern" <<<"$out"; then
+    echo "FAIL: $* -> status $status (want $want), output:"; echo "$out"; fail=1
+  else
+    echo "ok: $*"
+  fi
+}
+mkdir -p "$work"
+printf 'servers: {count: 1, gpus_per_server: 8}\ngpu: {model: H200}\nnvlink: {gbps_per_gpu: fast}\n' >"$work/bad.yaml"
+expect 0 "usage: hysim" -- "$hysim" --help
+expect 0 "usage: hysim run" -- "$hysim" help run
+expect 2 "unknown command" -- "$hysim" frobnicate
+expect 2 "expected .hysim run SCENARIO" -- "$hysim" run "$scenarios/h200x8.yaml"
+expect 0 "h200x8.yaml: ok" -- "$hysim" validate "$scenarios/h200x8.yaml"
+expect 2 "bad.yaml:3:[0-9]+: .*gbps_per_gpu" -- "$hysim" validate "$work/bad.yaml"
+expect 2 "bad.yaml:3:[0-9]+: .*gbps_per_gpu" -- "$hysim" run "$work/bad.yaml" -- /bin/true
+expect 2 "cannot run no-such-program" -- "$hysim" run "$scenarios/h200x8.yaml" -- no-such-program
+expect 0 "simulated" -- "$hysim" run "$scenarios/h200x8.yaml" -- /bin/true
+expect 1 "exited with status 3" -- "$hysim" run "$scenarios/h200x8.yaml" -- /bin/sh -c "exit 3"
+exit $fail

@@ -1,0 +1,94 @@
+/* Helpers for the fabric tests: an hs_scenario filled by hand (the scenario
+ * loader is a separate module) and small checks. */
+#ifndef HYSIM_TESTS_FABRIC_UTIL_H
+#define HYSIM_TESTS_FABRIC_UTIL_H
+
+#include "hysim/fabric.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One H200-like server: 8 GPUs, NVLink 3600 Gb/s per GPU each way, 500 ns GPU->GPU. */
+static inline void fab_test_scenario(hs_scenario *sc, uint32_t segment_bytes)
+{
+    memset(sc, 0, sizeof *sc);
+    snprintf(sc->name, sizeof sc->name, "fabric-test-h200x8");
+    snprintf(sc->gpu.model, sizeof sc->gpu.model, "NVIDIA H200");
+    sc->servers.count = 1;
+    sc->servers.gpus_per_server = 8;
+    sc->nvlink.gbps_per_gpu = 3600.0;
+    sc->nvlink.latency_ns = 500;
+    sc->nvlink.segment_bytes = segment_bytes;
+    sc->pcie.gen = 5;
+    sc->pcie.lanes = 16;
+    sc->pcie.gbps = 512.0;
+    sc->pcie.latency_ns = 1000;
+    sc->nics.per_server = 8;
+    sc->nics.gbps = 400.0;
+    sc->nics.rail_aligned = true;
+    sc->fabric.present = false;
+    sc->fabric.topology = HS_TOPOLOGY_RAIL_OPTIMIZED;
+    sc->fabric.link_latency_ns = 1000;
+    sc->fabric.mtu = 4096;
+    sc->fabric.oversubscription = 1.0;
+}
+
+static int fab_test_failures __attribute__((unused));
+
+#define FAB_CHECK(cond, ...)                                                            \
+    do {                                                                                \
+        if (!(cond)) {                                                                  \
+            fprintf(stderr, "%s:%d: FAILED: %s: ", __FILE__, __LINE__, #cond);          \
+            fprintf(stderr, __VA_ARGS__);                                               \
+            fputc('\n', stderr);                                                        \
+            fab_test_failures++;                                                        \
+        }                                                                               \
+    } while (0)
+
+/* Ideal time of one flow through two NVLink hops: bytes at line rate + GPU->GPU latency. */
+static inline double fab_ideal_ps(const hs_scenario *sc, uint64_t bytes)
+{
+    return (double)bytes * 8.0 / (sc->nvlink.gbps_per_gpu * 1e9) * 1e12 +
+           (double)sc->nvlink.latency_ns * 1000.0;
+}
+
+static inline double fab_rel(double got, double want)
+{
+    return fabs(got - want) / want;
+}
+
+static inline hs_fabric *fab_test_create(const hs_scenario *sc)
+{
+    char err[512] = "";
+    hs_fabric *f = hs_fabric_create(sc, err, sizeof err);
+    if (!f) {
+        fprintf(stderr, "hs_fabric_create: %s\n", err);
+        exit(1);
+    }
+    return f;
+}
+
+static inline void fab_test_add(hs_fabric *f, uint64_t id, uint32_t s, uint32_t d, uint64_t bytes,
+                                uint64_t start)
+{
+    char err[512] = "";
+    if (hs_fabric_add_flow(f, id, s, d, bytes, start, err, sizeof err) != 0) {
+        fprintf(stderr, "hs_fabric_add_flow(%" PRIu64 "): %s\n", id, err);
+        exit(1);
+    }
+}
+
+#define FAB_TEST_END()                                                                  \
+    do {                                                                                \
+        if (fab_test_failures) {                                                        \
+            fprintf(stderr, "%d check(s) failed\n", fab_test_failures);                 \
+            return 1;                                                                   \
+        }                                                                               \
+        printf("ok\n");                                                                 \
+        return 0;                                                                       \
+    } while (0)
+
+#endif

@@ -1,0 +1,166 @@
+/*
+ * Process launcher for `hysim run`: environment of the simulated program and
+ * one fork/exec per server.
+ */
+#include "launcher.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+int launcher_find_lib_dir(char *out, size_t len, char *err, size_t errlen)
+{
+    const char *override = getenv("HYSIM_LIB_DIR");
+    char candidate[PATH_MAX + 16];
+    if (override && *override) {
+        snprintf(candidate, sizeof candidate, "%s", override);
+    } else {
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n < 0) {
+            snprintf(err, errlen, "cannot find the hysim executable: %s", strerror(errno));
+            return -1;
+        }
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = '\0';
+        snprintf(candidate, sizeof candidate, "%s/../lib", exe);
+    }
+    char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/libhysim.so", candidate);
+    if (!file_exists(probe)) {
+        snprintf(err, errlen,
+                 "cannot find the interposer libraries: %s does not exist (set HYSIM_LIB_DIR)",
+                 probe);
+        return -1;
+    }
+    if (!realpath(candidate, out) || strlen(out) >= len) {
+        snprintf(err, errlen, "cannot resolve %s: %s", candidate, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int launcher_check_program(const char *program, char *err, size_t errlen)
+{
+    if (strchr(program, '/')) {
+        if (access(program, X_OK) == 0)
+            return 0;
+        snprintf(err, errlen, "cannot run %s: %s", program, strerror(errno));
+        return -1;
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    const char *dir = path;
+    while (*dir) {
+        const char *end = strchr(dir, ':');
+        size_t dir_len = end ? (size_t)(end - dir) : strlen(dir);
+        char candidate[PATH_MAX];
+        snprintf(candidate, sizeof candidate, "%.*s/%s", (int)dir_len, dir, program);
+        if (access(candidate, X_OK) == 0)
+            return 0;
+        dir = end ? end + 1 : dir + dir_len;
+    }
+    snprintf(err, errlen, "cannot run %s: not found in PATH", program);
+    return -1;
+}
+
+void launcher_host_time_string(const hs_scenario *sc, char *out, size_t len)
+{
+    switch (sc->run.host_time) {
+    case HS_HOST_TIME_FIXED:
+        snprintf(out, len, "fixed:%llu", (unsigned long long)sc->run.host_time_fixed_ns);
+        break;
+    case HS_HOST_TIME_SCALED:
+        snprintf(out, len, "scaled:%.17g", sc->run.host_time_scale);
+        break;
+    case HS_HOST_TIME_ZERO:
+        snprintf(out, len, "zero");
+        break;
+    case HS_HOST_TIME_REAL:
+    default:
+        snprintf(out, len, "real");
+        break;
+    }
+}
+
+/* Prepends `first` to the ':'-separated variable `name`. */
+static void prepend_env(const char *name, const char *first)
+{
+    const char *old = getenv(name);
+    if (!old || !*old) {
+        setenv(name, first, 1);
+        return;
+    }
+    size_t len = strlen(first) + strlen(old) + 2;
+    char *value = malloc(len);
+    if (!value)
+        return;
+    snprintf(value, len, "%s:%s", first, old);
+    setenv(name, value, 1);
+    free(value);
+}
+
+/* Runs in the forked child: sets the environment of server `server` and execs. */
+static void exec_server(const launcher_config *cfg, int server)
+{
+    char value[PATH_MAX + 64];
+    setenv("HYSIM_ENDPOINT", cfg->endpoint, 1);
+    snprintf(value, sizeof value, "%d", server);
+    setenv("HYSIM_SERVER", value, 1);
+    snprintf(value, sizeof value, "%d", cfg->scenario->servers.gpus_per_server);
+    setenv("HYSIM_GPUS", value, 1);
+    launcher_host_time_string(cfg->scenario, value, sizeof value);
+    setenv("HYSIM_HOST_TIME", value, 1);
+    snprintf(value, sizeof value, "%llu", (unsigned long long)cfg->epoch_ns);
+    setenv("HYSIM_EPOCH_NS", value, 1);
+    prepend_env("LD_LIBRARY_PATH", cfg->lib_dir);
+    /* libhysim.so first: its clock functions must win over libc's. */
+    snprintf(value, sizeof value, "%s/libhysim.so", cfg->lib_dir);
+    prepend_env("LD_PRELOAD", value);
+#ifdef HYSIM_SANITIZER_PRELOAD
+    prepend_env("LD_PRELOAD", HYSIM_SANITIZER_PRELOAD);
+#endif
+    signal(SIGPIPE, SIG_DFL);
+    execvp(cfg->argv[0], cfg->argv);
+    fprintf(stderr, "hysim: cannot run %s: %s\n", cfg->argv[0], strerror(errno));
+    _exit(127);
+}
+
+int launcher_start(const launcher_config *cfg, pid_t *pids, int max_pids, char *err,
+                   size_t errlen)
+{
+    int servers = cfg->scenario->servers.count;
+    if (servers > max_pids) {
+        snprintf(err, errlen, "%d servers: at most %d processes can be started", servers,
+                 max_pids);
+        return -1;
+    }
+    fflush(NULL);
+    for (int s = 0; s < servers; s++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            snprintf(err, errlen, "fork for server %d: %s", s, strerror(errno));
+            for (int i = 0; i < s; i++)
+                kill(pids[i], SIGKILL);
+            return -1;
+        }
+        if (pid == 0)
+            exec_server(cfg, s);
+        pids[s] = pid;
+    }
+    return servers;
+}

@@ -1,0 +1,42 @@
+/*
+ * Starts the program under simulation: one process per server the scenario
+ * names, each with the interposer libraries on its library path and the
+ * HYSIM_* environment the interposer reads.
+ */
+#ifndef HYSIM_TOOLS_LAUNCHER_H
+#define HYSIM_TOOLS_LAUNCHER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hysim/scenario.h"
+
+typedef struct launcher_config {
+    const hs_scenario *scenario;
+    const char *endpoint;   /* hysimd's endpoint, "unix:/path" */
+    const char *lib_dir;    /* folder holding libhysim.so and the replacement libraries */
+    uint64_t epoch_ns;      /* CLOCK_REALTIME at simulated time 0 */
+    char **argv;            /* program and arguments, NULL-terminated */
+} launcher_config;
+
+/*
+ * Finds the folder of the interposer libraries: $HYSIM_LIB_DIR, else
+ * ../lib beside the hysim executable. 0 on success, -1 with a message.
+ */
+int launcher_find_lib_dir(char *out, size_t len, char *err, size_t errlen);
+
+/* Resolves argv[0] through PATH as execvp would; -1 with a message if it cannot run. */
+int launcher_check_program(const char *program, char *err, size_t errlen);
+
+/*
+ * Forks one process per server; returns how many were started (pids[0..n))
+ * or -1 with a message (then none is left running).
+ */
+int launcher_start(const launcher_config *cfg, pid_t *pids, int max_pids, char *err,
+                   size_t errlen);
+
+/* The scenario's host_time setting as the interposer reads it ("real", "fixed:1000", ...). */
+void launcher_host_time_string(const hs_scenario *sc, char *out, size_t len);
+
+#endif

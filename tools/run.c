@@ -1,0 +1,213 @@
+/*
+ * hysim run: loads the scenario, starts hysimd on a private Unix socket,
+ * launches the program once per server, serves the simulation until the
+ * program ends, and prints a short summary of the simulated run.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "hysimd.h"
+#include "launcher.h"
+#include "hysim/scenario.h"
+
+#define MAX_SERVERS 4096
+
+void cli_run_help(FILE *out)
+{
+    fprintf(out,
+            "usage: hysim run SCENARIO.yaml -- PROGRAM [ARGS]\n"
+            "\n"
+            "Runs PROGRAM, an unmodified CUDA + NCCL program, once per server of the\n"
+            "scenario's simulated cluster. GPU work is timed by hysim's models, NCCL\n"
+            "traffic crosses the simulated fabric, and the program's clocks read\n"
+            "simulated time, so the program's own output reports the simulated cluster.\n"
+            "A summary of the run is printed on stderr at the end.\n"
+            "\n"
+            "example:\n"
+            "  hysim run scenarios/h200x8.yaml -- build/bin/allreduce_bench -b 1M -e 1G\n"
+            "\n"
+            "environment:\n"
+            "  HYSIM_LIB_DIR   folder of the replacement libraries (default: ../lib\n"
+            "                  beside the hysim executable)\n"
+            "\n"
+            "exit codes: 0 ok, 1 the program failed, 2 usage or scenario error,\n"
+            "            3 simulation error\n");
+}
+
+static pid_t g_children[MAX_SERVERS];
+static volatile sig_atomic_t g_child_count;
+
+/* Ctrl-C reaches the children too; SIGTERM is passed on so nothing outlives us. */
+static void forward_signal(int sig)
+{
+    for (int i = 0; i < g_child_count; i++)
+        kill(g_children[i], sig == SIGINT ? SIGINT : SIGTERM);
+}
+
+static void install_signal_forwarding(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = forward_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static double wall_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double wall)
+{
+    double simulated = (double)s->sim_end_ps * 1e-12;
+    char description[512];
+    hs_scenario_describe(sc, description, sizeof description);
+    fprintf(stderr, "hysim: simulated %.6f s in %.2f s of wall time", simulated, wall);
+    if (simulated > 0)
+        fprintf(stderr, " (slowdown %.1fx)", wall / simulated);
+    fprintf(stderr, " on %s\n", description);
+    fprintf(stderr,
+            "hysim: %llu process%s, %llu kernels (%llu timed by the default duration), "
+            "%llu copies, %llu collectives, %llu flows, %llu packet-hops, "
+            "peak GPU memory %.2f GiB\n",
+            (unsigned long long)s->sessions, s->sessions == 1 ? "" : "es",
+            (unsigned long long)s->kernels, (unsigned long long)s->kernels_default,
+            (unsigned long long)s->copies, (unsigned long long)s->collectives,
+            (unsigned long long)s->flows, (unsigned long long)s->packet_hops,
+            (double)s->peak_memory_bytes_max / (1024.0 * 1024 * 1024));
+}
+
+/* Describes a child's wait status; returns 1 if it counts as a failure. */
+static int report_child(int server, pid_t pid, int status)
+{
+    if (WIFEXITED(status)) {
+        if (WEXITSTATUS(status) == 0)
+            return 0;
+        fprintf(stderr, "hysim: server %d (pid %d) exited with status %d\n", server, (int)pid,
+                WEXITSTATUS(status));
+    } else if (WIFSIGNALED(status)) {
+        fprintf(stderr, "hysim: server %d (pid %d) was killed by signal %d (%s)\n", server,
+                (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+    }
+    return 1;
+}
+
+int cli_run(int argc, char **argv)
+{
+    int separator = -1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) {
+            separator = i;
+            break;
+        }
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            cli_run_help(stdout);
+            return HS_EXIT_OK;
+        }
+        if (!strcmp(argv[i], "--containers")) {
+            fprintf(stderr, "hysim: run --containers is not supported yet\n");
+            return HS_EXIT_USAGE;
+        }
+    }
+    if (separator != 2 || separator + 1 >= argc) {
+        fprintf(stderr, "hysim: expected `hysim run SCENARIO.yaml -- PROGRAM [ARGS]`\n");
+        cli_run_help(stderr);
+        return HS_EXIT_USAGE;
+    }
+    const char *scenario_path = argv[1];
+    char **program = argv + separator + 1;
+
+    static hs_scenario sc;
+    char errors[8192] = "";
+    if (hs_scenario_load(scenario_path, &sc, errors, sizeof errors)) {
+        fputs(errors, stderr);
+        return HS_EXIT_USAGE;
+    }
+    char err[1024] = "";
+    char lib_dir[PATH_MAX];
+    if (launcher_find_lib_dir(lib_dir, sizeof lib_dir, err, sizeof err) ||
+        launcher_check_program(program[0], err, sizeof err)) {
+        fprintf(stderr, "hysim: %s\n", err);
+        return HS_EXIT_USAGE;
+    }
+    if (sc.servers.count > MAX_SERVERS) {
+        fprintf(stderr, "hysim: %d servers: at most %d are supported\n", sc.servers.count,
+                MAX_SERVERS);
+        return HS_EXIT_USAGE;
+    }
+
+    char run_dir[] = "/tmp/hysim-XXXXXX";
+    if (!mkdtemp(run_dir)) {
+        fprintf(stderr, "hysim: cannot create a run folder in /tmp: %s\n", strerror(errno));
+        return HS_EXIT_SIMULATION;
+    }
+    char endpoint[sizeof run_dir + 32];
+    snprintf(endpoint, sizeof endpoint, "unix:%s/hysimd.sock", run_dir);
+
+    uint64_t epoch = realtime_ns();
+    char epoch_text[32];
+    snprintf(epoch_text, sizeof epoch_text, "%llu", (unsigned long long)epoch);
+    setenv("HYSIM_EPOCH_NS", epoch_text, 1);
+
+    double wall_start = wall_seconds();
+    hs_daemon *daemon = hs_daemon_create(&sc, endpoint, err, sizeof err);
+    if (!daemon) {
+        fprintf(stderr, "hysim: %s\n", err);
+        rmdir(run_dir);
+        return HS_EXIT_SIMULATION;
+    }
+
+    install_signal_forwarding();
+    launcher_config cfg = {
+        .scenario = &sc, .endpoint = endpoint, .lib_dir = lib_dir, .epoch_ns = epoch,
+        .argv = program,
+    };
+    int started = launcher_start(&cfg, g_children, MAX_SERVERS, err, sizeof err);
+    if (started < 0) {
+        fprintf(stderr, "hysim: %s\n", err);
+        hs_daemon_destroy(daemon);
+        rmdir(run_dir);
+        return HS_EXIT_SIMULATION;
+    }
+    g_child_count = started;
+
+    static int statuses[MAX_SERVERS];
+    hs_run_summary summary;
+    memset(&summary, 0, sizeof summary);
+    int sim_status = hs_daemon_run(daemon, g_children, started, statuses, &summary);
+    double wall = wall_seconds() - wall_start;
+    hs_daemon_destroy(daemon);
+    rmdir(run_dir);
+
+    int failed_children = 0;
+    for (int i = 0; i < started; i++)
+        failed_children += report_child(i, g_children[i], statuses[i]);
+    if (sim_status != 0) {
+        fprintf(stderr, "hysim: simulation failed: %s\n",
+                summary.error[0] ? summary.error : "(no reason given)");
+        return HS_EXIT_SIMULATION;
+    }
+    print_summary(&sc, &summary, wall);
+    return failed_children ? HS_EXIT_PROGRAM_FAILED : HS_EXIT_OK;
+}

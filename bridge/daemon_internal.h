@@ -210,7 +210,7 @@ typedef struct hs_session {
 } hs_session;
 
 hs_session *hs_session_new(struct hs_daemon *d, int fd);
-/* Reads what the socket has (without decoding); false once at EOF or on error. */
+/* Reads what the socket has into the session's buffer, without decoding (notes EOF and errors). */
 void hs_session_drain(hs_session *s);
 /* Decodes and handles every complete frame buffered; handles EOF. */
 void hs_session_process(hs_session *s);

@@ -113,6 +113,7 @@ void hs_daemon_destroy(hs_daemon *d)
         if (d->flows[id].owner == HS_FLOW_PEER_COPY)
             hs_op_unref(d->flows[id].op);
     free(d->flows);
+    free(d->children);
     if (d->listen_fd >= 0) {
         close(d->listen_fd);
         hs_transport_unlink(d->endpoint);
@@ -270,6 +271,7 @@ static void finish(hs_daemon *d)
 
 int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_status, hs_run_summary *summary)
 {
+    free(d->children);
     d->children = hs_xcalloc((size_t)(nchildren > 0 ? nchildren : 1), sizeof(*d->children));
     d->nchildren = nchildren;
     bool have_all_pidfds = true;
@@ -288,6 +290,7 @@ int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_
             shut_down(d);
             shut = true;
             kill_at = now_ms() + HS_KILL_GRACE_MS;
+            continue; /* perhaps nothing is left to wait for */
         }
         if (shut && !killed && now_ms() >= kill_at) {
             for (int i = 0; i < d->nchildren; i++)

@@ -9,12 +9,16 @@
  * the bound, so every event strictly below it can be simulated for good.
  *
  * A Wait is answered at host time N: a blocking one once its condition holds,
- * N = max(host_ns, ceil(completion / 1000)); a query at N = host_ns. The
- * answer waits until the timeline has simulated every event at or before N ns
- * and the fabric every event before N ns (so that the event times it carries
- * are final), and nothing later is simulated before it is sent (so that the
- * session, RUNNING again at N, never issues work into the simulated past). A
- * flow that ends at exactly N ns therefore counts as not yet done at N.
+ * N = max(host_ns, ceil(completion / 1000)); a query at N = host_ns. It is
+ * answered at once when everything the answer says is final already: the
+ * condition's completion (or, for a query, that it holds by N) and the time of
+ * every timed event (done, or never recorded). Otherwise it waits until the
+ * timeline has simulated every event at or before N ns and the fabric every
+ * event before N ns, and nothing later is simulated before it is sent; what
+ * has not completed then is not done at N (a flow ending at exactly N ns
+ * included). Either way the session, RUNNING again at N, never issues work
+ * into the simulated past, and the answer does not depend on wall-clock
+ * arrival order.
  *
  * Flow ids count up daemon-wide in the order flows are created, which is the
  * simulated-time event order: deterministic.
@@ -138,6 +142,20 @@ static bool wait_wake_ns(const hs_session *s, uint64_t *n_ns)
     return true;
 }
 
+/* Whether everything the answer would say is final already. */
+static bool wait_final(const hs_session *s)
+{
+    uint64_t t;
+    if (s->wait.query && !wait_cond(s, &t))
+        return false; /* may still become true by N */
+    for (size_t i = 0; i < s->wait.ntimed; i++) {
+        const hs_op *rec = hs_u64map_get(&s->events, s->wait.timed[i]);
+        if (rec && !rec->done)
+            return false;
+    }
+    return true;
+}
+
 static void answer(hs_daemon *d, hs_session *s, uint64_t n_ns)
 {
     hs_wait *w = &s->wait;
@@ -192,7 +210,7 @@ static int answer_ready(hs_daemon *d, uint64_t bound, uint64_t *cap_tl, uint64_t
                            (unsigned long long)n_ns);
             return 0;
         }
-        if (bound > c && next > c && (!fabric_busy || fabric_now >= c)) {
+        if (wait_final(s) || (bound > c && next > c && (!fabric_busy || fabric_now >= c))) {
             answer(d, s, n_ns);
             answered++;
         } else {
@@ -220,10 +238,12 @@ void hs_clock_advance(hs_daemon *d)
             hs_flow_done done;
             int got = hs_fabric_next_completion(d->fabric, flim, &done);
             d->processed_ps = hs_max_u64(d->processed_ps, hs_fabric_now_ps(d->fabric));
-            if (got == 1) {
+            if (got == 1)
                 flow_completed(d, &done);
-                continue;
-            }
+            else if (hs_fabric_now_ps(d->fabric) < flim)
+                hs_daemon_fail(d, "hysim: internal error: the fabric stopped at %llu ps, short of %llu ps",
+                               (unsigned long long)hs_fabric_now_ps(d->fabric), (unsigned long long)flim);
+            continue; /* a completion, or the fabric reached flim: waits may be answerable */
         }
         if (next >= hs_min_u64(bound, cap_tl))
             break;

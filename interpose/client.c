@@ -649,9 +649,12 @@ cudaError_t hs_client_free(void *ptr) {
     if (dev < 0)
         return cudaErrorInvalidValue;
     LOCK();
-    e = wait_locked(HYSIM__WAIT__COND__DEVICE_IDLE, dev, 0, 0, 0, NULL, 0, NULL);
-    if (e == cudaSuccess && hs_devmem_free(ptr) < 0)
+    if (!hs_devmem_is_allocation(ptr))
         e = cudaErrorInvalidValue;
+    else
+        e = wait_locked(HYSIM__WAIT__COND__DEVICE_IDLE, dev, 0, 0, 0, NULL, 0, NULL);
+    if (e == cudaSuccess)
+        hs_devmem_free(ptr);
     UNLOCK();
     return e;
 }

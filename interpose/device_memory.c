@@ -165,6 +165,8 @@ static int release(devmem *d, uint64_t off, uint64_t len) {
     return 0;
 }
 
+int hs_devmem_is_allocation(const void *ptr) { return hs_ptrmap_get(&g_allocs, (uintptr_t)ptr) != 0; }
+
 int hs_devmem_free(void *ptr) {
     int dev = hs_devmem_device_of(ptr);
     if (dev < 0)

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,10 +90,21 @@ static void resolve_real(void) {
     __atomic_store_n(&real.clock_gettime, (clock_gettime_fn)c, __ATOMIC_RELEASE);
 }
 
+/*
+ * libc's clock_gettime once the constructor has found it, the raw system call
+ * before that. Never resolve lazily here: a sanitizer runtime reads the clock
+ * while holding its allocator lock, and dlopen would allocate (deadlock).
+ */
+static int real_clock_gettime(clockid_t id, struct timespec *ts) {
+    clock_gettime_fn fn = __atomic_load_n(&real.clock_gettime, __ATOMIC_ACQUIRE);
+    if (fn)
+        return fn(id, ts);
+    return (int)syscall(SYS_clock_gettime, id, ts);
+}
+
 static uint64_t real_ns(clockid_t id) {
     struct timespec ts;
-    resolve_real();
-    real.clock_gettime(id, &ts);
+    real_clock_gettime(id, &ts);
     return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
@@ -236,10 +248,8 @@ HS_API int clock_gettime(clockid_t id, struct timespec *ts) {
         realtime = -1;
         break;
     }
-    if (!g_sim || realtime < 0) {
-        resolve_real();
-        return real.clock_gettime(id, ts);
-    }
+    if (!g_sim || realtime < 0)
+        return real_clock_gettime(id, ts);
     uint64_t v = read_clock(realtime);
     ts->tv_sec = (time_t)(v / NS_PER_S);
     ts->tv_nsec = (long)(v % NS_PER_S);
@@ -248,8 +258,16 @@ HS_API int clock_gettime(clockid_t id, struct timespec *ts) {
 
 HS_API int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
     if (!g_sim) {
-        resolve_real();
-        return real.gettimeofday(tv, tz);
+        gettimeofday_fn fn = __atomic_load_n(&real.gettimeofday, __ATOMIC_ACQUIRE);
+        if (fn)
+            return fn(tv, tz);
+        struct timespec ts;
+        real_clock_gettime(CLOCK_REALTIME, &ts);
+        tv->tv_sec = ts.tv_sec;
+        tv->tv_usec = (suseconds_t)(ts.tv_nsec / 1000);
+        if (tz)
+            memset(tz, 0, sizeof(struct timezone));
+        return 0;
     }
     uint64_t v = read_clock(1);
     tv->tv_sec = (time_t)(v / NS_PER_S);
@@ -261,8 +279,10 @@ HS_API int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
 
 HS_API time_t time(time_t *t) {
     if (!g_sim) {
-        resolve_real();
-        return real.time(t);
+        time_t v = (time_t)(real_ns(CLOCK_REALTIME) / NS_PER_S);
+        if (t)
+            *t = v;
+        return v;
     }
     time_t v = (time_t)(read_clock(1) / NS_PER_S);
     if (t)
@@ -272,8 +292,13 @@ HS_API time_t time(time_t *t) {
 
 HS_API int timespec_get(struct timespec *ts, int base) {
     if (!g_sim || base != TIME_UTC) {
-        resolve_real();
-        return real.timespec_get(ts, base);
+        timespec_get_fn fn = __atomic_load_n(&real.timespec_get, __ATOMIC_ACQUIRE);
+        if (fn)
+            return fn(ts, base);
+        if (base != TIME_UTC)
+            return 0;
+        real_clock_gettime(CLOCK_REALTIME, ts);
+        return base;
     }
     uint64_t v = read_clock(1);
     ts->tv_sec = (time_t)(v / NS_PER_S);

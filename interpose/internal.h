@@ -33,6 +33,8 @@ HS_HIDDEN void hs_clock_apply_setup(uint32_t host_time, double scale, uint64_t f
 HS_HIDDEN int hs_devmem_init(int ndevices, uint64_t capacity, char *err, size_t errlen);
 /* 256-byte aligned first fit; NULL when the device is full (size 0 is never asked). */
 HS_HIDDEN void *hs_devmem_alloc(int device, size_t size);
+/* Whether ptr is the start of an allocation. */
+HS_HIDDEN int hs_devmem_is_allocation(const void *ptr);
 /* Frees an allocation's start address; -1 when ptr is not one. */
 HS_HIDDEN int hs_devmem_free(void *ptr);
 /* Device whose range holds ptr, or -1. Lock-free: ranges never change after init. */

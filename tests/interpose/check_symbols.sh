@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Checks what the replacement libraries export, against the real headers.
+# usage: check_symbols.sh MODE LIBDIR CUDA_INCLUDE [CLIENT_TEST]
+#   cudart  libcudart.so.13: soname, every exported symbol versioned libcudart.so.13,
+#           the nvcc 13 hooks and the implemented API present
+#   nccl    libnccl.so.2: every function nccl.h declares is exported, unversioned
+#   hysim   libhysim.so: only hs_client_* and the clock functions, unversioned
+#   cuda    libcuda.so.1: the driver calls hysim implements, unversioned
+#   errors  cudaGetErrorName knows exactly driver_types.h's cudaError values
+#           (runs CLIENT_TEST error_names)
+set -uo pipefail
+mode=$1 libdir=$2 inc=$3
+fail=0
+check() { echo "FAIL: $*"; fail=1; }
+
+# Defined dynamic symbols as "VERSION NAME" (VERSION "Base" or "" when unversioned).
+exports() {
+  objdump -T "$1" | awk '$0 !~ /\*UND\*/ && ($2 == "g" || $2 == "w") && $4 ~ /^\./ {
+    if (NF == 7) print $6, $7; else print "-", $NF }'
+}
+soname() { readelf -d "$1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p'; }
+has_verdef() { readelf -V "$1" | grep -q "Version definition section"; }
+
+case $mode in
+cudart)
+  lib=$libdir/libcudart.so.13
+  [[ $(soname "$lib") == libcudart.so.13 ]] || check "soname is $(soname "$lib")"
+  exports "$lib" >"${TMPDIR:-/tmp}/cudart.$$"
+  n=$(wc -l <"${TMPDIR:-/tmp}/cudart.$$")
+  ((n > 40)) || check "only $n exported symbols"
+  while read -r ver name; do
+    [[ $ver == libcudart.so.13 ]] || check "$name has version '$ver', not libcudart.so.13"
+    [[ $name == cuda* || $name == __cuda* ]] || check "unexpected export $name"
+  done <"${TMPDIR:-/tmp}/cudart.$$"
+  for f in __cudaRegisterFatBinary __cudaRegisterFatBinaryEnd __cudaRegisterFunction \
+           __cudaUnregisterFatBinary __cudaGetKernel __cudaInitModule __cudaLaunchKernel \
+           __cudaPushCallConfiguration __cudaPopCallConfiguration \
+           cudaGetDeviceCount cudaSetDevice cudaGetDevice cudaGetDeviceProperties cudaDeviceGetAttribute \
+           cudaMalloc cudaFree cudaMemGetInfo cudaMallocHost cudaFreeHost cudaHostAlloc \
+           cudaMemcpy cudaMemcpyAsync cudaMemset cudaMemsetAsync \
+           cudaStreamCreate cudaStreamCreateWithFlags cudaStreamCreateWithPriority cudaStreamDestroy \
+           cudaStreamSynchronize cudaStreamQuery cudaStreamWaitEvent \
+           cudaEventCreate cudaEventCreateWithFlags cudaEventRecord cudaEventSynchronize cudaEventQuery \
+           cudaEventElapsedTime cudaEventDestroy cudaDeviceSynchronize cudaDeviceReset \
+           cudaGetLastError cudaPeekAtLastError cudaGetErrorString cudaGetErrorName \
+           cudaRuntimeGetVersion cudaDriverGetVersion cudaLaunchKernel; do
+    grep -qx "libcudart.so.13 $f" "${TMPDIR:-/tmp}/cudart.$$" || check "$f is not exported as libcudart.so.13 $f"
+    grep -Eq "[ *]$f\(" "$inc/cuda_runtime_api.h" "$inc/crt/host_runtime.h" "$inc/crt/device_functions.h" ||
+      check "$f is not declared in the CUDA 13 headers"
+  done
+  rm -f "${TMPDIR:-/tmp}/cudart.$$"
+  ;;
+nccl)
+  lib=$libdir/libnccl.so.2
+  [[ $(soname "$lib") == libnccl.so.2 ]] || check "soname is $(soname "$lib")"
+  has_verdef "$lib" && check "libnccl.so.2 defines symbol versions; NCCL's symbols are unversioned"
+  # Function declarations of nccl.h, comments stripped: "TYPE [*]NAME(".
+  declared=$(gcc -fpreprocessed -dD -E -P "$inc/nccl.h" 2>/dev/null |
+             grep -oE '^(ncclResult_t|const char\*|void)[[:space:]]+p?nccl[A-Za-z0-9_]+[[:space:]]*\(' |
+             sed -E 's/.*[[:space:]](p?nccl[A-Za-z0-9_]+)[[:space:]]*\($/\1/' | sort -u)
+  n=$(wc -w <<<"$declared")
+  ((n >= 80)) || check "parsed only $n functions from nccl.h"
+  exported=$(exports "$lib" | awk '{print $2}' | sort -u)
+  for f in $declared; do
+    grep -qx "$f" <<<"$exported" || check "$f (nccl.h) is not exported"
+  done
+  for f in $exported; do
+    grep -qx "$f" <<<"$declared" || check "$f is exported but not in nccl.h"
+  done
+  echo "nccl.h declares $n functions"
+  ;;
+hysim)
+  lib=$libdir/libhysim.so
+  has_verdef "$lib" && check "libhysim.so defines symbol versions; its clock functions must be unversioned"
+  exported=$(exports "$lib" | awk '{print $2}')
+  for f in clock_gettime gettimeofday time; do
+    grep -qx "$f" <<<"$exported" || check "$f is not exported"
+  done
+  for f in $exported; do
+    [[ $f == hs_client_* || $f =~ ^(clock_gettime|gettimeofday|time|timespec_get)$ ]] ||
+      check "unexpected export $f"
+  done
+  ;;
+cuda)
+  lib=$libdir/libcuda.so.1
+  [[ $(soname "$lib") == libcuda.so.1 ]] || check "soname is $(soname "$lib")"
+  has_verdef "$lib" && check "libcuda.so.1 defines symbol versions"
+  exported=$(exports "$lib" | awk '{print $2}' | sort | tr '\n' ' ')
+  want="cuDeviceGet cuDeviceGetAttribute cuDeviceGetCount cuDeviceGetName cuDeviceTotalMem cuDeviceTotalMem_v2 cuDriverGetVersion cuGetErrorName cuGetErrorString cuInit "
+  [[ $exported == "$want" ]] || check "exports: $exported"
+  ;;
+errors)
+  want=$(awk '/^enum __device_builtin__ cudaError$/,/^};/' "$inc/driver_types.h" |
+         grep -oE '^[[:space:]]+cuda(Success|Error[A-Za-z0-9_]*)[[:space:]]*=[[:space:]]*[0-9]+' |
+         awk '{print $1, $3}' | sort)
+  got=$(LD_LIBRARY_PATH=$libdir LD_PRELOAD=${HS_TEST_PRELOAD:-} "$4" error_names | sort)
+  n=$(wc -l <<<"$want")
+  ((n > 100)) || check "parsed only $n cudaError values"
+  [[ $want == "$got" ]] || check "cudaGetErrorName differs from driver_types.h: $(diff <(echo "$want") <(echo "$got") | head -20)"
+  echo "driver_types.h has $n cudaError values"
+  ;;
+*)
+  echo "usage: check_symbols.sh cudart|nccl|hysim|cuda|errors LIBDIR CUDA_INCLUDE [CLIENT_TEST]" >&2
+  exit 2
+  ;;
+esac
+((fail)) && exit 1
+echo "ok"

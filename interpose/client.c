@@ -258,7 +258,13 @@ cudaError_t hs_client_start(void) {
     switch (st) {
     case ST_READY: return cudaSuccess;
     case ST_CLOSED: return cudaErrorCudartUnloading;
-    case ST_FORKED: return cudaErrorInitializationError;
+    case ST_FORKED: {
+        static _Atomic int said;
+        if (!atomic_exchange(&said, 1))
+            fprintf(stderr, "hysim: this process was forked after CUDA was initialised; as with real "
+                            "CUDA, the child cannot use the GPUs\n");
+        return cudaErrorInitializationError;
+    }
     default: return cudaErrorNoDevice;
     }
 }

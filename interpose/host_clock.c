@@ -48,7 +48,7 @@ static struct {
     gettimeofday_fn gettimeofday;
     time_fn time;
     timespec_get_fn timespec_get;
-} real; /* libc's own functions; written once, read with atomics */
+} real; /* libc's own functions, found by the constructor; read with atomics */
 
 static int g_sim;                   /* HYSIM_ENDPOINT was set at start */
 static _Atomic uint64_t g_clock;    /* ns of simulated time */
@@ -72,34 +72,42 @@ static void *libc_symbol(const char *name, const char *version) {
     return p;
 }
 
+/*
+ * Looked up once, in the constructor: a lazy lookup could run inside a
+ * sanitizer runtime that reads the clock while holding its allocator lock,
+ * and dlopen allocates. Until then (and if a lookup fails) the system calls
+ * stand in: slower than libc's vDSO path, never wrong.
+ */
 static void resolve_real(void) {
-    if (__atomic_load_n(&real.clock_gettime, __ATOMIC_ACQUIRE))
-        return;
-    void *g = libc_symbol("gettimeofday", "GLIBC_2.2.5");
-    void *t = libc_symbol("time", "GLIBC_2.2.5");
-    void *s = libc_symbol("timespec_get", "GLIBC_2.16");
-    void *c = libc_symbol("clock_gettime", "GLIBC_2.17");
-    if (!c || !g || !t || !s) {
-        static const char msg[] = "hysim: cannot find libc's clock functions\n";
-        (void)!write(2, msg, sizeof msg - 1);
-        abort();
-    }
-    __atomic_store_n(&real.gettimeofday, (gettimeofday_fn)g, __ATOMIC_RELAXED);
-    __atomic_store_n(&real.time, (time_fn)t, __ATOMIC_RELAXED);
-    __atomic_store_n(&real.timespec_get, (timespec_get_fn)s, __ATOMIC_RELAXED);
-    __atomic_store_n(&real.clock_gettime, (clock_gettime_fn)c, __ATOMIC_RELEASE);
+    __atomic_store_n(&real.gettimeofday, (gettimeofday_fn)libc_symbol("gettimeofday", "GLIBC_2.2.5"),
+                     __ATOMIC_RELEASE);
+    __atomic_store_n(&real.time, (time_fn)libc_symbol("time", "GLIBC_2.2.5"), __ATOMIC_RELEASE);
+    __atomic_store_n(&real.timespec_get, (timespec_get_fn)libc_symbol("timespec_get", "GLIBC_2.16"),
+                     __ATOMIC_RELEASE);
+    __atomic_store_n(&real.clock_gettime, (clock_gettime_fn)libc_symbol("clock_gettime", "GLIBC_2.17"),
+                     __ATOMIC_RELEASE);
 }
 
-/*
- * libc's clock_gettime once the constructor has found it, the raw system call
- * before that. Never resolve lazily here: a sanitizer runtime reads the clock
- * while holding its allocator lock, and dlopen would allocate (deadlock).
- */
 static int real_clock_gettime(clockid_t id, struct timespec *ts) {
-    clock_gettime_fn fn = __atomic_load_n(&real.clock_gettime, __ATOMIC_ACQUIRE);
-    if (fn)
-        return fn(id, ts);
-    return (int)syscall(SYS_clock_gettime, id, ts);
+    clock_gettime_fn f = __atomic_load_n(&real.clock_gettime, __ATOMIC_ACQUIRE);
+    return f ? f(id, ts) : (int)syscall(SYS_clock_gettime, id, ts);
+}
+
+static int real_gettimeofday(struct timeval *tv, void *tz) {
+    gettimeofday_fn f = __atomic_load_n(&real.gettimeofday, __ATOMIC_ACQUIRE);
+    return f ? f(tv, tz) : (int)syscall(SYS_gettimeofday, tv, tz);
+}
+
+static time_t real_time(time_t *t) {
+    time_fn f = __atomic_load_n(&real.time, __ATOMIC_ACQUIRE);
+    return f ? f(t) : (time_t)syscall(SYS_time, t);
+}
+
+static int real_timespec_get(struct timespec *ts, int base) {
+    timespec_get_fn f = __atomic_load_n(&real.timespec_get, __ATOMIC_ACQUIRE);
+    if (f)
+        return f(ts, base);
+    return base == TIME_UTC && real_clock_gettime(CLOCK_REALTIME, ts) == 0 ? base : 0;
 }
 
 static uint64_t real_ns(clockid_t id) {
@@ -193,7 +201,7 @@ void hs_clock_advance_to(uint64_t ns) {
 void hs_client_enter(void) {
     if (t_depth++ != 0 || !g_sim)
         return;
-    int mode = atomic_load_explicit(&g_mode, memory_order_relaxed);
+    int mode = atomic_load_explicit(&g_mode, memory_order_acquire); /* publishes scale, fixed */
     switch (mode) {
     case HS_HOST_TIME_REAL:
     case HS_HOST_TIME_SCALED: {
@@ -257,18 +265,8 @@ HS_API int clock_gettime(clockid_t id, struct timespec *ts) {
 }
 
 HS_API int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
-    if (!g_sim) {
-        gettimeofday_fn fn = __atomic_load_n(&real.gettimeofday, __ATOMIC_ACQUIRE);
-        if (fn)
-            return fn(tv, tz);
-        struct timespec ts;
-        real_clock_gettime(CLOCK_REALTIME, &ts);
-        tv->tv_sec = ts.tv_sec;
-        tv->tv_usec = (suseconds_t)(ts.tv_nsec / 1000);
-        if (tz)
-            memset(tz, 0, sizeof(struct timezone));
-        return 0;
-    }
+    if (!g_sim)
+        return real_gettimeofday(tv, tz);
     uint64_t v = read_clock(1);
     tv->tv_sec = (time_t)(v / NS_PER_S);
     tv->tv_usec = (suseconds_t)(v % NS_PER_S / 1000);
@@ -278,12 +276,8 @@ HS_API int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
 }
 
 HS_API time_t time(time_t *t) {
-    if (!g_sim) {
-        time_t v = (time_t)(real_ns(CLOCK_REALTIME) / NS_PER_S);
-        if (t)
-            *t = v;
-        return v;
-    }
+    if (!g_sim)
+        return real_time(t);
     time_t v = (time_t)(read_clock(1) / NS_PER_S);
     if (t)
         *t = v;
@@ -291,15 +285,8 @@ HS_API time_t time(time_t *t) {
 }
 
 HS_API int timespec_get(struct timespec *ts, int base) {
-    if (!g_sim || base != TIME_UTC) {
-        timespec_get_fn fn = __atomic_load_n(&real.timespec_get, __ATOMIC_ACQUIRE);
-        if (fn)
-            return fn(ts, base);
-        if (base != TIME_UTC)
-            return 0;
-        real_clock_gettime(CLOCK_REALTIME, ts);
-        return base;
-    }
+    if (!g_sim || base != TIME_UTC)
+        return real_timespec_get(ts, base);
     uint64_t v = read_clock(1);
     ts->tv_sec = (time_t)(v / NS_PER_S);
     ts->tv_nsec = (long)(v % NS_PER_S);

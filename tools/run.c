@@ -144,6 +144,10 @@ int cli_run(int argc, char **argv)
         fputs(errors, stderr);
         return HS_EXIT_USAGE;
     }
+    if (sc.fabric.present && sc.servers.count > 1)
+        fprintf(stderr, "hysim: note: PFC, ECN and DCQCN are not modelled yet: the scenario's "
+                        "fabric.pfc/ecn/dcqcn settings are ignored and Ethernet queues are "
+                        "unbounded\n");
     char err[1024] = "";
     char lib_dir[PATH_MAX];
     if (launcher_find_lib_dir(lib_dir, sizeof lib_dir, err, sizeof err) ||

@@ -315,6 +315,14 @@ static void case_memory(void) {
     int st = 0;
     waitpid(pid, &st, 0);
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "child status %#x, expected death by SIGSEGV", st);
+    /* A child forked after CUDA started cannot use it (as with real CUDA), nor its parent's connection. */
+    pid = fork();
+    if (pid == 0) {
+        void *p;
+        _exit(cudaMalloc(&p, 16) == cudaErrorInitializationError ? 0 : 1);
+    }
+    waitpid(pid, &st, 0);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "forked child's cudaMalloc: status %#x", st);
 
     CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
     char *log = read_log();
@@ -465,7 +473,8 @@ static void case_clock_fixed(void) {
     uint64_t r[2];
     pthread_create(&t, NULL, read_clock_thread, r);
     pthread_join(t, NULL);
-    CHECK(r[0] == c + 1000 && r[1] == c + 2000, "another thread's reads %" PRIu64 " %" PRIu64, r[0] - c, r[1] - c);
+    /* (Thread creation may read the clock too: in sanitizer builds the runtime does.) */
+    CHECK(r[0] >= c + 1000 && r[1] == r[0] + 1000, "another thread's reads %" PRIu64 " %" PRIu64, r[0] - c, r[1] - c);
     char *log = read_log();
     CHECK(last_value(log, "register", "host=") == (int64_t)(b + 1000), "Register carries the clock");
     free(log);

@@ -61,7 +61,8 @@ if ((!no_daemon)); then
   prog_env+=(HYSIM_ENDPOINT="unix:$sock" HYSIM_SERVER=0 HYSIM_GPUS=2 HYSIM_TEST_LOG="$dir/log")
 fi
 
-env "${prog_env[@]}" "${envs[@]}" timeout 120 "$@" >"$dir/out" 2>"$dir/err"
+# Only the program gets the preload (not timeout).
+timeout 120 env "${prog_env[@]}" "${envs[@]}" "$@" >"$dir/out" 2>"$dir/err"
 rc=$?
 if [[ -n $dpid ]]; then
   # The daemon ends once its sessions closed; give it a moment to write the log.

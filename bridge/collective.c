@@ -1,19 +1,14 @@
 /*
- * hysimd collectives: communicators learnt from CommInit ops, and each
- * collective (all ranks' parts with one (comm_key, seq)) expanded into fabric
- * flows.
- *
- * ALL_REDUCE runs as NCCL's ring in rank order: 2(n−1) steps; in step k rank r
- * sends ceil(bytes/n) to rank (r+1)%n. Flow (k, r) starts once ranks r and r+1
- * have both reached the collective on their streams and, for k > 0, flow
- * (k−1, r−1) has completed. Rank r's part completes when its last incoming and
- * last outgoing flows are done. Other kinds fail the run, by name.
+ * hysimd collectives: communicators learnt from CommInit ops; ranks' parts
+ * matched into collectives by (comm_key, seq), and Sends matched to Recvs in
+ * order per (comm, sender, receiver); each part's completion. How a kind
+ * becomes fabric flows is collective_algos.c's business.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon_internal.h"
+#include "collective.h"
 
 typedef struct hs_comm_rank {
     hs_session *s;
@@ -22,31 +17,22 @@ typedef struct hs_comm_rank {
     uint64_t next_seq; /* the seq this rank's next collective must carry */
 } hs_comm_rank;
 
+/* Sends from one rank to another on a communicator, matched in order to Recvs. */
+typedef struct hs_p2p_chan {
+    uint32_t from, to;
+    uint64_t nsend, nrecv; /* Sends and Recvs issued so far */
+    hs_u64map pairs;       /* k → hs_coll*: the k-th Send and Recv, unfinished */
+} hs_p2p_chan;
+
 typedef struct hs_comm {
     uint64_t key;
     uint32_t nranks;
     hs_comm_rank *ranks;
     hs_u64map colls; /* seq → hs_coll*, unfinished ones */
+    hs_u64map p2p;   /* from << 32 | to → hs_p2p_chan* */
 } hs_comm;
 
-enum { FLOW_IDLE = 0, FLOW_RUNNING = 1, FLOW_DONE = 2 };
-
-typedef struct hs_coll {
-    hs_comm *comm;
-    uint64_t seq;
-    Hysim__CollKind kind;
-    uint64_t bytes;
-    uint32_t n;            /* ranks */
-    uint32_t nparts;       /* parts issued */
-    uint32_t parts_done;
-    hs_op **parts;         /* [n], by rank (ref) */
-    uint32_t nsteps;
-    uint64_t chunk;        /* bytes per flow */
-    uint8_t *fstate;       /* [nsteps × n]: flow (k, r) at k * n + r */
-    uint64_t flows_running;
-} hs_coll;
-
-static const char *kind_name(Hysim__CollKind k)
+const char *hs_coll_kind_name(Hysim__CollKind k)
 {
     switch (k) {
     case HYSIM__COLL_KIND__ALL_REDUCE: return "AllReduce";
@@ -121,8 +107,109 @@ static void coll_free(hs_coll *c)
     for (uint32_t r = 0; r < c->n; r++)
         hs_op_unref(c->parts[r]);
     free(c->parts);
+    free(c->pstate);
     free(c->fstate);
+    free(c->left);
     free(c);
+}
+
+static hs_coll *coll_new(hs_comm *c, uint64_t seq, const Hysim__Collective *k, uint32_t n)
+{
+    hs_coll *co = hs_xcalloc(1, sizeof(*co));
+    co->comm = c;
+    co->comm_key = c->key;
+    co->seq = seq;
+    co->kind = k->kind == HYSIM__COLL_KIND__RECV ? HYSIM__COLL_KIND__SEND : k->kind;
+    co->bytes = k->bytes;
+    co->root = k->root;
+    co->n = n;
+    co->parts = hs_xcalloc(n, sizeof(*co->parts));
+    co->pstate = hs_xcalloc(n, 1);
+    hs_algo_setup(co);
+    return co;
+}
+
+static bool is_p2p(Hysim__CollKind k) { return k == HYSIM__COLL_KIND__SEND || k == HYSIM__COLL_KIND__RECV; }
+
+static bool known_kind(Hysim__CollKind k) { return k >= HYSIM__COLL_KIND__ALL_REDUCE && k <= HYSIM__COLL_KIND__ALL_TO_ALL; }
+
+/* The collective (comm, seq) the part belongs to, created by its first part; NULL after failing. */
+static hs_coll *find_collective(hs_daemon *d, const char *who, hs_comm *c, const Hysim__Collective *k)
+{
+    hs_comm_rank *cr = &c->ranks[k->rank];
+    if (k->seq != cr->next_seq) {
+        hs_daemon_fail(d, "hysim: %s: collective seq %llu on comm 0x%llx rank %u, expected seq %llu",
+                       who, (unsigned long long)k->seq, (unsigned long long)k->comm_key, k->rank,
+                       (unsigned long long)cr->next_seq);
+        return NULL;
+    }
+    bool rooted = k->kind == HYSIM__COLL_KIND__BROADCAST || k->kind == HYSIM__COLL_KIND__REDUCE;
+    if (rooted && (k->root < 0 || (uint32_t)k->root >= c->nranks)) {
+        hs_daemon_fail(d, "hysim: %s: %s on comm 0x%llx with root %d of %u ranks", who,
+                       hs_coll_kind_name(k->kind), (unsigned long long)k->comm_key, k->root, c->nranks);
+        return NULL;
+    }
+    hs_coll *co = hs_u64map_get(&c->colls, k->seq);
+    if (!co) {
+        co = coll_new(c, k->seq, k, c->nranks);
+        hs_u64map_put(&c->colls, co->seq, co);
+    } else if (co->kind != k->kind || co->bytes != k->bytes || (rooted && co->root != k->root)) {
+        hs_daemon_fail(d, "hysim: %s: rank %u's part of collective seq %llu on comm 0x%llx is %s of %llu bytes "
+                          "(root %d), but another rank's is %s of %llu bytes (root %d)",
+                       who, k->rank, (unsigned long long)k->seq, (unsigned long long)k->comm_key,
+                       hs_coll_kind_name(k->kind), (unsigned long long)k->bytes, k->root,
+                       hs_coll_kind_name(co->kind), (unsigned long long)co->bytes, co->root);
+        return NULL;
+    }
+    cr->next_seq++;
+    return co;
+}
+
+/* The Send/Recv pair the part belongs to (part index in *idx); NULL after failing. */
+static hs_coll *find_pair(hs_daemon *d, const char *who, hs_comm *c, const Hysim__Collective *k, uint32_t *idx)
+{
+    bool send = k->kind == HYSIM__COLL_KIND__SEND;
+    if (k->root < 0 || (uint32_t)k->root >= c->nranks) {
+        hs_daemon_fail(d, "hysim: %s: %s on comm 0x%llx with peer %d of %u ranks", who,
+                       hs_coll_kind_name(k->kind), (unsigned long long)k->comm_key, k->root, c->nranks);
+        return NULL;
+    }
+    if ((uint32_t)k->root == k->rank) {
+        hs_daemon_fail(d, "hysim: %s: %s of rank %u to itself on comm 0x%llx is not supported yet", who,
+                       hs_coll_kind_name(k->kind), k->rank, (unsigned long long)k->comm_key);
+        return NULL;
+    }
+    uint32_t from = send ? k->rank : (uint32_t)k->root, to = send ? (uint32_t)k->root : k->rank;
+    uint64_t key = (uint64_t)from << 32 | to;
+    hs_p2p_chan *ch = hs_u64map_get(&c->p2p, key);
+    if (!ch) {
+        ch = hs_xcalloc(1, sizeof(*ch));
+        ch->from = from;
+        ch->to = to;
+        hs_u64map_put(&c->p2p, key, ch);
+    }
+    uint64_t *count = send ? &ch->nsend : &ch->nrecv;
+    if (k->seq != *count) {
+        hs_daemon_fail(d, "hysim: %s: %s seq %llu from rank %u to rank %u on comm 0x%llx, expected seq %llu", who,
+                       hs_coll_kind_name(k->kind), (unsigned long long)k->seq, from, to,
+                       (unsigned long long)k->comm_key, (unsigned long long)*count);
+        return NULL;
+    }
+    hs_coll *co = hs_u64map_get(&ch->pairs, k->seq);
+    if (!co) {
+        co = coll_new(c, k->seq, k, 2);
+        co->chan = ch;
+        hs_u64map_put(&ch->pairs, co->seq, co);
+    } else if (co->bytes != k->bytes) {
+        hs_daemon_fail(d, "hysim: %s: Send #%llu from rank %u to rank %u on comm 0x%llx: one side has %llu bytes, "
+                          "the other %llu",
+                       who, (unsigned long long)k->seq, from, to, (unsigned long long)k->comm_key,
+                       (unsigned long long)k->bytes, (unsigned long long)co->bytes);
+        return NULL;
+    }
+    (*count)++;
+    *idx = send ? 0 : 1;
+    return co;
 }
 
 int hs_coll_attach(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op)
@@ -142,45 +229,21 @@ int hs_coll_attach(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op)
                        who, k->rank, (unsigned long long)k->comm_key, cr->gpu, m->gpu);
         return -1;
     }
-    if (k->kind != HYSIM__COLL_KIND__ALL_REDUCE) {
-        hs_daemon_fail(d, "hysim: %s is not supported yet", kind_name(k->kind));
+    if (!known_kind(k->kind)) {
+        hs_daemon_fail(d, "hysim: collective kind %d is not supported yet", (int)k->kind);
         return -1;
     }
-    if (k->seq != cr->next_seq) {
-        hs_daemon_fail(d, "hysim: %s: collective seq %llu on comm 0x%llx rank %u, expected seq %llu",
-                       who, (unsigned long long)k->seq, (unsigned long long)k->comm_key, k->rank,
-                       (unsigned long long)cr->next_seq);
+    uint32_t idx = k->rank;
+    hs_coll *co = is_p2p(k->kind) ? find_pair(d, who, c, k, &idx) : find_collective(d, who, c, k);
+    if (!co)
         return -1;
-    }
-    hs_coll *co = hs_u64map_get(&c->colls, k->seq);
-    if (!co) {
-        co = hs_xcalloc(1, sizeof(*co));
-        co->comm = c;
-        co->seq = k->seq;
-        co->kind = k->kind;
-        co->bytes = k->bytes;
-        co->n = c->nranks;
-        co->parts = hs_xcalloc(co->n, sizeof(*co->parts));
-        co->nsteps = 2 * (co->n - 1);
-        co->chunk = co->bytes / co->n + (co->bytes % co->n != 0);
-        if (co->n > 1 && co->bytes > 0)
-            co->fstate = hs_xcalloc((size_t)co->nsteps * co->n, 1);
-        hs_u64map_put(&c->colls, co->seq, co);
-    } else if (co->kind != k->kind || co->bytes != k->bytes) {
-        hs_daemon_fail(d, "hysim: %s: rank %u's part of collective seq %llu on comm 0x%llx is %s of %llu bytes, "
-                          "but another rank's is %s of %llu bytes",
-                       who, k->rank, (unsigned long long)k->seq, (unsigned long long)k->comm_key,
-                       kind_name(k->kind), (unsigned long long)k->bytes, kind_name(co->kind),
-                       (unsigned long long)co->bytes);
-        return -1;
-    }
-    cr->next_seq++;
     hs_op_ref(op);
-    co->parts[k->rank] = op;
+    co->parts[idx] = op;
     co->nparts++;
-    op->coll = co;
-    op->rank = k->rank;
-    op->bytes = k->bytes;
+    op->parts = hs_xrealloc(op->parts, op->nparts + 1, sizeof(*op->parts)); /* a few at most */
+    op->parts[op->nparts++] = (hs_op_part){.coll = co, .idx = idx};
+    op->parts_left++;
+    op->bytes += k->bytes;
     return 0;
 }
 
@@ -190,72 +253,39 @@ static void maybe_finish(hs_daemon *d, hs_coll *co)
     if (co->parts_done < co->n || co->flows_running > 0)
         return;
     d->sum.collectives++;
-    hs_u64map_del(&co->comm->colls, co->seq);
+    if (co->chan)
+        hs_u64map_del(&co->chan->pairs, co->seq);
+    else
+        hs_u64map_del(&co->comm->colls, co->seq);
     coll_free(co);
 }
 
-static void part_done(hs_daemon *d, hs_coll *co, uint32_t r, uint64_t t)
+void hs_coll_part_done(hs_daemon *d, hs_coll *co, uint32_t idx, uint64_t t)
 {
-    hs_tl_op_complete(d, co->parts[r], t);
+    if (co->pstate[idx] & HS_PART_DONE)
+        return;
+    co->pstate[idx] |= HS_PART_DONE;
     co->parts_done++;
+    hs_tl_part_done(d, co->parts[idx], t);
 }
 
-static uint8_t *flow_at(hs_coll *co, uint32_t k, uint32_t r) { return &co->fstate[(size_t)k * co->n + r]; }
-
-static bool reached(const hs_coll *co, uint32_t r) { return co->parts[r] && co->parts[r]->started; }
-
-static void try_launch(hs_daemon *d, hs_coll *co, uint32_t k, uint32_t r, uint64_t t)
+void hs_coll_reached(hs_daemon *d, hs_op *op, uint32_t first, uint64_t t)
 {
-    uint32_t n = co->n, next = (r + 1) % n, prev = (r + n - 1) % n;
-    if (*flow_at(co, k, r) != FLOW_IDLE || !reached(co, r) || !reached(co, next))
-        return;
-    if (k > 0 && *flow_at(co, k - 1, prev) != FLOW_DONE)
-        return;
-    uint32_t src = co->parts[r]->gpu, dst = co->parts[next]->gpu;
-    if (src == dst) {
-        hs_daemon_fail(d, "hysim: ranks %u and %u of comm 0x%llx are both on GPU %u: not supported yet",
-                       r, next, (unsigned long long)co->comm->key, src);
-        return;
-    }
-    *flow_at(co, k, r) = FLOW_RUNNING;
-    co->flows_running++;
-    hs_flow f = {.owner = HS_FLOW_RING, .coll = co, .step = k, .rank = r};
-    hs_clock_start_flow(d, &f, src, dst, co->chunk, t);
-}
-
-void hs_coll_reached(hs_daemon *d, hs_op *op, uint64_t t)
-{
-    hs_coll *co = op->coll;
-    uint32_t r = op->rank, n = co->n;
-    if (n == 1 || co->bytes == 0) {
-        /* nothing moves: the part is done once its stream reaches it */
-        part_done(d, co, r, t);
+    for (uint32_t i = first; i < op->nparts && !d->failed; i++) {
+        hs_coll *co = op->parts[i].coll;
+        uint32_t idx = op->parts[i].idx;
+        co->pstate[idx] |= HS_PART_REACHED;
+        if (co->n == 1 || co->bytes == 0)
+            hs_coll_part_done(d, co, idx, t); /* nothing moves: done once its stream reaches it */
+        else
+            hs_algo_reached(d, co, idx, t);
         maybe_finish(d, co);
-        return;
-    }
-    for (uint32_t k = 0; k < co->nsteps && !d->failed; k++) {
-        try_launch(d, co, k, r, t);
-        try_launch(d, co, k, (r + n - 1) % n, t);
     }
 }
 
-void hs_coll_flow_done(hs_daemon *d, hs_coll *co, uint32_t k, uint32_t r, uint64_t t)
+void hs_coll_flow_done(hs_daemon *d, hs_coll *co, uint32_t step, uint32_t rank, uint64_t t)
 {
-    uint32_t n = co->n, next = (r + 1) % n, last = co->nsteps - 1;
-    *flow_at(co, k, r) = FLOW_DONE;
-    co->flows_running--;
-    if (k + 1 < co->nsteps)
-        try_launch(d, co, k + 1, next, t);
-    if (k == last) {
-        /* r's last outgoing and next's last incoming flow: check both parts */
-        uint32_t cand[2] = {r, next};
-        for (int i = 0; i < 2; i++) {
-            uint32_t x = cand[i], xprev = (x + n - 1) % n;
-            hs_op *p = co->parts[x];
-            if (!p->done && *flow_at(co, last, x) == FLOW_DONE && *flow_at(co, last, xprev) == FLOW_DONE)
-                part_done(d, co, x, t);
-        }
-    }
+    hs_algo_flow_done(d, co, step, rank, t);
     maybe_finish(d, co);
 }
 
@@ -303,6 +333,29 @@ static size_t rank_list(char *buf, size_t len, size_t at, const hs_coll *co, boo
     return appendf(buf, len, at, "]");
 }
 
+/* Unfinished Send/Recv pairs of one communicator, by (sender, receiver, number). */
+static size_t describe_pairs(const hs_comm *c, char *buf, size_t len, size_t at, size_t *count)
+{
+    size_t nch;
+    uint64_t *chans = sorted_keys(&c->p2p, &nch);
+    for (size_t i = 0; i < nch; i++) {
+        const hs_p2p_chan *ch = hs_u64map_get(&c->p2p, chans[i]);
+        size_t npairs;
+        uint64_t *ks = sorted_keys(&ch->pairs, &npairs);
+        for (size_t j = 0; j < npairs; j++) {
+            const hs_coll *co = hs_u64map_get(&ch->pairs, ks[j]);
+            at = appendf(buf, len, at, "\n  Send #%llu from rank %u to rank %u on comm 0x%llx: %s",
+                         (unsigned long long)co->seq, ch->from, ch->to, (unsigned long long)c->key,
+                         !co->parts[0] ? "its Send is missing" : !co->parts[1] ? "its Recv is missing"
+                                                                               : "both issued");
+            (*count)++;
+        }
+        free(ks);
+    }
+    free(chans);
+    return at;
+}
+
 size_t hs_coll_describe_unfinished(const hs_daemon *d, char *buf, size_t len)
 {
     size_t at = strlen(buf), count = 0, ncomms;
@@ -313,7 +366,7 @@ size_t hs_coll_describe_unfinished(const hs_daemon *d, char *buf, size_t len)
         uint64_t *seqs = sorted_keys(&c->colls, &nseq);
         for (size_t j = 0; j < nseq; j++) {
             const hs_coll *co = hs_u64map_get(&c->colls, seqs[j]);
-            at = appendf(buf, len, at, "\n  %s on comm 0x%llx, seq %llu: ranks joined ", kind_name(co->kind),
+            at = appendf(buf, len, at, "\n  %s on comm 0x%llx, seq %llu: ranks joined ", hs_coll_kind_name(co->kind),
                          (unsigned long long)c->key, (unsigned long long)co->seq);
             at = rank_list(buf, len, at, co, true);
             at = appendf(buf, len, at, ", missing ");
@@ -321,6 +374,7 @@ size_t hs_coll_describe_unfinished(const hs_daemon *d, char *buf, size_t len)
             count++;
         }
         free(seqs);
+        at = describe_pairs(c, buf, len, at, &count);
     }
     free(comms);
     return count;
@@ -336,6 +390,17 @@ void hs_coll_free(hs_daemon *d)
             if (c->colls.used[j])
                 coll_free(c->colls.vals[j]);
         hs_u64map_free(&c->colls);
+        for (size_t j = 0; j < c->p2p.cap; j++) {
+            if (!c->p2p.used[j])
+                continue;
+            hs_p2p_chan *ch = c->p2p.vals[j];
+            for (size_t k = 0; k < ch->pairs.cap; k++)
+                if (ch->pairs.used[k])
+                    coll_free(ch->pairs.vals[k]);
+            hs_u64map_free(&ch->pairs);
+            free(ch);
+        }
+        hs_u64map_free(&c->p2p);
         free(c->ranks);
         free(c);
     }

@@ -5,9 +5,12 @@
  *                 children (pidfds), failure and kill handling
  *   session.c     one session per connection: frames in, replies out
  *   timeline.c    per-GPU streams, ops, their dependencies, the event heap
- *   collective.c  communicators and collectives (ring all-reduce → flows)
+ *   collective.c  communicators, matching ranks' parts into collectives and
+ *                 Send/Recv pairs, parts' completion, reports
+ *   collective_algos.c  each kind expanded into fabric flows as NCCL runs it
  *   sim_clock.c   global safe time, stepping the timeline and the fabric,
  *                 answers to Wait, deadlock detection
+ *   stall.c       the stall watchdog: wall time without simulated progress
  *
  * Times: picoseconds of simulated time (`_ps`) inside the daemon; the wire
  * carries host nanoseconds (`_ns`), converted as ns × 1000.
@@ -60,6 +63,12 @@ void hs_u64map_free(hs_u64map *m);
 struct hs_session;
 struct hs_coll;
 
+/* One rank's part of a collective carried by an op: coll->parts[idx]. */
+typedef struct hs_op_part {
+    struct hs_coll *coll;
+    uint32_t idx;
+} hs_op_part;
+
 enum hs_op_kind {
     HS_OP_KERNEL,
     HS_OP_COPY,       /* H2D, D2H, H2H, same-device D2D: fixed duration */
@@ -82,8 +91,8 @@ typedef struct hs_op {
     bool started, done;
     struct hs_session *s;
     uint32_t gpu;       /* global GPU index */
-    uint32_t peer;      /* HS_OP_PEER_COPY: destination GPU */
-    uint32_t rank;      /* HS_OP_COLLECTIVE */
+    uint32_t peer;      /* HS_OP_PEER_COPY: the other GPU */
+    bool from_peer;     /* HS_OP_PEER_COPY: bytes flow peer → gpu (else gpu → peer) */
     uint32_t npending;  /* predecessors not yet done */
     uint64_t seq;       /* per-session op number: the canonical tie-break */
     uint64_t issue_ps;  /* host time of issue */
@@ -91,7 +100,11 @@ typedef struct hs_op {
     uint64_t start_ps, done_ps;
     uint64_t dur_ps;    /* fixed-duration ops */
     uint64_t bytes;
-    struct hs_coll *coll;
+    /* HS_OP_COLLECTIVE: its parts; several when parts of one NCCL group on
+     * one stream were fused (Collective.group). Done when all parts are. */
+    uint64_t group;
+    hs_op_part *parts;
+    uint32_t nparts, parts_left;
     struct hs_op **succ;
     uint32_t nsucc, capsucc;
 } hs_op;
@@ -129,17 +142,23 @@ bool hs_tl_empty(const struct hs_daemon *d);
 void hs_tl_process_one(struct hs_daemon *d);         /* pops and runs the earliest event */
 /* Completes a flow-driven op (peer copy, collective part) at time t. */
 void hs_tl_op_complete(struct hs_daemon *d, hs_op *op, uint64_t t);
+/* One collective part of op is done at time t; the op completes with its last part. */
+void hs_tl_part_done(struct hs_daemon *d, hs_op *op, uint64_t t);
 void hs_tl_free(struct hs_daemon *d);
 
 /* ----------------------------------------------------------- collective */
 
 int hs_coll_comm_init(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *op);
 int hs_coll_comm_destroy(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *op);
-/* Attaches a collective op to its (comm, seq); validates. 0 or -1 after hs_daemon_fail. */
+/*
+ * Attaches a collective part to op (a new op, or the stream's tail when the
+ * part joins its group) and to its (comm, seq) or Send/Recv pair; validates.
+ * 0 or -1 after hs_daemon_fail.
+ */
 int hs_coll_attach(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *msg, hs_op *op);
-/* The op's stream has reached the collective at time t. */
-void hs_coll_reached(struct hs_daemon *d, hs_op *op, uint64_t t);
-/* A ring flow of collective c has completed at time t. */
+/* The op's stream has reached its collective parts (from part `first` on) at time t. */
+void hs_coll_reached(struct hs_daemon *d, hs_op *op, uint32_t first, uint64_t t);
+/* A flow (step, rank: coordinates that depend on the kind) of collective c has completed at time t. */
 void hs_coll_flow_done(struct hs_daemon *d, struct hs_coll *c, uint32_t step, uint32_t rank, uint64_t t);
 /* Appends a description of every unfinished collective to buf; returns their number. */
 size_t hs_coll_describe_unfinished(const struct hs_daemon *d, char *buf, size_t len);
@@ -147,11 +166,11 @@ void hs_coll_free(struct hs_daemon *d);
 
 /* ------------------------------------------------------------ sim clock */
 
-enum hs_flow_owner { HS_FLOW_PEER_COPY = 1, HS_FLOW_RING = 2 };
+enum hs_flow_owner { HS_FLOW_PEER_COPY = 1, HS_FLOW_COLL = 2 };
 
 typedef struct hs_flow {
     uint8_t owner;
-    uint32_t step, rank; /* HS_FLOW_RING */
+    uint32_t step, rank; /* HS_FLOW_COLL: the flow within its collective */
     hs_op *op;           /* HS_FLOW_PEER_COPY (ref) */
     struct hs_coll *coll;
 } hs_flow;
@@ -189,6 +208,7 @@ typedef struct hs_wait {
 typedef struct hs_session {
     struct hs_daemon *d;
     uint32_t index;         /* connection order: a last-resort tie-break only */
+    int64_t connected_ms;   /* CLOCK_MONOTONIC at accept: a connection must register soon after */
     int fd;                 /* -1 once closed */
     hs_frame_reader rd;
     bool eof;               /* the peer closed its end */
@@ -277,6 +297,12 @@ struct hs_daemon {
     bool failed;
     char error[1024];
     bool running;           /* inside hs_daemon_run */
+
+    char token[256];        /* HYSIM_TOKEN at create: every Register must carry it ("" = none needed) */
+
+    /* stall watchdog (stall.c) */
+    uint64_t stall_mark;    /* fingerprint of the simulation's state at the last progress */
+    int64_t stall_since_ms; /* CLOCK_MONOTONIC ms of that progress */
 };
 
 typedef struct hs_daemon hs_daemon;
@@ -290,5 +316,18 @@ void hs_daemon_drain_all(hs_daemon *d);
  * exit status of its process where that is one of the children.
  */
 void hs_daemon_session_lost(hs_daemon *d, hs_session *s, const char *how);
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t hs_daemon_now_ms(void);
+
+/* ------------------------------------------------------- stall watchdog */
+
+/* Starts watching: the present counts as progress. */
+void hs_stall_start(hs_daemon *d, int64_t now_ms);
+/*
+ * Notes progress since the last call, or fails the run naming what is stuck
+ * once run.stall_timeout_s passed without any while some process waits.
+ * Returns the milliseconds until it must be called again, -1 for never.
+ */
+int hs_stall_check(hs_daemon *d, int64_t now_ms);
 
 #endif

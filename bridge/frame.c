@@ -116,6 +116,14 @@ int hs_frame_reader_next(hs_frame_reader *r, const uint8_t **body, size_t *body_
     return HS_FRAME_OK;
 }
 
+int hs_frame_reader_ready(const hs_frame_reader *r) {
+    size_t avail = r->len - r->off;
+    if (avail < HDR)
+        return 0;
+    uint32_t n = get_le32(r->buf + r->off);
+    return !length_ok(n) || avail - HDR >= n;
+}
+
 int hs_frame_reader_at_eof(const hs_frame_reader *r) {
     return r->len > r->off ? HS_FRAME_TRUNCATED : HS_FRAME_EOF;
 }

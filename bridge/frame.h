@@ -45,6 +45,8 @@ void hs_frame_reader_free(hs_frame_reader *r);
  */
 long hs_frame_reader_fill(hs_frame_reader *r, int fd);
 int hs_frame_reader_next(hs_frame_reader *r, const uint8_t **body, size_t *body_len);
+/* 1 when hs_frame_reader_next would return something other than "need more bytes". */
+int hs_frame_reader_ready(const hs_frame_reader *r);
 /* At EOF: HS_FRAME_EOF if no partial frame is buffered, else HS_FRAME_TRUNCATED. */
 int hs_frame_reader_at_eof(const hs_frame_reader *r);
 

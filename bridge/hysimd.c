@@ -21,13 +21,17 @@
 #define HS_KILL_GRACE_MS 2000
 #define HS_LOST_GRACE_MS 200 /* how long to wait for a lost session's process to exit */
 #define HS_NO_PIDFD_POLL_MS 50
+/* A connection that has not registered by then is not the program's (the interposer registers at once). */
+#define HS_REGISTER_GRACE_MS 10000
 
-static int64_t now_ms(void)
+int64_t hs_daemon_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
+
+static int64_t now_ms(void) { return hs_daemon_now_ms(); }
 
 void hs_daemon_fail(hs_daemon *d, const char *fmt, ...)
 {
@@ -65,6 +69,19 @@ static int parse_epoch(uint64_t *out, char *err, size_t errlen)
     return 0;
 }
 
+static int read_token(hs_daemon *d, char *err, size_t errlen)
+{
+    const char *t = getenv("HYSIM_TOKEN");
+    if (!t)
+        return 0;
+    if (strlen(t) >= sizeof(d->token)) {
+        snprintf(err, errlen, "hysimd: HYSIM_TOKEN is longer than %zu bytes", sizeof(d->token) - 1);
+        return -1;
+    }
+    snprintf(d->token, sizeof(d->token), "%s", t);
+    return 0;
+}
+
 hs_daemon *hs_daemon_create(const hs_scenario *sc, const char *endpoint, char *err, size_t errlen)
 {
     if (hs_scenario_gpu_count(sc) <= 0) {
@@ -81,13 +98,15 @@ hs_daemon *hs_daemon_create(const hs_scenario *sc, const char *endpoint, char *e
     d->total_gpus = (uint32_t)hs_scenario_gpu_count(sc);
     d->listen_fd = -1;
     snprintf(d->endpoint, sizeof(d->endpoint), "%s", endpoint);
-    if (parse_epoch(&d->epoch_ns, err, errlen) < 0)
+    if (parse_epoch(&d->epoch_ns, err, errlen) < 0 || read_token(d, err, errlen) < 0)
         goto fail;
     d->fabric = hs_fabric_create(sc, err, errlen);
     if (!d->fabric)
         goto fail;
     d->listen_fd = hs_transport_listen(endpoint, err, errlen);
     if (d->listen_fd < 0)
+        goto fail;
+    if (hs_transport_bound_endpoint(d->listen_fd, endpoint, d->endpoint, sizeof(d->endpoint), err, errlen) < 0)
         goto fail;
     int fl = fcntl(d->listen_fd, F_GETFL);
     if (fl < 0 || fcntl(d->listen_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
@@ -99,6 +118,8 @@ fail:
     hs_daemon_destroy(d);
     return NULL;
 }
+
+const char *hs_daemon_endpoint(const hs_daemon *d) { return d->endpoint; }
 
 void hs_daemon_destroy(hs_daemon *d)
 {
@@ -156,11 +177,25 @@ static const char *status_text(int status, char *buf, size_t len)
     return buf;
 }
 
+/* "process 1234 (server 1, ./train; GPUs/ranks 8..15)": which ranks a lost process took with it */
+static const char *session_name_ranks(const hs_session *s, char *buf, size_t len)
+{
+    char who[256];
+    hs_session_name(s, who, sizeof(who));
+    size_t n = strlen(who);
+    if (s->registered && n > 0 && who[n - 1] == ')')
+        snprintf(buf, len, "%.*s; GPUs/ranks %u..%u)", (int)(n - 1), who, s->first_gpu,
+                 s->first_gpu + s->gpu_count - 1);
+    else
+        snprintf(buf, len, "%s", who);
+    return buf;
+}
+
 static const char *child_name(hs_daemon *d, const hs_child *c, char *buf, size_t len)
 {
     for (size_t i = 0; i < d->nsessions; i++)
         if (d->sessions[i]->registered && d->sessions[i]->pid == (uint32_t)c->pid)
-            return hs_session_name(d->sessions[i], buf, len);
+            return session_name_ranks(d->sessions[i], buf, len);
     snprintf(buf, len, "process %d (server unknown: it never registered)", (int)c->pid);
     return buf;
 }
@@ -188,7 +223,7 @@ static bool reap(hs_daemon *d, hs_child *c)
     }
     bool bad = !WIFEXITED(c->status) || WEXITSTATUS(c->status) != 0;
     if (bad && others_running(d, c)) {
-        char who[256], how[128];
+        char who[320], how[128];
         hs_daemon_fail(d, "hysim: %s %s while other processes still run", child_name(d, c, who, sizeof(who)),
                        status_text(c->status, how, sizeof(how)));
     }
@@ -197,7 +232,7 @@ static bool reap(hs_daemon *d, hs_child *c)
 
 void hs_daemon_session_lost(hs_daemon *d, hs_session *s, const char *how)
 {
-    char who[256], st[128] = "";
+    char who[320], st[128] = "";
     hs_child *c = child_of(d, s->pid);
     if (s->registered && c && !c->exited) {
         /* give the exit status a moment to show, for a better message */
@@ -219,7 +254,7 @@ void hs_daemon_session_lost(hs_daemon *d, hs_session *s, const char *how)
         char t[100];
         snprintf(st, sizeof(st), " (it %s)", status_text(c->status, t, sizeof(t)));
     }
-    hs_daemon_fail(d, "hysim: %s %s%s", hs_session_name(s, who, sizeof(who)), how, st);
+    hs_daemon_fail(d, "hysim: %s %s%s", session_name_ranks(s, who, sizeof(who)), how, st);
 }
 
 /* ------------------------------------------------------------- run */
@@ -232,12 +267,55 @@ static bool open_sessions(const hs_daemon *d)
     return false;
 }
 
+static bool frames_buffered(const hs_daemon *d)
+{
+    for (size_t i = 0; i < d->nsessions; i++)
+        if (d->sessions[i]->fd >= 0 && hs_frame_reader_ready(&d->sessions[i]->rd))
+            return true;
+    return false;
+}
+
 static bool children_left(const hs_daemon *d)
 {
     for (int i = 0; i < d->nchildren; i++)
         if (!d->children[i].exited)
             return true;
     return false;
+}
+
+/*
+ * Closes connections that stayed silent past HS_REGISTER_GRACE_MS: until it
+ * registers, a connection holds the simulated time back. Returns the
+ * milliseconds until the next one is due, -1 if none is waiting.
+ */
+static int close_silent(hs_daemon *d, int64_t now)
+{
+    int64_t next = -1;
+    for (size_t i = 0; i < d->nsessions; i++) {
+        hs_session *s = d->sessions[i];
+        if (s->registered || s->fd < 0)
+            continue;
+        int64_t left = s->connected_ms + HS_REGISTER_GRACE_MS - now;
+        if (left <= 0) {
+            d->sum.rejected_unknown++;
+            hs_session_close(s);
+        } else if (next < 0 || left < next) {
+            next = left;
+        }
+    }
+    return (int)next;
+}
+
+/* Once the program is gone, a connection that never registered is no part of it: it must not keep the run alive. */
+static void close_strangers(hs_daemon *d)
+{
+    for (size_t i = 0; i < d->nsessions; i++) {
+        hs_session *s = d->sessions[i];
+        if (!s->registered && s->fd >= 0) {
+            d->sum.rejected_unknown += s->rd.len > 0;
+            hs_session_close(s);
+        }
+    }
 }
 
 /* After a failure: tell the waiting processes why, close every session, stop the children. */
@@ -285,7 +363,10 @@ int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_
     size_t pfdcap = 0;
     bool shut = false, killed = false;
     int64_t kill_at = 0;
+    hs_stall_start(d, now_ms());
     while (children_left(d) || open_sessions(d)) {
+        if (nchildren > 0 && !children_left(d))
+            close_strangers(d);
         if (d->failed && !shut) {
             shut_down(d);
             shut = true;
@@ -310,13 +391,22 @@ int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_
         for (int i = 0; i < d->nchildren; i++)
             pfd[n++] = (struct pollfd){.fd = d->children[i].exited ? -1 : d->children[i].pidfd, .events = POLLIN};
 
-        int timeout = -1;
-        if (!have_all_pidfds)
+        int timeout = shut ? -1 : hs_stall_check(d, now_ms());
+        if (d->failed && !shut)
+            continue; /* stalled: shut down at the top of the loop */
+        int silent = shut ? -1 : close_silent(d, now_ms());
+        if (silent >= 0 && (timeout < 0 || silent < timeout))
+            timeout = silent;
+        if (!have_all_pidfds && (timeout < 0 || timeout > HS_NO_PIDFD_POLL_MS))
             timeout = HS_NO_PIDFD_POLL_MS;
         if (shut && !killed) {
             int64_t left = kill_at - now_ms();
             timeout = left < 0 ? 0 : (timeout >= 0 && timeout < left ? timeout : (int)left);
         }
+        /* hs_clock_advance drains the sockets into the readers while it
+         * simulates: frames already read must be handled before sleeping */
+        if (!shut && frames_buffered(d))
+            timeout = 0;
         if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
             hs_daemon_fail(d, "hysimd: poll: %s", strerror(errno));
             continue;

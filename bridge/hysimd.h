@@ -27,14 +27,23 @@ typedef struct hs_run_summary {
     uint64_t flows;           /* fabric flows completed */
     uint64_t packet_hops;
     uint64_t peak_memory_bytes_max; /* largest per-device peak reported by any process */
+    /* Connections refused without failing the run (a stray or hostile peer, not the program): */
+    uint64_t rejected_token;        /* Register with a token other than the run's (HYSIM_TOKEN) */
+    uint64_t rejected_unknown;      /* a connection that sent something other than Register first */
+    uint64_t rejected_oversize;     /* frames longer than HS_FRAME_MAX (from any session) */
     char error[1024];         /* non-empty: the simulation failed, and why */
 } hs_run_summary;
 
 /*
  * Builds the fabric for the scenario and listens on `endpoint`
- * ("unix:/path"). NULL on error, with the reason in err.
+ * ("unix:/path" or "tcp:HOST:PORT"). NULL on error, with the reason in err.
+ * When HYSIM_TOKEN is set in the environment, every Register must carry it;
+ * other sessions are refused and counted (hs_run_summary.rejected_token).
  */
 hs_daemon *hs_daemon_create(const hs_scenario *sc, const char *endpoint, char *err, size_t errlen);
+
+/* The endpoint clients connect to: `endpoint` as given, with a TCP port 0 replaced by the one bound. */
+const char *hs_daemon_endpoint(const hs_daemon *d);
 
 /*
  * Serves sessions until every child in `children` has exited and every

@@ -3,6 +3,12 @@
  * them on: Register → Reply{setup}, Batch → timeline, Wait → clock (answered
  * by hs_clock_advance), Bye → closed cleanly. A frame that does not decode or
  * a protocol violation fails the run with a message naming the process.
+ *
+ * A connection that has not registered is not known to be part of the
+ * program (over TCP it may be anyone): a wrong token in its Register, a
+ * first message other than Register, or a frame that is too large or does
+ * not decode closes it and is counted (hs_run_summary), but does not fail
+ * the run.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +24,7 @@ hs_session *hs_session_new(hs_daemon *d, int fd)
     s->fd = fd;
     s->index = (uint32_t)d->nsessions;
     s->state = HS_SESS_NEW;
+    s->connected_ms = hs_daemon_now_ms();
     hs_frame_reader_init(&s->rd);
     hs_grow((void **)&d->sessions, &d->capsessions, d->nsessions + 1, sizeof(*d->sessions));
     d->sessions[d->nsessions++] = s;
@@ -98,12 +105,41 @@ static bool host_ok(hs_session *s, uint64_t host_ns, const char *msg)
     return false;
 }
 
+/* Refuses an unregistered connection without failing the run; *counter says why. */
+static void reject(hs_session *s, uint64_t *counter, const char *why)
+{
+    (*counter)++;
+    if (why) {
+        Hysim__Reply r = HYSIM__REPLY__INIT;
+        r.error = (char *)why;
+        hs_session_reply(s, &r);
+    }
+    hs_session_close(s);
+}
+
+/* Constant-time comparison: the answer's timing tells nothing about the token. */
+static bool token_ok(const char *want, const char *got)
+{
+    size_t lw = strlen(want), lg = got ? strlen(got) : 0;
+    unsigned diff = (unsigned)(lw != lg);
+    for (size_t i = 0; i < lw; i++)
+        diff |= (unsigned char)want[i] ^ (unsigned char)(i < lg ? got[i] : 0);
+    return diff == 0;
+}
+
 static void on_register(hs_session *s, const Hysim__Register *m)
 {
     hs_daemon *d = s->d;
     char what[256];
     if (s->registered) {
         violation(s, "a second Register");
+        return;
+    }
+    if (d->token[0] && !token_ok(d->token, m->token)) {
+        fprintf(stderr, "hysimd: refused a session of pid %u: %s HYSIM_TOKEN\n", m->pid,
+                m->token && m->token[0] ? "wrong" : "no");
+        reject(s, &d->sum.rejected_token,
+               "hysimd refused the session: its HYSIM_TOKEN is not this run's (run the program under `hysim run`)");
         return;
     }
     if (m->gpu_count == 0 || m->first_gpu >= d->total_gpus || m->gpu_count > d->total_gpus - m->first_gpu ||
@@ -216,6 +252,10 @@ static void on_bye(hs_session *s, const Hysim__Bye *m)
 
 static void handle(hs_session *s, const Hysim__ClientMsg *m)
 {
+    if (!s->registered && m->msg_case != HYSIM__CLIENT_MSG__MSG_REGISTER) {
+        reject(s, &s->d->sum.rejected_unknown, NULL); /* a stranger, not a part of the program */
+        return;
+    }
     if (m->msg_case == HYSIM__CLIENT_MSG__MSG__NOT_SET || !m->batch) {
         violation(s, "empty ClientMsg");
         return;
@@ -226,10 +266,6 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
     }
     if (m->msg_case == HYSIM__CLIENT_MSG__MSG_REGISTER) {
         on_register(s, m->register_);
-        return;
-    }
-    if (!s->registered) {
-        violation(s, "a message before Register");
         return;
     }
     switch (m->msg_case) {
@@ -260,12 +296,22 @@ void hs_session_process(hs_session *s)
         if (r == 1)
             break;
         char err[512] = "";
+        if (r == HS_FRAME_TOO_LARGE)
+            d->sum.rejected_oversize++;
+        if (r != HS_FRAME_OK && !s->registered) {
+            hs_session_close(s);
+            return;
+        }
         if (r != HS_FRAME_OK) {
             snprintf(err, sizeof(err), "bad frame (%s)", hs_frame_status_name(r));
             violation(s, err);
             return;
         }
         Hysim__ClientMsg *m = hs_frame_decode_client_msg(body, len, err, sizeof(err));
+        if (!m && !s->registered) {
+            reject(s, &d->sum.rejected_unknown, NULL);
+            return;
+        }
         if (!m) {
             char what[600];
             snprintf(what, sizeof(what), "undecodable frame: %s", err);
@@ -277,6 +323,10 @@ void hs_session_process(hs_session *s)
     }
     if (s->fd < 0 || d->failed || !(s->eof || s->io_error))
         return;
+    if (!s->registered && s->state != HS_SESS_CLOSED && (s->rd.len > 0 || s->io_error)) {
+        reject(s, &d->sum.rejected_unknown, NULL); /* left inside its first frame: not the program */
+        return;
+    }
     /* the peer is gone and every complete frame has been handled */
     if (s->said_bye)
         hs_session_close(s);

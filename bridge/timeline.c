@@ -24,6 +24,7 @@ void hs_op_unref(hs_op *op)
     for (uint32_t i = 0; i < op->nsucc; i++)
         hs_op_unref(op->succ[i]);
     free(op->succ);
+    free(op->parts);
     free(op);
 }
 
@@ -219,6 +220,7 @@ static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op
         }
         op->kind = HS_OP_PEER_COPY;
         op->peer = c->peer_gpu;
+        op->from_peer = c->from_peer;
         return 0;
     default:
         hs_daemon_fail(d, "hysim: %s: unknown copy kind %d", hs_session_name(s, who, sizeof(who)),
@@ -228,6 +230,29 @@ static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op
 }
 
 /* ------------------------------------------------------------- ingest */
+
+/*
+ * A collective part issued in the same NCCL group as the stream's last op,
+ * itself a collective not yet done, joins that op: NCCL runs a group as one
+ * kernel per stream, so its parts start together (a Send and a Recv of one
+ * group never wait for each other). 1: joined; 0: not; -1 after failing.
+ */
+static int join_group(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_stream *st)
+{
+    hs_op *tail = st->tail;
+    uint64_t group = m->collective->group;
+    if (group == 0 || !tail || tail->kind != HS_OP_COLLECTIVE || tail->group != group || tail->done)
+        return 0;
+    uint32_t first = tail->nparts;
+    if (hs_coll_attach(d, s, m, tail) < 0)
+        return -1;
+    uint64_t issue_ps = hs_ns_to_ps(m->host_ns);
+    if (tail->started)
+        hs_coll_reached(d, tail, first, hs_max_u64(tail->start_ps, issue_ps));
+    else
+        tail->ready_ps = hs_max_u64(tail->ready_ps, issue_ps);
+    return 1;
+}
 
 static bool bad_kind_payload(const Hysim__Op *m)
 {
@@ -272,6 +297,12 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
         return -1;
     }
 
+    if (m->kind_case == HYSIM__OP__KIND_COLLECTIVE) {
+        int joined = join_group(d, s, m, st);
+        if (joined != 0)
+            return joined < 0 ? -1 : 0;
+    }
+
     hs_op *op = hs_xcalloc(1, sizeof(*op));
     op->refs = 1; /* ours until the end of this function */
     op->s = s;
@@ -304,6 +335,7 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
         break;
     case HYSIM__OP__KIND_COLLECTIVE:
         op->kind = HS_OP_COLLECTIVE;
+        op->group = m->collective->group;
         if (hs_coll_attach(d, s, m, op) < 0)
             goto fail;
         break;
@@ -390,6 +422,12 @@ void hs_tl_op_complete(hs_daemon *d, hs_op *op, uint64_t t)
     free(succ);
 }
 
+void hs_tl_part_done(hs_daemon *d, hs_op *op, uint64_t t)
+{
+    if (op->parts_left > 0 && --op->parts_left == 0)
+        hs_tl_op_complete(d, op, t);
+}
+
 static void op_start(hs_daemon *d, hs_op *op, uint64_t t)
 {
     op->started = true;
@@ -400,11 +438,12 @@ static void op_start(hs_daemon *d, hs_op *op, uint64_t t)
             heap_push(d, t, op, HS_EV_DONE);
         } else {
             hs_flow f = {.owner = HS_FLOW_PEER_COPY, .op = op};
-            hs_clock_start_flow(d, &f, op->gpu, op->peer, op->bytes, t);
+            uint32_t src = op->from_peer ? op->peer : op->gpu, dst = op->from_peer ? op->gpu : op->peer;
+            hs_clock_start_flow(d, &f, src, dst, op->bytes, t);
         }
         break;
     case HS_OP_COLLECTIVE:
-        hs_coll_reached(d, op, t);
+        hs_coll_reached(d, op, 0, t);
         break;
     default:
         heap_push(d, t > HS_TIME_INF - op->dur_ps ? HS_TIME_INF : t + op->dur_ps, op, HS_EV_DONE);

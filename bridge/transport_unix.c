@@ -1,7 +1,9 @@
 /*
  * The Unix-socket transport (transport.h): endpoint "unix:/path/to/socket".
+ * "tcp:" endpoints are handed to transport_tcp.c.
  */
 #include "transport.h"
+#include "transport_tcp.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -31,7 +33,7 @@ static void set_err(char *err, size_t errlen, const char *fmt, ...) {
 static int parse_endpoint(const char *endpoint, struct sockaddr_un *sa, char *err, size_t errlen) {
     const size_t plen = sizeof UNIX_PREFIX - 1;
     if (!endpoint || strncmp(endpoint, UNIX_PREFIX, plen) != 0 || endpoint[plen] == '\0') {
-        set_err(err, errlen, "unsupported endpoint \"%s\" (expected unix:/path)",
+        set_err(err, errlen, "unsupported endpoint \"%s\" (expected unix:/path or tcp:HOST:PORT)",
                 endpoint ? endpoint : "(null)");
         return -1;
     }
@@ -116,6 +118,8 @@ static int remove_stale(const struct sockaddr_un *sa, char *err, size_t errlen) 
 }
 
 int hs_transport_listen(const char *endpoint, char *err, size_t errlen) {
+    if (hs_tcp_is_endpoint(endpoint))
+        return hs_tcp_listen(endpoint, err, errlen);
     struct sockaddr_un sa;
     if (parse_endpoint(endpoint, &sa, err, errlen) < 0)
         return -1;
@@ -150,12 +154,16 @@ int hs_transport_listen(const char *endpoint, char *err, size_t errlen) {
 int hs_transport_accept(int listen_fd) {
     for (;;) {
         int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0)
+            hs_tcp_nodelay(fd); /* a no-op error on Unix sockets */
         if (fd >= 0 || errno != EINTR)
             return fd;
     }
 }
 
 int hs_transport_connect(const char *endpoint, char *err, size_t errlen) {
+    if (hs_tcp_is_endpoint(endpoint))
+        return hs_tcp_connect(endpoint, err, errlen);
     struct sockaddr_un sa;
     if (parse_endpoint(endpoint, &sa, err, errlen) < 0)
         return -1;
@@ -170,6 +178,18 @@ int hs_transport_connect(const char *endpoint, char *err, size_t errlen) {
         return -1;
     }
     return fd;
+}
+
+int hs_transport_bound_endpoint(int listen_fd, const char *endpoint, char *out, size_t len, char *err,
+                                size_t errlen) {
+    if (hs_tcp_is_endpoint(endpoint))
+        return hs_tcp_bound_endpoint(listen_fd, endpoint, out, len, err, errlen);
+    if (strlen(endpoint) >= len) {
+        set_err(err, errlen, "endpoint too long: %s", endpoint);
+        return -1;
+    }
+    memcpy(out, endpoint, strlen(endpoint) + 1);
+    return 0;
 }
 
 void hs_transport_unlink(const char *endpoint) {

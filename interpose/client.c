@@ -10,9 +10,14 @@
  * host clock at issue; ops are appended under the one mutex, so host times
  * on the wire never decrease. A lost connection prints why and exits the
  * process with status 1 (it never hangs and never returns wrong answers).
+ * A watcher thread notices it within milliseconds even while the program
+ * computes on the host and makes no CUDA call (watch_connection).
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
+#include <sys/ioctl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +46,8 @@ enum client_state {
 typedef struct hs_stream {
     uint64_t id;
     int dev;
+    unsigned flags; /* as created: cudaStreamGetFlags */
+    int priority;
 } hs_stream;
 
 typedef struct hs_event {
@@ -111,10 +118,67 @@ static void *xcalloc(size_t n, size_t size) {
 
 /* ---- connection ---- */
 
+static _Atomic int g_leaving;   /* Bye is on its way: hysimd closing the connection is expected */
+static _Atomic int g_lost_said; /* one thread reports the lost connection and exits; others wait for that */
+
 __attribute__((noreturn)) static void lost(const char *why) {
+    if (atomic_exchange(&g_lost_said, 1))
+        for (;;)
+            pause();
     fprintf(stderr, "hysim: lost connection to hysimd at %s: %s\n", g_endpoint, why);
     fflush(NULL);
     _exit(1);
+}
+
+static int unread_bytes(int fd) {
+    int n = 0;
+    return ioctl(fd, FIONREAD, &n) == 0 ? n : 0;
+}
+
+/*
+ * Waits for hysimd's end of the connection to go away (the daemon exited or
+ * was killed) and then ends the process, which may be busy on the host and
+ * never ask the daemon anything again. Only polls: it never reads, so the
+ * replies stay for the calling threads. A reply already in the socket (the
+ * reason the run failed, say) gets a moment to be read and printed first.
+ */
+static void *watch_connection(void *arg) {
+    int fd = (int)(intptr_t)arg;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+        int r = poll(&p, 1, -1);
+        if (atomic_load(&g_leaving))
+            return NULL;
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0 || (p.revents & POLLNVAL))
+            return NULL;
+        if (!(p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
+            continue;
+        for (int i = 0; i < 50 && unread_bytes(fd) > 0 && !atomic_load(&g_leaving); i++)
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
+        if (atomic_load(&g_leaving))
+            return NULL;
+        lost("hysimd closed the connection (it exited or was killed)");
+    }
+}
+
+/* Starts the watcher with every signal blocked, so that the program's handlers run on its own threads. */
+static void start_watcher_locked(void) {
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    pthread_t t;
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&a, 256 * 1024);
+    int rc = pthread_create(&t, &a, watch_connection, (void *)(intptr_t)g_fd);
+    pthread_attr_destroy(&a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        fprintf(stderr, "hysim: note: cannot start the connection watcher (%s); a lost hysimd is noticed "
+                        "at the next CUDA call only\n", strerror(rc));
 }
 
 static void send_locked(const Hysim__ClientMsg *m) {
@@ -204,6 +268,8 @@ static void connect_locked(void) {
     reg.host_ns = hs_clock_now();
     reg.program = program_invocation_name;
     reg.protocol_version = HS_PROTOCOL_VERSION;
+    const char *token = getenv("HYSIM_TOKEN");
+    reg.token = (char *)(token ? token : "");
     Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
     m.msg_case = HYSIM__CLIENT_MSG__MSG_REGISTER;
     m.register_ = &reg;
@@ -243,6 +309,7 @@ static void connect_locked(void) {
         fail_locked(msg);
         return;
     }
+    start_watcher_locked();
     atomic_store_explicit(&g_state, ST_READY, memory_order_release);
 }
 
@@ -401,6 +468,8 @@ cudaError_t hs_client_stream_create(unsigned int flags, int priority, cudaStream
     LOCK();
     s->id = g_next_stream++;
     s->dev = t_device;
+    s->flags = flags;
+    s->priority = priority;
     hs_ptrmap_put(&g_streams, (uintptr_t)s, 1);
     pending_op *p = append_locked(s->dev, s->id);
     hysim__stream_create__init(&p->u.stream_create);
@@ -456,6 +525,27 @@ cudaError_t hs_client_stream_query(cudaStream_t stream) {
     e = resolve_stream_locked(stream, t_device, &dev, &id);
     if (e == cudaSuccess)
         e = query_locked(HYSIM__WAIT__COND__STREAM_IDLE, dev, id, 0);
+    UNLOCK();
+    return e;
+}
+
+cudaError_t hs_client_stream_info(cudaStream_t stream, int *dev, unsigned *flags, int *priority) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    LOCK();
+    if (stream == NULL || stream == cudaStreamLegacy || stream == cudaStreamPerThread) {
+        *dev = t_device;
+        *flags = cudaStreamDefault;
+        *priority = 0;
+    } else if (hs_ptrmap_get(&g_streams, (uintptr_t)stream)) {
+        const hs_stream *s = (const hs_stream *)stream;
+        *dev = s->dev;
+        *flags = s->flags;
+        *priority = s->priority;
+    } else {
+        e = cudaErrorInvalidResourceHandle;
+    }
     UNLOCK();
     return e;
 }
@@ -646,6 +736,36 @@ cudaError_t hs_client_malloc(size_t size, void **ptr) {
     return p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
+cudaError_t hs_client_malloc_on(int device, size_t size, void **ptr) {
+    if (!ptr)
+        return cudaErrorInvalidValue;
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    if (!valid_device(device))
+        return cudaErrorInvalidDevice;
+    if (size == 0) {
+        *ptr = NULL;
+        return cudaSuccess;
+    }
+    LOCK();
+    void *p = hs_devmem_alloc(device, size);
+    UNLOCK();
+    *ptr = p;
+    return p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+/* No Wait: hysimd does not model memory, so stream order changes no timing. */
+cudaError_t hs_client_free_unordered(void *ptr) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    LOCK();
+    int ok = hs_devmem_is_allocation(ptr) && hs_devmem_free(ptr) == 0;
+    UNLOCK();
+    return ok ? cudaSuccess : cudaErrorInvalidValue;
+}
+
 /* cudaFree waits for the pointer's device first, as CUDA's does. */
 cudaError_t hs_client_free(void *ptr) {
     cudaError_t e = hs_client_start();
@@ -717,6 +837,16 @@ cudaError_t hs_client_host_free(void *ptr) {
 
 int hs_client_device_of(const void *ptr) { return hs_devmem_device_of(ptr); }
 
+void *hs_client_host_block(const void *ptr) {
+    uintptr_t p = (uintptr_t)ptr, found = 0;
+    LOCK();
+    for (size_t i = 0; i < g_pinned.cap && !found; i++)
+        if (g_pinned.keys[i] && p >= g_pinned.keys[i] && p - g_pinned.keys[i] < g_pinned.vals[i])
+            found = g_pinned.keys[i];
+    UNLOCK();
+    return (void *)found;
+}
+
 cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
                              int synchronous) {
     cudaError_t e = hs_client_start();
@@ -757,6 +887,7 @@ cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind,
         p->u.copy.bytes = count;
         int other = dir != cudaMemcpyDeviceToDevice ? dev : sd != dev ? sd : dd;
         p->u.copy.peer_gpu = global_gpu(other);
+        p->u.copy.from_peer = dir == cudaMemcpyDeviceToDevice && other == sd && sd != dd; /* peer → dev */
         p->op.kind_case = HYSIM__OP__KIND_COPY;
         p->op.copy = &p->u.copy;
         commit_locked();
@@ -928,7 +1059,8 @@ cudaError_t hs_client_comm_destroy(uint64_t comm_key, int rank, int device) {
 }
 
 cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64_t seq,
-                                 enum hs_coll_kind kind, uint64_t bytes, int root, cudaStream_t stream) {
+                                 enum hs_coll_kind kind, uint64_t bytes, int root, uint64_t group,
+                                 cudaStream_t stream) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -950,6 +1082,7 @@ cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64
         c->kind = (Hysim__CollKind)kind;
         c->bytes = bytes;
         c->root = root;
+        c->group = group;
         p->op.kind_case = HYSIM__OP__KIND_COLLECTIVE;
         p->op.collective = c;
         commit_locked();
@@ -986,6 +1119,7 @@ __attribute__((constructor)) static void client_init(void) {
  * exit, Bye is then left out (hysimd sees the connection close).
  */
 __attribute__((destructor)) static void client_fini(void) {
+    atomic_store(&g_leaving, 1); /* exiting: whatever hysimd does now, the watcher keeps quiet */
     int locked = 0;
     for (int i = 0; i < 5000 && !(locked = pthread_mutex_trylock(&g_lock) == 0); i++)
         nanosleep(&(struct timespec){0, 1000000}, NULL);
@@ -1004,7 +1138,7 @@ __attribute__((destructor)) static void client_fini(void) {
         Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
         m.msg_case = HYSIM__CLIENT_MSG__MSG_BYE;
         m.bye = &bye;
-        send_locked(&m);
+        send_locked(&m); /* g_leaving is set: hysimd closes its end once it has Bye */
         close(g_fd);
         g_fd = -1;
         atomic_store(&g_state, ST_CLOSED);

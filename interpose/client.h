@@ -77,11 +77,17 @@ HS_API cudaError_t hs_client_device_attribute(int attr, int device, int *value);
 /* ---- memory ---- */
 HS_API cudaError_t hs_client_malloc(size_t size, void **ptr);       /* current device */
 HS_API cudaError_t hs_client_free(void *ptr);                       /* synchronises its device */
+/* cudaMallocAsync's allocation on a given device; cudaErrorInvalidDevice for a bad one. */
+HS_API cudaError_t hs_client_malloc_on(int device, size_t size, void **ptr);
+/* Frees an allocation's start without waiting (cudaFreeAsync); cudaErrorInvalidValue otherwise. */
+HS_API cudaError_t hs_client_free_unordered(void *ptr);
 HS_API cudaError_t hs_client_mem_info(size_t *free_bytes, size_t *total_bytes);
 HS_API cudaError_t hs_client_host_alloc(size_t size, void **ptr);   /* real, page-aligned */
 HS_API cudaError_t hs_client_host_free(void *ptr);
 /* Local device whose reserved range holds ptr, or -1 (host memory). */
 HS_API int hs_client_device_of(const void *ptr);
+/* Start of the cudaMallocHost / cudaHostAlloc block holding ptr, or NULL. */
+HS_API void *hs_client_host_block(const void *ptr);
 
 /*
  * cudaMemcpy family: kind as cudaMemcpyKind (cudaMemcpyDefault resolved from
@@ -96,6 +102,12 @@ HS_API cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream
 /* ---- streams and events ---- */
 HS_API cudaError_t hs_client_stream_create(unsigned int flags, int priority, cudaStream_t *out);
 HS_API cudaError_t hs_client_stream_destroy(cudaStream_t stream);
+/*
+ * A stream's device, creation flags and priority. The default streams are
+ * the current device's, blocking (flags 0), priority 0.
+ * cudaErrorInvalidResourceHandle for an unknown handle.
+ */
+HS_API cudaError_t hs_client_stream_info(cudaStream_t stream, int *dev, unsigned *flags, int *priority);
 HS_API cudaError_t hs_client_stream_synchronize(cudaStream_t stream);
 HS_API cudaError_t hs_client_stream_query(cudaStream_t stream);
 HS_API cudaError_t hs_client_stream_wait_event(cudaStream_t stream, cudaEvent_t event);
@@ -135,10 +147,11 @@ HS_API cudaError_t hs_client_comm_destroy(uint64_t comm_key, int rank, int devic
 /*
  * One rank's part of a collective on `stream` (NULL: the legacy stream of
  * `device`); cudaErrorInvalidValue when the stream belongs to another device.
+ * group: the NCCL group it was issued in, 0 for none (hysim.proto Collective).
  */
 HS_API cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64_t seq,
                                         enum hs_coll_kind kind, uint64_t bytes, int root,
-                                        cudaStream_t stream);
+                                        uint64_t group, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

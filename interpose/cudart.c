@@ -2,8 +2,9 @@
  * libcudart.so.13: the CUDA runtime API calls hysim implements, with the
  * real header's signatures. The work is the client core's (client.h); this
  * file checks arguments as CUDA does, fills CUDA's structures and keeps the
- * per-thread last error. A runtime function not here is an undefined symbol
- * when a program that calls it is loaded: nothing is stubbed silently.
+ * per-thread last error. The other cudart*.c files implement more of the
+ * runtime; every other function cuda_runtime_api.h declares is a generated
+ * stub that says it is not supported yet (gen_cudart_stubs.sh).
  */
 #include <stdio.h>
 #include <string.h>
@@ -191,7 +192,12 @@ cudaError_t cudaDeviceSynchronize(void) {
 
 cudaError_t cudaDeviceReset(void) {
     RT_ENTER();
-    RT_RETURN(hs_client_device_reset());
+    cudaError_t e = hs_client_device_reset();
+    if (e == cudaSuccess) {
+        hs_rt_pool_reset_device(hs_client_get_device());
+        hs_rt_symbols_reset_device(hs_client_get_device());
+    }
+    RT_RETURN(e);
 }
 
 /* ---- memory ---- */
@@ -203,7 +209,7 @@ cudaError_t cudaMalloc(void **devPtr, size_t size) {
 
 cudaError_t cudaFree(void *devPtr) {
     RT_ENTER();
-    RT_RETURN(hs_client_free(devPtr));
+    RT_RETURN(hs_rt_pool_free(devPtr));
 }
 
 cudaError_t cudaMemGetInfo(size_t *free, size_t *total) {

@@ -19,4 +19,11 @@
 __attribute__((visibility("hidden"))) cudaError_t hs_rt_return(cudaError_t e);
 #define RT_RETURN(expr) return hs_rt_return(expr)
 
+/* cudart_mem_pools.c: cudaFree (a pool's allocation leaves its pool's accounting). */
+__attribute__((visibility("hidden"))) cudaError_t hs_rt_pool_free(void *ptr);
+/* cudart_mem_pools.c: cudaDeviceReset freed every allocation of the device. */
+__attribute__((visibility("hidden"))) void hs_rt_pool_reset_device(int device);
+/* cudart_symbols.c: cudaDeviceReset freed the device's copies of the device variables. */
+__attribute__((visibility("hidden"))) void hs_rt_symbols_reset_device(int device);
+
 #endif

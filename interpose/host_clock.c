@@ -59,7 +59,25 @@ static _Atomic uint64_t g_epoch_ns;
 static int g_mode_from_env, g_epoch_from_env;
 
 static __thread unsigned t_depth;   /* nesting of intercepted calls */
-static __thread uint64_t t_last_cpu; /* thread CPU time when its last call returned */
+
+/*
+ * Host time under real/scaled. Reading the thread's CPU time is a system call
+ * (no vDSO; ~1 µs on a VM), too dear twice per launch. So a short gap between
+ * calls is credited by the monotonic clock (vDSO), which equals CPU time
+ * unless the thread was preempted in it, and the thread's CPU time is sampled
+ * after a long gap, after a long call (it may have blocked) and every
+ * HS_SAMPLE_EVERY calls: the sample credits the CPU time spent outside calls
+ * since the previous sample, less what the short gaps already credited.
+ */
+#define HS_SHORT_GAP_NS 50000u
+#define HS_SAMPLE_EVERY 64u
+
+static __thread uint64_t t_mono_exit;   /* monotonic ns when the last call returned */
+static __thread uint64_t t_mono_entry;  /* monotonic ns when the current call began */
+static __thread uint64_t t_cpu_sample;  /* thread CPU time at the last sample */
+static __thread uint64_t t_inside_ns;   /* wall time inside calls since the sample */
+static __thread uint64_t t_credited_ns; /* host time credited by short gaps since the sample */
+static __thread unsigned t_calls;       /* calls since the sample */
 
 static void *libc_symbol(const char *name, const char *version) {
     void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
@@ -175,7 +193,8 @@ __attribute__((constructor)) static void hs_clock_init(void) {
     }
     atomic_store(&g_epoch_ns, e);
     /* The main thread's host time is counted from here; other threads' from their start. */
-    t_last_cpu = real_ns(CLOCK_THREAD_CPUTIME_ID);
+    t_cpu_sample = real_ns(CLOCK_THREAD_CPUTIME_ID);
+    t_mono_exit = real_ns(CLOCK_MONOTONIC);
 }
 
 void hs_clock_apply_setup(uint32_t host_time, double scale, uint64_t fixed_ns, uint64_t epoch_ns) {
@@ -198,6 +217,29 @@ void hs_clock_advance_to(uint64_t ns) {
     }
 }
 
+static void take_cpu_sample(uint64_t cpu) {
+    t_cpu_sample = cpu;
+    t_inside_ns = 0;
+    t_credited_ns = 0;
+    t_calls = 0;
+}
+
+/* Real host time since the thread's previous call returned (see HS_SHORT_GAP_NS). */
+static uint64_t host_time_since_last_call(void) {
+    uint64_t now = real_ns(CLOCK_MONOTONIC);
+    uint64_t gap = now - t_mono_exit;
+    t_mono_entry = now;
+    if (t_mono_exit && gap < HS_SHORT_GAP_NS && ++t_calls < HS_SAMPLE_EVERY) {
+        t_credited_ns += gap;
+        return gap;
+    }
+    uint64_t cpu = real_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t spent = cpu > t_cpu_sample ? cpu - t_cpu_sample : 0;
+    uint64_t outside = spent > t_inside_ns ? spent - t_inside_ns : 0;
+    take_cpu_sample(cpu);
+    return outside > t_credited_ns ? outside - t_credited_ns : 0;
+}
+
 void hs_client_enter(void) {
     if (t_depth++ != 0 || !g_sim)
         return;
@@ -205,8 +247,7 @@ void hs_client_enter(void) {
     switch (mode) {
     case HS_HOST_TIME_REAL:
     case HS_HOST_TIME_SCALED: {
-        uint64_t now = real_ns(CLOCK_THREAD_CPUTIME_ID);
-        uint64_t d = now > t_last_cpu ? now - t_last_cpu : 0;
+        uint64_t d = host_time_since_last_call();
         if (mode == HS_HOST_TIME_SCALED)
             d = (uint64_t)llround((double)d * g_scale);
         atomic_fetch_add(&g_clock, d);
@@ -224,8 +265,15 @@ void hs_client_leave(void) {
     if (--t_depth != 0 || !g_sim)
         return;
     int mode = atomic_load_explicit(&g_mode, memory_order_relaxed);
-    if (mode == HS_HOST_TIME_REAL || mode == HS_HOST_TIME_SCALED)
-        t_last_cpu = real_ns(CLOCK_THREAD_CPUTIME_ID);
+    if (mode != HS_HOST_TIME_REAL && mode != HS_HOST_TIME_SCALED)
+        return;
+    uint64_t now = real_ns(CLOCK_MONOTONIC);
+    uint64_t inside = now - t_mono_entry;
+    if (inside >= HS_SHORT_GAP_NS)
+        take_cpu_sample(real_ns(CLOCK_THREAD_CPUTIME_ID)); /* it may have blocked: not CPU time */
+    else
+        t_inside_ns += inside;
+    t_mono_exit = now;
 }
 
 /* Reads the simulated clock as one intercepted call; `realtime` adds the epoch. */

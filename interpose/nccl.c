@@ -6,9 +6,14 @@
  * A communicator is keyed across processes by comm_key, the first 8 bytes of
  * a hash (FNV-1a) of its ncclUniqueId. Each rank counts its collectives on a
  * communicator (seq); ranks' parts with equal (comm_key, seq) are one
- * collective. Ops are non-blocking already, so ncclGroupStart/End only keep
- * the nesting depth. Functions not modelled yet print "hysim: NAME is not
- * supported yet" once and return ncclInvalidUsage.
+ * collective; Sends and Recvs are counted per peer instead, and hysimd matches
+ * the k-th Send from a to b with the k-th Recv at b from a. Ops never block, so
+ * many from one thread may be issued inside ncclGroupStart/End; each op of a
+ * group carries the group's number, and hysimd runs a group's ops on one
+ * stream as one operation, as NCCL launches one kernel per stream (so a Send
+ * and a Recv of one group never wait for each other). Functions not modelled
+ * yet print "hysim: NAME is not supported yet" once and return
+ * ncclInvalidUsage.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -26,12 +31,14 @@ struct ncclComm {
     uint64_t key;
     int rank, nranks, dev;
     uint64_t seq; /* next collective's sequence number */
+    uint64_t *sends, *recvs; /* [nranks]: Sends to / Recvs from each peer so far */
     int left;     /* CommDestroy sent (finalize, destroy or abort) */
 };
 
 static __thread char t_last_error[256];
 static __thread int t_group_depth;
-static _Atomic uint64_t g_uid_counter;
+static __thread uint64_t t_group; /* number of the open group; 0 outside groups */
+static _Atomic uint64_t g_uid_counter, g_group_counter;
 
 static ncclResult_t fail(ncclResult_t r, const char *fmt, const char *arg) {
     snprintf(t_last_error, sizeof t_last_error, fmt, arg);
@@ -149,8 +156,14 @@ static ncclResult_t join(ncclComm_t *out, uint64_t key, int rank, int nranks, in
     if (r != ncclSuccess)
         return r;
     struct ncclComm *c = calloc(1, sizeof *c);
-    if (!c)
+    uint64_t *counts = calloc(2 * (size_t)nranks, sizeof *counts);
+    if (!c || !counts) {
+        free(c);
+        free(counts);
         return fail(ncclSystemError, "%s: out of host memory", what);
+    }
+    c->sends = counts;
+    c->recvs = counts + nranks;
     c->key = key;
     c->rank = rank;
     c->nranks = nranks;
@@ -223,6 +236,7 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     if (!comm)
         return leave(ncclSuccess);
     ncclResult_t r = leave_comm(comm, "ncclCommDestroy");
+    free(comm->sends);
     free(comm);
     return leave(r);
 }
@@ -232,6 +246,7 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
     if (!comm)
         return leave(ncclSuccess);
     ncclResult_t r = leave_comm(comm, "ncclCommAbort");
+    free(comm->sends);
     free(comm);
     return leave(r);
 }
@@ -264,7 +279,8 @@ ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
 
 ncclResult_t ncclGroupStart(void) {
     hs_client_enter();
-    t_group_depth++;
+    if (t_group_depth++ == 0)
+        t_group = atomic_fetch_add(&g_group_counter, 1) + 1;
     return leave(ncclSuccess);
 }
 
@@ -272,25 +288,118 @@ ncclResult_t ncclGroupEnd(void) {
     hs_client_enter();
     if (t_group_depth == 0)
         return leave(fail(ncclInvalidUsage, "%s: no ncclGroupStart to end", "ncclGroupEnd"));
-    t_group_depth--;
+    if (--t_group_depth == 0)
+        t_group = 0;
     return leave(ncclSuccess);
+}
+
+/* One collective call: what it moves and which of its buffers must be device memory of the comm's GPU. */
+typedef struct coll_call {
+    const char *what;
+    enum hs_coll_kind kind;
+    size_t count;            /* elements, as NCCL counts them for the kind (hysim.proto: Collective.bytes) */
+    ncclDataType_t type;
+    int reduces;             /* takes an ncclRedOp_t */
+    ncclRedOp_t op;
+    int root;                /* Broadcast/Reduce root, Send/Recv peer; -1: none */
+    const void *bufs[2];     /* checked when count > 0; NULL: not used by this rank */
+} coll_call;
+
+static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t stream) {
+    size_t size = type_size(c->type);
+    if (!comm || !size || (c->reduces && ((int)c->op < 0 || c->op >= ncclNumOps)))
+        return fail(ncclInvalidArgument, "%s: NULL comm, or unknown data type or reduction", c->what);
+    int rooted = c->kind != HS_COLL_ALL_REDUCE && c->kind != HS_COLL_ALL_GATHER &&
+                 c->kind != HS_COLL_REDUCE_SCATTER && c->kind != HS_COLL_ALL_TO_ALL;
+    if (rooted && (c->root < 0 || c->root >= comm->nranks))
+        return fail(ncclInvalidArgument, "%s: root or peer out of range", c->what);
+    for (int i = 0; i < 2; i++)
+        if (c->count && c->bufs[i] && hs_client_device_of(c->bufs[i]) != comm->dev)
+            return fail(ncclInvalidArgument, "%s: buffers must be device memory of the communicator's GPU", c->what);
+    uint64_t *seq = c->kind == HS_COLL_SEND ? &comm->sends[c->root]
+                    : c->kind == HS_COLL_RECV ? &comm->recvs[c->root]
+                                              : &comm->seq;
+    ncclResult_t r = from_cuda(hs_client_collective(comm->key, comm->rank, comm->dev, *seq, c->kind,
+                                                    (uint64_t)c->count * size, rooted ? c->root : 0, t_group,
+                                                    stream),
+                               c->what);
+    if (r == ncclSuccess)
+        (*seq)++;
+    return r;
 }
 
 ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
     hs_client_enter();
-    const char *what = "ncclAllReduce";
-    size_t size = type_size(datatype);
-    if (!comm || !size || (int)op < 0 || op >= ncclNumOps)
-        return leave(fail(ncclInvalidArgument, "%s: NULL comm, or unknown data type or reduction", what));
-    if (count && (hs_client_device_of(sendbuff) != comm->dev || hs_client_device_of(recvbuff) != comm->dev))
-        return leave(fail(ncclInvalidArgument, "%s: buffers must be device memory of the communicator's GPU", what));
-    ncclResult_t r = from_cuda(hs_client_collective(comm->key, comm->rank, comm->dev, comm->seq,
-                                                    HS_COLL_ALL_REDUCE, (uint64_t)count * size, 0, stream),
-                               what);
-    if (r == ncclSuccess)
-        comm->seq++;
-    return leave(r);
+    coll_call c = {"ncclAllReduce", HS_COLL_ALL_REDUCE, count, datatype, 1, op, -1, {sendbuff, recvbuff}};
+    return leave(enqueue(comm, &c, stream));
+}
+
+/* bytes = sendcount × type size: one rank's share */
+ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+                           ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
+    hs_client_enter();
+    coll_call c = {"ncclAllGather", HS_COLL_ALL_GATHER, sendcount, datatype, 0, ncclSum, -1, {sendbuff, recvbuff}};
+    return leave(enqueue(comm, &c, stream));
+}
+
+/* bytes = recvcount × type size: one rank's share */
+ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
+                               ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                               cudaStream_t stream) {
+    hs_client_enter();
+    coll_call c = {"ncclReduceScatter", HS_COLL_REDUCE_SCATTER, recvcount, datatype, 1, op, -1,
+                   {sendbuff, recvbuff}};
+    return leave(enqueue(comm, &c, stream));
+}
+
+static int is_root(ncclComm_t comm, int root) { return comm && comm->rank == root; }
+
+/* sendbuff is read on the root only */
+ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                           int root, ncclComm_t comm, cudaStream_t stream) {
+    hs_client_enter();
+    coll_call c = {"ncclBroadcast", HS_COLL_BROADCAST, count, datatype, 0, ncclSum, root,
+                   {is_root(comm, root) ? sendbuff : NULL, recvbuff}};
+    return leave(enqueue(comm, &c, stream));
+}
+
+ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                       cudaStream_t stream) {
+    hs_client_enter();
+    coll_call c = {"ncclBcast", HS_COLL_BROADCAST, count, datatype, 0, ncclSum, root, {buff, NULL}};
+    return leave(enqueue(comm, &c, stream));
+}
+
+/* recvbuff is written on the root only */
+ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                        ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+    hs_client_enter();
+    coll_call c = {"ncclReduce", HS_COLL_REDUCE, count, datatype, 1, op, root,
+                   {sendbuff, is_root(comm, root) ? recvbuff : NULL}};
+    return leave(enqueue(comm, &c, stream));
+}
+
+ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
+                      ncclComm_t comm, cudaStream_t stream) {
+    hs_client_enter();
+    coll_call c = {"ncclSend", HS_COLL_SEND, count, datatype, 0, ncclSum, peer, {sendbuff, NULL}};
+    return leave(enqueue(comm, &c, stream));
+}
+
+ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                      cudaStream_t stream) {
+    hs_client_enter();
+    coll_call c = {"ncclRecv", HS_COLL_RECV, count, datatype, 0, ncclSum, peer, {recvbuff, NULL}};
+    return leave(enqueue(comm, &c, stream));
+}
+
+/* bytes = count × type size: what one rank sends to each other rank */
+ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                          ncclComm_t comm, cudaStream_t stream) {
+    hs_client_enter();
+    coll_call c = {"ncclAlltoAll", HS_COLL_ALL_TO_ALL, count, datatype, 0, ncclSum, -1, {sendbuff, recvbuff}};
+    return leave(enqueue(comm, &c, stream));
 }
 
 /* ---- the device allocator ---- */
@@ -368,37 +477,6 @@ ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar, ncclDataTyp
 
 ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) { UNSUPPORTED(ncclRedOpDestroy); }
 
-ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-                        ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
-    UNSUPPORTED(ncclReduce);
-}
-
-ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
-                       cudaStream_t stream) {
-    UNSUPPORTED(ncclBcast);
-}
-
-ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-                           int root, ncclComm_t comm, cudaStream_t stream) {
-    UNSUPPORTED(ncclBroadcast);
-}
-
-ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
-                               ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                               cudaStream_t stream) {
-    UNSUPPORTED(ncclReduceScatter);
-}
-
-ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
-                           ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
-    UNSUPPORTED(ncclAllGather);
-}
-
-ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-                          ncclComm_t comm, cudaStream_t stream) {
-    UNSUPPORTED(ncclAlltoAll);
-}
-
 ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                         int root, ncclComm_t comm, cudaStream_t stream) {
     UNSUPPORTED(ncclGather);
@@ -407,16 +485,6 @@ ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, nccl
 ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                          int root, ncclComm_t comm, cudaStream_t stream) {
     UNSUPPORTED(ncclScatter);
-}
-
-ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
-                      ncclComm_t comm, cudaStream_t stream) {
-    UNSUPPORTED(ncclSend);
-}
-
-ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
-                      cudaStream_t stream) {
-    UNSUPPORTED(ncclRecv);
 }
 
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo) { UNSUPPORTED(ncclGroupSimulateEnd); }

@@ -99,6 +99,7 @@ void hs_scenario_defaults(hs_scenario *sc)
     sc->run.host_time_scale = 1.0;
     sc->run.host_time_fixed_ns = 0;
     sc->run.seed = HS_DEFAULT_SEED;
+    sc->run.stall_timeout_s = 60.0;
 }
 
 const char *hs_topology_name(enum hs_topology t)

@@ -748,9 +748,9 @@ static void load_host_time(ctx *c, const slot *sl, hs_scenario *sc)
 
 static void load_run(ctx *c, const slot *sec, hs_scenario *sc)
 {
-    static const char *const keys[] = {"mode", "host_time", "seed", NULL};
+    static const char *const keys[] = {"mode", "host_time", "seed", "stall_timeout_s", NULL};
     static const char *const modes[] = {"exact", "optimistic", NULL};
-    slot k[3];
+    slot k[4];
     if (!collect(c, sec->val, "run", keys, k))
         return;
     int mode;
@@ -758,6 +758,9 @@ static void load_run(ctx *c, const slot *sec, hs_scenario *sc)
         sc->run.mode = (enum hs_run_mode)mode;
     if (k[1].val)
         load_host_time(c, &k[1], sc);
+    /* seconds of wall time; 0 disables the stall watchdog; at most a year */
+    static const numspec stall = {0, false, 31536000.0, false};
+    get_num(c, &k[3], "run.stall_timeout_s", &stall, &sc->run.stall_timeout_s);
     if (k[2].val) {
         /* Full 64-bit range for integers written as digits; other numbers through get_num. */
         const yaml_node_t *n = k[2].val;

@@ -5,7 +5,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libns3-dev ns3 libgsl-dev
-          libprotobuf-c-dev protobuf-c-compiler libyaml-dev)
+          libprotobuf-c-dev protobuf-c-compiler libyaml-dev
+          clang libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do

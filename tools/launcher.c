@@ -119,6 +119,8 @@ static void exec_server(const launcher_config *cfg, int server)
 {
     char value[PATH_MAX + 64];
     setenv("HYSIM_ENDPOINT", cfg->endpoint, 1);
+    if (cfg->token)
+        setenv("HYSIM_TOKEN", cfg->token, 1);
     snprintf(value, sizeof value, "%d", server);
     setenv("HYSIM_SERVER", value, 1);
     snprintf(value, sizeof value, "%d", cfg->scenario->servers.gpus_per_server);

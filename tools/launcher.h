@@ -14,7 +14,8 @@
 
 typedef struct launcher_config {
     const hs_scenario *scenario;
-    const char *endpoint;   /* hysimd's endpoint, "unix:/path" */
+    const char *endpoint;   /* hysimd's endpoint, "unix:/path" or "tcp:HOST:PORT" */
+    const char *token;      /* the run's secret, HYSIM_TOKEN: hysimd refuses a Register without it */
     const char *lib_dir;    /* folder holding libhysim.so and the replacement libraries */
     uint64_t epoch_ns;      /* CLOCK_REALTIME at simulated time 0 */
     char **argv;            /* program and arguments, NULL-terminated */

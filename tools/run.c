@@ -1,5 +1,6 @@
 /*
- * hysim run: loads the scenario, starts hysimd on a private Unix socket,
+ * hysim run: loads the scenario, starts hysimd on a private Unix socket
+ * (or a TCP port, --endpoint tcp) with a per-run token,
  * launches the program once per server, serves the simulation until the
  * program ends, and prints a short summary of the simulated run.
  */
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,13 +25,21 @@
 void cli_run_help(FILE *out)
 {
     fprintf(out,
-            "usage: hysim run SCENARIO.yaml -- PROGRAM [ARGS]\n"
+            "usage: hysim run [--endpoint unix|tcp|tcp:HOST:PORT] SCENARIO.yaml -- PROGRAM [ARGS]\n"
             "\n"
             "Runs PROGRAM, an unmodified CUDA + NCCL program, once per server of the\n"
             "scenario's simulated cluster. GPU work is timed by hysim's models, NCCL\n"
             "traffic crosses the simulated fabric, and the program's clocks read\n"
             "simulated time, so the program's own output reports the simulated cluster.\n"
             "A summary of the run is printed on stderr at the end.\n"
+            "\n"
+            "options:\n"
+            "  --endpoint unix         hysimd listens on a Unix socket in a private folder\n"
+            "                          (the default)\n"
+            "  --endpoint tcp          ... on a TCP port of the loopback address (127.0.0.1)\n"
+            "  --endpoint tcp:HOST:PORT  ... on that address and port (port 0: any free one)\n"
+            "  Either way every process must present the run's token (HYSIM_TOKEN, set\n"
+            "  for the program); other connections are refused and counted.\n"
             "\n"
             "example:\n"
             "  hysim run scenarios/h200x8.yaml -- build/bin/allreduce_bench -b 1M -e 1G\n"
@@ -96,6 +106,45 @@ static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double
             (unsigned long long)s->copies, (unsigned long long)s->collectives,
             (unsigned long long)s->flows, (unsigned long long)s->packet_hops,
             (double)s->peak_memory_bytes_max / (1024.0 * 1024 * 1024));
+    if (s->rejected_token || s->rejected_unknown || s->rejected_oversize)
+        fprintf(stderr,
+                "hysim: refused %llu connection%s with a wrong token, %llu that did not register first, "
+                "%llu oversized frame%s\n",
+                (unsigned long long)s->rejected_token, s->rejected_token == 1 ? "" : "s",
+                (unsigned long long)s->rejected_unknown, (unsigned long long)s->rejected_oversize,
+                s->rejected_oversize == 1 ? "" : "s");
+}
+
+/* A fresh secret per run: 128 random bits in hex. 0, or -1 when the system has no randomness to give. */
+static int make_token(char *out, size_t len)
+{
+    unsigned char bytes[16];
+    size_t got = 0;
+    while (got < sizeof bytes) {
+        ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+    }
+    for (size_t i = 0; i < sizeof bytes && 2 * i + 2 < len; i++)
+        snprintf(out + 2 * i, 3, "%02x", bytes[i]);
+    return 0;
+}
+
+/* --endpoint's value → where hysimd listens; NULL for the default (a private Unix socket). */
+static const char *endpoint_choice(const char *value, char *out, size_t len)
+{
+    if (!strcmp(value, "unix"))
+        return NULL;
+    if (!strcmp(value, "tcp"))
+        snprintf(out, len, "tcp:127.0.0.1:0");
+    else if (!strncmp(value, "tcp:", 4) || !strncmp(value, "unix:", 5))
+        snprintf(out, len, "%s", value);
+    else
+        return "";
+    return out;
 }
 
 /* Describes a child's wait status; returns 1 if it counts as a failure. */
@@ -116,10 +165,17 @@ static int report_child(int server, pid_t pid, int status)
 int cli_run(int argc, char **argv)
 {
     int separator = -1;
+    const char *endpoint_arg = NULL;
+    const char *scenario_path = NULL;
+    int positional = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--")) {
             separator = i;
             break;
+        }
+        if (!strcmp(argv[i], "--endpoint") || !strncmp(argv[i], "--endpoint=", 11)) {
+            endpoint_arg = argv[i][10] == '=' ? argv[i] + 11 : (i + 1 < argc ? argv[++i] : "");
+            continue;
         }
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             cli_run_help(stdout);
@@ -129,13 +185,20 @@ int cli_run(int argc, char **argv)
             fprintf(stderr, "hysim: run --containers is not supported yet\n");
             return HS_EXIT_USAGE;
         }
+        scenario_path = argv[i];
+        positional++;
     }
-    if (separator != 2 || separator + 1 >= argc) {
+    if (separator < 0 || positional != 1 || separator + 1 >= argc) {
         fprintf(stderr, "hysim: expected `hysim run SCENARIO.yaml -- PROGRAM [ARGS]`\n");
         cli_run_help(stderr);
         return HS_EXIT_USAGE;
     }
-    const char *scenario_path = argv[1];
+    char custom_endpoint[512];
+    const char *chosen = endpoint_arg ? endpoint_choice(endpoint_arg, custom_endpoint, sizeof custom_endpoint) : NULL;
+    if (chosen && !*chosen) {
+        fprintf(stderr, "hysim: --endpoint %s: expected unix, tcp or tcp:HOST:PORT\n", endpoint_arg);
+        return HS_EXIT_USAGE;
+    }
     char **program = argv + separator + 1;
 
     static hs_scenario sc;
@@ -144,10 +207,6 @@ int cli_run(int argc, char **argv)
         fputs(errors, stderr);
         return HS_EXIT_USAGE;
     }
-    if (sc.fabric.present && sc.servers.count > 1)
-        fprintf(stderr, "hysim: note: PFC, ECN and DCQCN are not modelled yet: the scenario's "
-                        "fabric.pfc/ecn/dcqcn settings are ignored and Ethernet queues are "
-                        "unbounded\n");
     char err[1024] = "";
     char lib_dir[PATH_MAX];
     if (launcher_find_lib_dir(lib_dir, sizeof lib_dir, err, sizeof err) ||
@@ -166,8 +225,18 @@ int cli_run(int argc, char **argv)
         fprintf(stderr, "hysim: cannot create a run folder in /tmp: %s\n", strerror(errno));
         return HS_EXIT_SIMULATION;
     }
-    char endpoint[sizeof run_dir + 32];
-    snprintf(endpoint, sizeof endpoint, "unix:%s/hysimd.sock", run_dir);
+    char endpoint[sizeof custom_endpoint + 32];
+    if (chosen)
+        snprintf(endpoint, sizeof endpoint, "%s", chosen);
+    else
+        snprintf(endpoint, sizeof endpoint, "unix:%s/hysimd.sock", run_dir);
+    char token[40];
+    if (make_token(token, sizeof token) < 0) {
+        fprintf(stderr, "hysim: cannot make a token for the run: %s\n", strerror(errno));
+        rmdir(run_dir);
+        return HS_EXIT_SIMULATION;
+    }
+    setenv("HYSIM_TOKEN", token, 1); /* hysimd reads it; the launcher hands it to the program */
 
     uint64_t epoch = realtime_ns();
     char epoch_text[32];
@@ -184,7 +253,8 @@ int cli_run(int argc, char **argv)
 
     install_signal_forwarding();
     launcher_config cfg = {
-        .scenario = &sc, .endpoint = endpoint, .lib_dir = lib_dir, .epoch_ns = epoch,
+        .scenario = &sc, .endpoint = hs_daemon_endpoint(daemon), .token = token, .lib_dir = lib_dir,
+        .epoch_ns = epoch,
         .argv = program,
     };
     int started = launcher_start(&cfg, g_children, MAX_SERVERS, err, sizeof err);

@@ -64,6 +64,32 @@ void hs_fabric_get_stats(const hs_fabric *f, hs_fabric_stats *out);
 
 void hs_fabric_destroy(hs_fabric *f);
 
+/*
+ * Per-link statistics, counted by the model since creation. A link here is one
+ * direction of a physical link (its sending port), named "FROM>TO" with nodes
+ * gpuN, nvsN (NVSwitch of server N), nicN, swN (single_switch), railN, leafN,
+ * spineN: e.g. "nic3>leaf0", "leaf0>spine1", "gpu2>nic2" (PCIe).
+ */
+typedef struct hs_fabric_link_stats {
+    char name[48];
+    double gbps;               /* line rate of this direction */
+    uint64_t bytes;            /* transmitted: data and control, retransmissions included */
+    uint64_t packets;
+    uint64_t pfc_pauses;       /* PFC XOFF frames that paused this port */
+    uint64_t pfc_paused_ps;    /* time this port's data priority spent paused (up to now) */
+    uint64_t ecn_marks;        /* data packets CE-marked when leaving this port */
+    uint64_t drops;            /* packets dropped by the switch buffer while queueing here */
+    uint64_t retransmissions;  /* data packets a NIC sent again (go-back-N) over this link */
+    uint64_t cnps;             /* congestion notifications sent over this link */
+    uint64_t max_queue_bytes;  /* deepest data queue at this port (NIC ports: 0) */
+} hs_fabric_link_stats;
+
+/* Number of links (directions); indices 0 .. count-1 are stable for a fabric. */
+size_t hs_fabric_link_count(const hs_fabric *f);
+
+/* 0 and *out filled; -1 when i is out of range. */
+int hs_fabric_get_link_stats(const hs_fabric *f, size_t i, hs_fabric_link_stats *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -95,6 +95,7 @@ typedef struct hs_scenario {
         double host_time_scale;     /* for HS_HOST_TIME_SCALED */
         uint64_t host_time_fixed_ns; /* for HS_HOST_TIME_FIXED */
         uint64_t seed;
+        double stall_timeout_s;     /* wall seconds without simulated progress before hysimd gives up; 0 = never */
     } run;
 } hs_scenario;
 

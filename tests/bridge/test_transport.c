@@ -174,11 +174,11 @@ static void case_errors(void) {
     CHECK(hs_transport_connect(ep, err, sizeof err) == -1, "connect to a missing path");
     CHECK(strstr(err, ep) && strstr(err, strerror(ENOENT)), "message: %s", err);
 
-    const char *bad[] = {"tcp:127.0.0.1:5000", "/tmp/x.sock", "unix:", "", "unix", "UNIX:/tmp/x"};
+    const char *bad[] = {"udp:127.0.0.1:5000", "/tmp/x.sock", "unix:", "", "unix", "UNIX:/tmp/x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
         CHECK(hs_transport_listen(bad[i], err, sizeof err) == -1, "listen on \"%s\"", bad[i]);
-        CHECK(strstr(err, "unsupported endpoint") && strstr(err, "(expected unix:/path)") &&
+        CHECK(strstr(err, "unsupported endpoint") && strstr(err, "(expected unix:/path or tcp:HOST:PORT)") &&
                   strstr(err, bad[i]),
               "listen \"%s\": %s", bad[i], err);
         err[0] = '\0';
@@ -186,6 +186,14 @@ static void case_errors(void) {
         CHECK(strstr(err, "unsupported endpoint") && strstr(err, bad[i]), "connect \"%s\": %s",
               bad[i], err);
         hs_transport_unlink(bad[i]); /* harmless */
+    }
+
+    /* TCP endpoints without a host or a numeric port name the expected form */
+    const char *bad_tcp[] = {"tcp:", "tcp:127.0.0.1", "tcp::5000", "tcp:127.0.0.1:http", "tcp:[::1:5000"};
+    for (size_t i = 0; i < sizeof bad_tcp / sizeof bad_tcp[0]; i++) {
+        err[0] = '\0';
+        CHECK(hs_transport_listen(bad_tcp[i], err, sizeof err) == -1, "listen on \"%s\"", bad_tcp[i]);
+        CHECK(strstr(err, "expected tcp:HOST:PORT") && strstr(err, bad_tcp[i]), "listen \"%s\": %s", bad_tcp[i], err);
     }
 
     /* sun_path holds 107 bytes and a NUL. */

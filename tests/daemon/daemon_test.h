@@ -93,6 +93,12 @@ void dt_comm_init(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t comm, u
 void dt_collective(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, uint64_t comm, uint32_t rank,
                    uint64_t seq, Hysim__CollKind kind, uint64_t bytes);
 /* Appends an op whose kind is not set (for protocol-violation tests). */
+/* A collective part with a root (or Send/Recv peer) and an NCCL group number (0: none). */
+void dt_collective_ex(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, uint64_t comm, uint32_t rank,
+                      uint64_t seq, Hysim__CollKind kind, uint64_t bytes, int32_t root, uint64_t group);
+/* A copy between GPUs; from_peer: bytes flow peer → gpu. */
+void dt_peer_copy(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, uint64_t bytes, uint32_t peer,
+                  bool from_peer);
 void dt_raw_op(dt_client *c, uint64_t host_ns, uint32_t gpu);
 void dt_flush(dt_client *c);
 

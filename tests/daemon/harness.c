@@ -229,6 +229,23 @@ void dt_collective(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream
     o->u.coll.bytes = bytes;
 }
 
+void dt_collective_ex(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, uint64_t comm, uint32_t rank,
+                      uint64_t seq, Hysim__CollKind kind, uint64_t bytes, int32_t root, uint64_t group)
+{
+    dt_collective(c, host_ns, gpu, stream, comm, rank, seq, kind, bytes);
+    dt_op *o = (dt_op *)c->ops[c->nops - 1]; /* the Op is the first member of its dt_op */
+    o->u.coll.root = root;
+    o->u.coll.group = group;
+}
+
+void dt_peer_copy(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, uint64_t bytes, uint32_t peer,
+                  bool from_peer)
+{
+    dt_copy(c, host_ns, gpu, stream, HYSIM__COPY_KIND__D2D, bytes, peer);
+    dt_op *o = (dt_op *)c->ops[c->nops - 1];
+    o->u.copy.from_peer = from_peer;
+}
+
 void dt_raw_op(dt_client *c, uint64_t host_ns, uint32_t gpu)
 {
     dt_op *o = new_op(c, host_ns, gpu, 0, HYSIM__OP__KIND__NOT_SET);

@@ -130,7 +130,11 @@ struct det_flow {
 };
 
 static struct det_flow det_flows[DET_N];
-static int det_multi; /* 0: one 8-GPU server; 1: two servers, rail_optimized */
+/* 0: one 8-GPU server; 1: two servers, rail_optimized, unbounded switch queues;
+ * 2: two servers on a leaf-spine with PFC, ECN and DCQCN (pauses and marks);
+ * 3: the same without PFC and with a small buffer (drops and go-back-N). */
+static int det_multi;
+#define DET_VARIANTS 4
 
 static uint64_t det_rng = 0x9e3779b97f4a7c15ull;
 static uint64_t det_next(void)
@@ -214,7 +218,36 @@ struct det_result {
     hs_flow_done done[DET_MAX];
     int n;
     uint64_t b_start[DET_NB];
+    uint64_t pauses, marks, drops, retx; /* summed over every link */
 };
+
+static void det_link_totals(const hs_fabric *f, struct det_result *r)
+{
+    for (size_t i = 0; i < hs_fabric_link_count(f); i++) {
+        hs_fabric_link_stats st;
+        if (hs_fabric_get_link_stats(f, i, &st) != 0)
+            continue;
+        r->pauses += st.pfc_pauses;
+        r->marks += st.ecn_marks;
+        r->drops += st.drops;
+        r->retx += st.retransmissions;
+    }
+}
+
+/* Variants 2 and 3: 2 servers x 8 GPUs, NIC i on leaf i / 8, 2 spines. */
+static void det_roce_scenario(hs_scenario *sc, int pfc)
+{
+    multi_scenario(sc, HS_TOPOLOGY_LEAF_SPINE);
+    sc->fabric.leaves = 2;
+    sc->fabric.spines = 2;
+    sc->fabric.pfc = pfc;
+    sc->fabric.dcqcn = true;
+    sc->fabric.switch_buffer_mib = pfc ? 4.0 : 1.0;
+    sc->fabric.ecn.kmin_kb = 50;
+    sc->fabric.ecn.kmax_kb = 200;
+    sc->fabric.ecn.pmax = 0.2;
+    sc->run.seed = 7;
+}
 
 static void det_record(struct det_result *r, const hs_flow_done *d)
 {
@@ -231,7 +264,9 @@ static void det_record(struct det_result *r, const hs_flow_done *d)
 static void det_run(int mode, struct det_result *res)
 {
     hs_scenario sc;
-    if (det_multi)
+    if (det_multi >= 2)
+        det_roce_scenario(&sc, det_multi == 2);
+    else if (det_multi)
         multi_scenario(&sc, HS_TOPOLOGY_RAIL_OPTIMIZED);
     else
         fab_test_scenario(&sc, 16 * KIB);
@@ -326,6 +361,7 @@ static void det_run(int mode, struct det_result *res)
         while (hs_fabric_next_completion(f, UINT64_MAX, &d) == 1)
             det_record(res, &d);
     }
+    det_link_totals(f, res);
     hs_fabric_destroy(f);
 }
 
@@ -419,7 +455,8 @@ static void det_targeted(int mode, struct det_result *res)
 static int det_diff(const struct det_result *a, const struct det_result *b)
 {
     int n = 0;
-    if (a->n != b->n)
+    if (a->n != b->n || a->pauses != b->pauses || a->marks != b->marks || a->drops != b->drops ||
+        a->retx != b->retx)
         return DET_MAX;
     for (int i = 0; i < a->n; i++)
         if (a->done[i].flow_id != b->done[i].flow_id ||
@@ -442,9 +479,13 @@ static int case_determinism(void)
     printf("; vs. up front: %d of %d differ\n", d, on_done.n);
     FAB_CHECK(on_done.n == 4 && d == 0, "targeted: %d completions, %d differ", on_done.n, d);
   }
-  for (det_multi = 0; det_multi < 2; det_multi++) {
-    printf("--- %s\n", det_multi ? "two servers, rail_optimized, MTU 4096 (inter-server flows)"
-                                  : "one server, 8 GPUs, 16 KiB segments");
+  for (det_multi = 0; det_multi < DET_VARIANTS; det_multi++) {
+    static const char *variants[] = {
+        "one server, 8 GPUs, 16 KiB segments",
+        "two servers, rail_optimized, MTU 4096 (inter-server flows)",
+        "two servers, leaf_spine 2 x 2, PFC + ECN + DCQCN, 4 MiB buffers",
+        "two servers, leaf_spine 2 x 2, no PFC, ECN + DCQCN, 1 MiB buffers (drops)"};
+    printf("--- %s\n", variants[det_multi]);
     det_rng = 0x9e3779b97f4a7c15ull;
     det_make_flows();
     static struct det_result res[4], fifo[2];
@@ -456,6 +497,16 @@ static int case_determinism(void)
                res[m].n ? res[m].done[res[m].n - 1].finish_ps / 1e6 : 0.0);
         FAB_CHECK(res[m].n == DET_N, "mode %d: %d completions", m, res[m].n);
     }
+    printf("links: %" PRIu64 " PFC pauses, %" PRIu64 " ECN marks, %" PRIu64 " drops, %" PRIu64
+           " retransmissions\n", res[0].pauses, res[0].marks, res[0].drops, res[0].retx);
+    if (det_multi == 2)
+        FAB_CHECK(res[0].pauses > 0 && res[0].marks > 0 && res[0].drops == 0,
+                  "PFC variant: pauses %" PRIu64 ", marks %" PRIu64 ", drops %" PRIu64,
+                  res[0].pauses, res[0].marks, res[0].drops);
+    if (det_multi == 3)
+        FAB_CHECK(res[0].drops > 0 && res[0].retx > 0 && res[0].pauses == 0,
+                  "lossy variant: drops %" PRIu64 ", retransmissions %" PRIu64, res[0].drops,
+                  res[0].retx);
     for (int m = 1; m < 4; m++) {
         int d = det_diff(&res[0], &res[m]);
         printf("'%s' vs '%s': %d of %d completions differ\n", names[0], names[m], d, DET_N);
@@ -529,12 +580,29 @@ static int case_errors(void)
     fab_test_scenario(&sc, SEG);
     sc.servers.count = 2;
     sc.fabric.present = true;
+    sc.fabric.topology = HS_TOPOLOGY_FAT_TREE;
+    err[0] = '\0';
+    FAB_CHECK(hs_fabric_create(&sc, err, sizeof err) == NULL, "2 servers fat_tree accepted");
+    printf("create(2 servers, fat_tree): %s\n", err);
+    FAB_CHECK(strstr(err, "fabric topology fat_tree across 2 servers is not supported yet"),
+              "message: %s", err);
+
+    /* a leaf_spine without leaves, a buffer smaller than the PFC headroom */
+    fab_test_scenario(&sc, SEG);
+    sc.servers.count = 2;
+    sc.fabric.present = true;
     sc.fabric.topology = HS_TOPOLOGY_LEAF_SPINE;
     err[0] = '\0';
-    FAB_CHECK(hs_fabric_create(&sc, err, sizeof err) == NULL, "2 servers leaf_spine accepted");
-    printf("create(2 servers, leaf_spine): %s\n", err);
-    FAB_CHECK(strstr(err, "fabric topology leaf_spine across 2 servers is not supported yet"),
-              "message: %s", err);
+    FAB_CHECK(hs_fabric_create(&sc, err, sizeof err) == NULL, "leaf_spine, 0 leaves accepted");
+    printf("create(leaf_spine, 0 leaves): %s\n", err);
+    FAB_CHECK(strstr(err, "leaf_spine needs 1 to 16 leaves"), "message: %s", err);
+    sc.fabric.topology = HS_TOPOLOGY_SINGLE_SWITCH;
+    sc.fabric.pfc = true;
+    sc.fabric.switch_buffer_mib = 0.5;
+    err[0] = '\0';
+    FAB_CHECK(hs_fabric_create(&sc, err, sizeof err) == NULL, "tiny PFC buffer accepted");
+    printf("create(16 NICs, PFC, 0.5 MiB buffer): %s\n", err);
+    FAB_CHECK(strstr(err, "smaller than the PFC headroom"), "message: %s", err);
 
     fab_test_scenario(&sc, SEG);
     sc.nvlink.gbps_per_gpu = 0;

@@ -2,7 +2,8 @@
 # Checks what the replacement libraries export, against the real headers.
 # usage: check_symbols.sh MODE LIBDIR CUDA_INCLUDE [CLIENT_TEST]
 #   cudart  libcudart.so.13: soname, every exported symbol versioned libcudart.so.13,
-#           the nvcc 13 hooks and the implemented API present
+#           the nvcc 13 hooks and the implemented API present, and every symbol
+#           the real libcudart.so.13 exports but the graphics interop
 #   nccl    libnccl.so.2: every function nccl.h declares is exported, unversioned
 #   hysim   libhysim.so: only hs_client_* and the clock functions, unversioned
 #   cuda    libcuda.so.1: the driver calls hysim implements, unversioned
@@ -48,6 +49,16 @@ cudart)
     grep -Eq "[ *]$f\(" "$inc/cuda_runtime_api.h" "$inc/crt/host_runtime.h" "$inc/crt/device_functions.h" ||
       check "$f is not declared in the CUDA 13 headers"
   done
+  # Against the real library, where the toolkit has it: only the graphics interop
+  # (cuda_gl/egl/vdpau_interop.h) and three hooks nvcc 13 does not emit may be absent.
+  real=$inc/../lib64/libcudart.so.13
+  if [[ -f $real ]]; then
+    while read -r ver name; do
+      [[ $name =~ ^(cuda(GL|EGL|VDPAU|GraphicsGL|GraphicsEGL|GraphicsVDPAU)|cudaEventCreateFromEGLSync$|cudaGraphicsResourceGetMappedEglFrame$|__cudaGetProcAddress$|__cudaRegisterHostVar$|__cudaRegisterUnifiedTable$) ]] &&
+        continue
+      grep -qx "libcudart.so.13 $name" "${TMPDIR:-/tmp}/cudart.$$" || check "$name (real libcudart.so.13) is not exported"
+    done < <(exports "$real")
+  fi
   rm -f "${TMPDIR:-/tmp}/cudart.$$"
   ;;
 nccl)

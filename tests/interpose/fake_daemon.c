@@ -139,8 +139,8 @@ static void log_op(session *s, const Hysim__Op *op) {
         break;
     case HYSIM__OP__KIND_COLLECTIVE: {
         const Hysim__Collective *c = op->collective;
-        fprintf(g_log, "collective key=%" PRIx64 " rank=%u seq=%" PRIu64 " kind=%d bytes=%" PRIu64 " root=%d\n",
-                c->comm_key, c->rank, c->seq, (int)c->kind, c->bytes, c->root);
+        fprintf(g_log, "collective key=%" PRIx64 " rank=%u seq=%" PRIu64 " kind=%d bytes=%" PRIu64 " root=%d group=%" PRIu64 "\n",
+                c->comm_key, c->rank, c->seq, (int)c->kind, c->bytes, c->root, c->group);
         break;
     }
     default:

@@ -1,0 +1,64 @@
+/*
+ * hysimd collective internals shared by collective.c (communicators, matching
+ * ranks' parts, parts' completion, reports) and collective_algos.c (how each
+ * kind becomes fabric flows). Nothing else includes it.
+ */
+#ifndef HYSIM_BRIDGE_COLLECTIVE_H
+#define HYSIM_BRIDGE_COLLECTIVE_H
+
+#include "daemon_internal.h"
+
+struct hs_comm;
+struct hs_p2p_chan;
+
+enum { HS_PART_REACHED = 1, HS_PART_DONE = 2 };    /* hs_coll.pstate bits */
+enum { HS_FLOW_IDLE = 0, HS_FLOW_RUNNING = 1, HS_FLOW_DONE = 2 }; /* hs_coll.fstate */
+
+/*
+ * One collective: every rank's part with one (comm_key, seq), or one Send and
+ * its Recv (n = 2: part 0 the sender, part 1 the receiver).
+ */
+typedef struct hs_coll {
+    struct hs_comm *comm;
+    struct hs_p2p_chan *chan; /* Send/Recv pair: its channel; NULL otherwise */
+    uint64_t comm_key;
+    uint64_t seq;
+    Hysim__CollKind kind;
+    uint64_t bytes;
+    int32_t root;
+    uint32_t n;             /* parts */
+    uint32_t nparts;        /* parts issued */
+    uint32_t parts_done;
+    hs_op **parts;          /* [n] (ref) */
+    uint8_t *pstate;        /* [n] HS_PART_* */
+    /* flows: a grid of rows × cols states; its meaning depends on the kind */
+    uint32_t rows, cols;
+    uint64_t chunk;         /* ring: bytes per flow; chain: bytes per full chunk */
+    uint8_t *fstate;        /* [rows × cols] HS_FLOW_* */
+    uint32_t *left;         /* AllToAll: flows not done, per rank */
+    uint64_t flows_running;
+} hs_coll;
+
+/* collective.c */
+/* Part idx is done at time t (its op completes with its last part). */
+void hs_coll_part_done(hs_daemon *d, hs_coll *co, uint32_t idx, uint64_t t);
+static inline bool hs_coll_part_reached(const hs_coll *co, uint32_t idx)
+{
+    return (co->pstate[idx] & HS_PART_REACHED) != 0;
+}
+static inline bool hs_coll_part_is_done(const hs_coll *co, uint32_t idx)
+{
+    return (co->pstate[idx] & HS_PART_DONE) != 0;
+}
+/* "AllReduce", "Send", ... */
+const char *hs_coll_kind_name(Hysim__CollKind k);
+
+/* collective_algos.c */
+/* Sizes the flow grid for the kind; called once the collective is created. */
+void hs_algo_setup(hs_coll *co);
+/* Part idx has been reached: starts the flows that can start now. */
+void hs_algo_reached(hs_daemon *d, hs_coll *co, uint32_t idx, uint64_t t);
+/* Flow (row, col) has completed: marks it, starts what follows, completes parts. */
+void hs_algo_flow_done(hs_daemon *d, hs_coll *co, uint32_t row, uint32_t col, uint64_t t);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * Stream queries, host functions on streams, and stream capture as seen by
+ * a program that never captures (hysim runs no CUDA graphs yet).
+ *
+ * Host functions (cudaLaunchHostFunc, cudaStreamAddCallback) run on the
+ * calling thread once the stream has drained: the call is a stream
+ * synchronize followed by the function. The function therefore sees the
+ * simulated time at which the stream reached it, and work queued on the
+ * stream afterwards runs after it, as in CUDA. Unlike CUDA, the calling
+ * thread is held until then. A helper thread cannot do better here: a Wait
+ * holds the connection to hysimd, so it would hold up the calling thread's
+ * next call anyway, and it would make the order of the wire messages depend
+ * on thread scheduling.
+ */
+#include "cudart_internal.h"
+
+static __thread enum cudaStreamCaptureMode t_capture_mode = cudaStreamCaptureModeGlobal;
+
+cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority) {
+    RT_ENTER();
+    int dev, prio;
+    unsigned flags;
+    if (!priority)
+        RT_RETURN(cudaErrorInvalidValue);
+    cudaError_t e = hs_client_stream_info(hStream, &dev, &flags, &prio);
+    if (e == cudaSuccess)
+        *priority = prio;
+    RT_RETURN(e);
+}
+
+cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags) {
+    RT_ENTER();
+    int dev, prio;
+    unsigned f;
+    if (!flags)
+        RT_RETURN(cudaErrorInvalidValue);
+    cudaError_t e = hs_client_stream_info(hStream, &dev, &f, &prio);
+    if (e == cudaSuccess)
+        *flags = f;
+    RT_RETURN(e);
+}
+
+cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device) {
+    RT_ENTER();
+    int dev, prio;
+    unsigned flags;
+    if (!device)
+        RT_RETURN(cudaErrorInvalidValue);
+    cudaError_t e = hs_client_stream_info(hStream, &dev, &flags, &prio);
+    if (e == cudaSuccess)
+        *device = dev;
+    RT_RETURN(e);
+}
+
+/* ---- host functions ---- */
+
+/* Leaves the intercepted call before the program's function runs: its time is the program's. */
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData) {
+    RT_ENTER();
+    cudaError_t e = hs_rt_return(fn ? hs_client_stream_synchronize(stream) : cudaErrorInvalidValue);
+    if (e == cudaSuccess)
+        fn(userData);
+    return e;
+}
+
+cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData,
+                                  unsigned int flags) {
+    RT_ENTER();
+    cudaError_t e = hs_rt_return(callback && flags == 0 ? hs_client_stream_synchronize(stream)
+                                                        : cudaErrorInvalidValue);
+    if (e == cudaSuccess)
+        callback(stream, cudaSuccess, userData);
+    return e;
+}
+
+/* ---- capture: never capturing ---- */
+
+cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode) {
+    RT_ENTER();
+    if (!mode || (unsigned)*mode > cudaStreamCaptureModeRelaxed)
+        RT_RETURN(cudaErrorInvalidValue);
+    enum cudaStreamCaptureMode old = t_capture_mode;
+    t_capture_mode = *mode;
+    *mode = old;
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus) {
+    RT_ENTER();
+    int dev, prio;
+    unsigned flags;
+    if (!pCaptureStatus)
+        RT_RETURN(cudaErrorInvalidValue);
+    cudaError_t e = hs_client_stream_info(stream, &dev, &flags, &prio);
+    if (e == cudaSuccess)
+        *pCaptureStatus = cudaStreamCaptureStatusNone;
+    RT_RETURN(e);
+}
+
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
+                                     unsigned long long *id_out, cudaGraph_t *graph_out,
+                                     const cudaGraphNode_t **dependencies_out,
+                                     const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out) {
+    RT_ENTER();
+    int dev, prio;
+    unsigned flags;
+    if (!captureStatus_out)
+        RT_RETURN(cudaErrorInvalidValue);
+    cudaError_t e = hs_client_stream_info(stream, &dev, &flags, &prio);
+    if (e != cudaSuccess)
+        RT_RETURN(e);
+    *captureStatus_out = cudaStreamCaptureStatusNone;
+    if (id_out)
+        *id_out = 0;
+    if (graph_out)
+        *graph_out = NULL;
+    if (dependencies_out)
+        *dependencies_out = NULL;
+    if (edgeData_out)
+        *edgeData_out = NULL;
+    if (numDependencies_out)
+        *numDependencies_out = 0;
+    RT_RETURN(cudaSuccess);
+}

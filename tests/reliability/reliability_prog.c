@@ -1,0 +1,108 @@
+/*
+ * An ordinary CUDA + NCCL program (built by gcc against the CUDA headers) for
+ * the reliability tests, run under `hysim run`:
+ *
+ *   reliability_prog busy SECONDS DIR   initialises CUDA, writes DIR/pid.SERVER,
+ *                                       then computes on the host for SECONDS of
+ *                                       real time without another CUDA call
+ *   reliability_prog stall              2 ranks, one per server: rank 0 runs an
+ *                                       all-reduce and waits for it; rank 1
+ *                                       never joins it and sleeps for 60 s
+ *
+ * Real time comes from the system call: the program's clocks read simulated time.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+static double real_seconds(void)
+{
+    struct timespec ts;
+    syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int server(void)
+{
+    const char *s = getenv("HYSIM_SERVER");
+    return s ? atoi(s) : 0;
+}
+
+#define CUDA_OK(call)                                                                              \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "reliability_prog: %s: %s\n", #call, cudaGetErrorString(e_));          \
+            return 1;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+#define NCCL_OK(call)                                                                              \
+    do {                                                                                           \
+        ncclResult_t r_ = (call);                                                                  \
+        if (r_ != ncclSuccess) {                                                                   \
+            fprintf(stderr, "reliability_prog: %s: %s\n", #call, ncclGetErrorString(r_));          \
+            return 1;                                                                              \
+        }                                                                                          \
+    } while (0)
+
+static int busy(double seconds, const char *dir)
+{
+    void *p;
+    CUDA_OK(cudaSetDevice(0));
+    CUDA_OK(cudaMalloc(&p, 1 << 20));
+    CUDA_OK(cudaDeviceSynchronize());
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/pid.%d", dir, server());
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
+        perror(path);
+        return 1;
+    }
+    volatile unsigned long spin = 0;
+    double end = real_seconds() + seconds;
+    while (real_seconds() < end)
+        for (int i = 0; i < 100000; i++)
+            spin = spin + (unsigned long)i;
+    CUDA_OK(cudaFree(p));
+    return 0;
+}
+
+static int stall(void)
+{
+    ncclUniqueId id;
+    memset(&id, 0x5a, sizeof id); /* both ranks use the same id, as if it had been broadcast */
+    int rank = server();
+    ncclComm_t comm;
+    float *buf;
+    CUDA_OK(cudaSetDevice(0));
+    CUDA_OK(cudaMalloc((void **)&buf, 1 << 20));
+    NCCL_OK(ncclCommInitRank(&comm, 2, id, rank));
+    if (rank == 0) {
+        NCCL_OK(ncclAllReduce(buf, buf, 1 << 18, ncclFloat, ncclSum, comm, 0));
+        CUDA_OK(cudaStreamSynchronize(0));
+        fprintf(stderr, "reliability_prog: rank 0's all-reduce completed without rank 1\n");
+        return 1;
+    }
+    double end = real_seconds() + 60;
+    while (real_seconds() < end)
+        usleep(10000);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 4 && !strcmp(argv[1], "busy"))
+        return busy(atof(argv[2]), argv[3]);
+    if (argc == 2 && !strcmp(argv[1], "stall"))
+        return stall();
+    fprintf(stderr, "usage: reliability_prog busy SECONDS DIR | stall\n");
+    return 2;
+}

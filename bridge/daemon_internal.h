@@ -205,6 +205,9 @@ typedef struct hs_wait {
     size_t ntimed;
 } hs_wait;
 
+/* What a waiting session waits for, in words ("stream 3 of GPU 1 to go idle"). */
+const char *hs_wait_describe(const hs_wait *w, char *buf, size_t len);
+
 typedef struct hs_session {
     struct hs_daemon *d;
     uint32_t index;         /* connection order: a last-resort tie-break only */

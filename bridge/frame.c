@@ -5,10 +5,10 @@
  * HS_FRAME_MAX as the hard bound).
  */
 #include "frame.h"
+#include "error_text.h"
 
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,17 +21,6 @@
 #define STACK_ENCODE 4096u
 /* First allocation of a reader's buffer; it doubles from there. */
 #define READER_MIN_CAP 4096u
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 static uint32_t get_le32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -151,35 +140,35 @@ int hs_frame_read_blocking(int fd, uint8_t **body, size_t *body_len, char *err, 
     uint8_t hdr[HDR];
     ssize_t got = read_full(fd, hdr, HDR);
     if (got < 0) {
-        set_err(err, errlen, "reading frame header: %s", strerror(errno));
+        hs_error_format(err, errlen, "reading frame header: %s", strerror(errno));
         return HS_FRAME_IO;
     }
     if (got == 0) {
-        set_err(err, errlen, "connection closed");
+        hs_error_format(err, errlen, "connection closed");
         return HS_FRAME_EOF;
     }
     if ((size_t)got < HDR) {
-        set_err(err, errlen, "connection closed inside a frame header (%zd of %u bytes)", got, HDR);
+        hs_error_format(err, errlen, "connection closed inside a frame header (%zd of %u bytes)", got, HDR);
         return HS_FRAME_TRUNCATED;
     }
     uint32_t n = get_le32(hdr);
     if (!length_ok(n)) {
-        set_err(err, errlen, "frame length %u out of range (1..%u bytes)", n, HS_FRAME_MAX);
+        hs_error_format(err, errlen, "frame length %u out of range (1..%u bytes)", n, HS_FRAME_MAX);
         return HS_FRAME_TOO_LARGE;
     }
     uint8_t *b = malloc(n);
     if (!b) {
-        set_err(err, errlen, "cannot allocate %u bytes for a frame", n);
+        hs_error_format(err, errlen, "cannot allocate %u bytes for a frame", n);
         return HS_FRAME_IO;
     }
     got = read_full(fd, b, n);
     if (got < 0) {
-        set_err(err, errlen, "reading frame body: %s", strerror(errno));
+        hs_error_format(err, errlen, "reading frame body: %s", strerror(errno));
         free(b);
         return HS_FRAME_IO;
     }
     if ((size_t)got < n) {
-        set_err(err, errlen, "connection closed inside a frame (%zd of %u body bytes)", got, n);
+        hs_error_format(err, errlen, "connection closed inside a frame (%zd of %u body bytes)", got, n);
         free(b);
         return HS_FRAME_TRUNCATED;
     }
@@ -216,7 +205,7 @@ static int write_all(int fd, struct iovec *iov, int iovcnt, char *err, size_t er
                 if (poll(&pfd, 1, -1) >= 0 || errno == EINTR)
                     continue;
             }
-            set_err(err, errlen, "writing frame: %s", strerror(errno));
+            hs_error_format(err, errlen, "writing frame: %s", strerror(errno));
             return HS_FRAME_IO;
         }
         size_t left = (size_t)n;
@@ -235,7 +224,7 @@ static int write_all(int fd, struct iovec *iov, int iovcnt, char *err, size_t er
 
 int hs_frame_write(int fd, const uint8_t *body, size_t body_len, char *err, size_t errlen) {
     if (body_len == 0 || body_len > HS_FRAME_MAX) {
-        set_err(err, errlen, "refusing to send a frame of %zu bytes (allowed 1..%u)", body_len,
+        hs_error_format(err, errlen, "refusing to send a frame of %zu bytes (allowed 1..%u)", body_len,
                 HS_FRAME_MAX);
         return HS_FRAME_TOO_LARGE;
     }
@@ -256,13 +245,13 @@ static int send_msg(int fd, const ProtobufCMessage *m, const uint8_t *empty, siz
     const char *name = m->descriptor->name;
     size_t n = protobuf_c_message_get_packed_size(m);
     if (n > HS_FRAME_MAX) {
-        set_err(err, errlen, "%s of %zu bytes exceeds the frame limit of %u bytes", name, n,
+        hs_error_format(err, errlen, "%s of %zu bytes exceeds the frame limit of %u bytes", name, n,
                 HS_FRAME_MAX);
         return HS_FRAME_TOO_LARGE;
     }
     if (n == 0) {
         if (!empty) {
-            set_err(err, errlen, "refusing to send an empty %s", name);
+            hs_error_format(err, errlen, "refusing to send an empty %s", name);
             return HS_FRAME_TOO_LARGE;
         }
         uint8_t frame[HDR + 16];
@@ -276,7 +265,7 @@ static int send_msg(int fd, const ProtobufCMessage *m, const uint8_t *empty, siz
     if (n > sizeof stack - HDR) {
         frame = malloc(HDR + n);
         if (!frame) {
-            set_err(err, errlen, "cannot allocate %zu bytes to encode %s", HDR + n, name);
+            hs_error_format(err, errlen, "cannot allocate %zu bytes to encode %s", HDR + n, name);
             return HS_FRAME_IO;
         }
     }
@@ -284,7 +273,7 @@ static int send_msg(int fd, const ProtobufCMessage *m, const uint8_t *empty, siz
     size_t packed = protobuf_c_message_pack(m, frame + HDR);
     int rc;
     if (packed != n) { /* cannot happen with protobuf-c; never send a frame that lies */
-        set_err(err, errlen, "%s packed to %zu bytes, expected %zu", name, packed, n);
+        hs_error_format(err, errlen, "%s packed to %zu bytes, expected %zu", name, packed, n);
         rc = HS_FRAME_IO;
     } else {
         struct iovec iov = {frame, HDR + n};
@@ -312,14 +301,14 @@ Hysim__ClientMsg *hs_frame_decode_client_msg(const uint8_t *body, size_t len, ch
                                              size_t errlen) {
     Hysim__ClientMsg *m = hysim__client_msg__unpack(NULL, len, body);
     if (!m)
-        set_err(err, errlen, "garbage frame: %zu bytes do not decode as hysim.ClientMsg", len);
+        hs_error_format(err, errlen, "garbage frame: %zu bytes do not decode as hysim.ClientMsg", len);
     return m;
 }
 
 Hysim__Reply *hs_frame_decode_reply(const uint8_t *body, size_t len, char *err, size_t errlen) {
     Hysim__Reply *m = hysim__reply__unpack(NULL, len, body);
     if (!m)
-        set_err(err, errlen, "garbage frame: %zu bytes do not decode as hysim.Reply", len);
+        hs_error_format(err, errlen, "garbage frame: %zu bytes do not decode as hysim.Reply", len);
     return m;
 }
 

@@ -255,9 +255,8 @@ void hs_clock_advance(hs_daemon *d)
 
 /* ------------------------------------------------------------- deadlock */
 
-static const char *cond_text(const hs_session *s, char *buf, size_t len)
+const char *hs_wait_describe(const hs_wait *w, char *buf, size_t len)
 {
-    const hs_wait *w = &s->wait;
     switch (w->cond) {
     case HYSIM__WAIT__COND__STREAM_IDLE:
         snprintf(buf, len, "stream %llu of GPU %u to go idle", (unsigned long long)w->stream_id, w->gpu);
@@ -300,7 +299,7 @@ bool hs_clock_check_deadlock(hs_daemon *d)
             continue;
         char who[256], what[128];
         at += (size_t)snprintf(msg + at, sizeof(msg) - at, "\n  %s waits for %s (since host time %llu ns)",
-                               hs_session_name(s, who, sizeof(who)), cond_text(s, what, sizeof(what)),
+                               hs_session_name(s, who, sizeof(who)), hs_wait_describe(&s->wait, what, sizeof(what)),
                                (unsigned long long)s->wait.host_ns);
     }
     if (at < sizeof(msg))

@@ -43,25 +43,6 @@ void hs_stall_start(hs_daemon *d, int64_t now_ms)
     d->stall_since_ms = now_ms;
 }
 
-static const char *cond_text(const hs_wait *w, char *buf, size_t len)
-{
-    switch (w->cond) {
-    case HYSIM__WAIT__COND__STREAM_IDLE:
-        snprintf(buf, len, "stream %llu of GPU %u to go idle", (unsigned long long)w->stream_id, w->gpu);
-        break;
-    case HYSIM__WAIT__COND__EVENT_DONE:
-        snprintf(buf, len, "event %llu", (unsigned long long)w->event_id);
-        break;
-    case HYSIM__WAIT__COND__DEVICE_IDLE:
-        snprintf(buf, len, "GPU %u to go idle", w->gpu);
-        break;
-    default:
-        snprintf(buf, len, "all its GPU work to finish");
-        break;
-    }
-    return buf;
-}
-
 static void fail_stalled(hs_daemon *d, double waited_s)
 {
     char msg[sizeof(d->error)];
@@ -74,7 +55,7 @@ static void fail_stalled(hs_daemon *d, double waited_s)
         char who[256], what[128];
         if (s->state == HS_SESS_WAITING)
             at += (size_t)snprintf(msg + at, sizeof(msg) - at, "\n  %s waits for %s (since host time %llu ns)",
-                                   hs_session_name(s, who, sizeof(who)), cond_text(&s->wait, what, sizeof(what)),
+                                   hs_session_name(s, who, sizeof(who)), hs_wait_describe(&s->wait, what, sizeof(what)),
                                    (unsigned long long)s->wait.host_ns);
         else if (s->state == HS_SESS_RUNNING)
             at += (size_t)snprintf(msg + at, sizeof(msg) - at,

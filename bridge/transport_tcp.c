@@ -4,29 +4,18 @@
  * connect, so hysimd also checks the run's token in Register (hysimd.h).
  */
 #include "transport_tcp.h"
+#include "error_text.h"
 
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #define LISTEN_BACKLOG 128
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 bool hs_tcp_is_endpoint(const char *endpoint)
 {
@@ -46,7 +35,7 @@ static int split(const char *endpoint, char *host, size_t hostlen, char *port, s
     }
     if (!colon || !hend || hend <= h || !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1) ||
         (size_t)(hend - h) >= hostlen || strlen(colon + 1) >= portlen) {
-        set_err(err, errlen, "bad endpoint \"%s\" (expected tcp:HOST:PORT, e.g. tcp:127.0.0.1:0)", endpoint);
+        hs_error_format(err, errlen, "bad endpoint \"%s\" (expected tcp:HOST:PORT, e.g. tcp:127.0.0.1:0)", endpoint);
         return -1;
     }
     memcpy(host, h, (size_t)(hend - h));
@@ -65,7 +54,7 @@ static struct addrinfo *resolve(const char *endpoint, bool passive, char *err, s
     struct addrinfo *res = NULL;
     int rc = getaddrinfo(host, port, &hints, &res);
     if (rc != 0) {
-        set_err(err, errlen, "cannot resolve %s: %s", endpoint, gai_strerror(rc));
+        hs_error_format(err, errlen, "cannot resolve %s: %s", endpoint, gai_strerror(rc));
         return NULL;
     }
     return res;
@@ -99,7 +88,7 @@ int hs_tcp_listen(const char *endpoint, char *err, size_t errlen)
     }
     freeaddrinfo(res);
     if (fd < 0)
-        set_err(err, errlen, "cannot listen on %s: %s", endpoint, strerror(saved));
+        hs_error_format(err, errlen, "cannot listen on %s: %s", endpoint, strerror(saved));
     return fd;
 }
 
@@ -126,7 +115,7 @@ int hs_tcp_connect(const char *endpoint, char *err, size_t errlen)
     }
     freeaddrinfo(res);
     if (fd < 0) {
-        set_err(err, errlen, "cannot connect to %s: %s", endpoint, strerror(saved));
+        hs_error_format(err, errlen, "cannot connect to %s: %s", endpoint, strerror(saved));
         return -1;
     }
     hs_tcp_nodelay(fd);
@@ -141,7 +130,7 @@ int hs_tcp_bound_endpoint(int listen_fd, const char *endpoint, char *out, size_t
     struct sockaddr_storage sa;
     socklen_t salen = sizeof sa;
     if (getsockname(listen_fd, (struct sockaddr *)&sa, &salen) < 0) {
-        set_err(err, errlen, "%s: getsockname: %s", endpoint, strerror(errno));
+        hs_error_format(err, errlen, "%s: getsockname: %s", endpoint, strerror(errno));
         return -1;
     }
     unsigned bound = sa.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&sa)->sin6_port)
@@ -149,7 +138,7 @@ int hs_tcp_bound_endpoint(int listen_fd, const char *endpoint, char *out, size_t
     bool v6 = strchr(host, ':') != NULL;
     int n = snprintf(out, len, "%s%s%s%s:%u", HS_TCP_PREFIX, v6 ? "[" : "", host, v6 ? "]" : "", bound);
     if (n < 0 || (size_t)n >= len) {
-        set_err(err, errlen, "%s: endpoint too long", endpoint);
+        hs_error_format(err, errlen, "%s: endpoint too long", endpoint);
         return -1;
     }
     return 0;

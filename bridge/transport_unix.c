@@ -3,11 +3,11 @@
  * "tcp:" endpoints are handed to transport_tcp.c.
  */
 #include "transport.h"
+#include "error_text.h"
 #include "transport_tcp.h"
 
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -18,22 +18,11 @@
 #define UNIX_PREFIX "unix:"
 #define LISTEN_BACKLOG 128
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...) {
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 /* Fills sa from "unix:/path"; 0, or -1 with err. */
 static int parse_endpoint(const char *endpoint, struct sockaddr_un *sa, char *err, size_t errlen) {
     const size_t plen = sizeof UNIX_PREFIX - 1;
     if (!endpoint || strncmp(endpoint, UNIX_PREFIX, plen) != 0 || endpoint[plen] == '\0') {
-        set_err(err, errlen, "unsupported endpoint \"%s\" (expected unix:/path or tcp:HOST:PORT)",
+        hs_error_format(err, errlen, "unsupported endpoint \"%s\" (expected unix:/path or tcp:HOST:PORT)",
                 endpoint ? endpoint : "(null)");
         return -1;
     }
@@ -42,7 +31,7 @@ static int parse_endpoint(const char *endpoint, struct sockaddr_un *sa, char *er
     memset(sa, 0, sizeof *sa);
     sa->sun_family = AF_UNIX;
     if (n >= sizeof sa->sun_path) {
-        set_err(err, errlen, "socket path too long (%zu bytes, at most %zu): %s", n,
+        hs_error_format(err, errlen, "socket path too long (%zu bytes, at most %zu): %s", n,
                 sizeof sa->sun_path - 1, path);
         return -1;
     }
@@ -84,34 +73,34 @@ static int remove_stale(const struct sockaddr_un *sa, char *err, size_t errlen) 
     if (lstat(sa->sun_path, &st) < 0) {
         if (errno == ENOENT) /* gone in between */
             return 0;
-        set_err(err, errlen, "cannot listen on %s: %s", sa->sun_path, strerror(errno));
+        hs_error_format(err, errlen, "cannot listen on %s: %s", sa->sun_path, strerror(errno));
         return -1;
     }
     if (!S_ISSOCK(st.st_mode)) {
-        set_err(err, errlen, "cannot listen on %s: the path exists and is not a socket",
+        hs_error_format(err, errlen, "cannot listen on %s: the path exists and is not a socket",
                 sa->sun_path);
         return -1;
     }
     int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (probe < 0) {
-        set_err(err, errlen, "socket: %s", strerror(errno));
+        hs_error_format(err, errlen, "socket: %s", strerror(errno));
         return -1;
     }
     int rc = connect_eintr(probe, sa);
     int cerr = errno;
     close(probe);
     if (rc == 0) {
-        set_err(err, errlen, "cannot listen on %s: another process is listening there",
+        hs_error_format(err, errlen, "cannot listen on %s: another process is listening there",
                 sa->sun_path);
         return -1;
     }
     if (cerr != ECONNREFUSED) {
-        set_err(err, errlen, "cannot listen on %s: it exists and probing it failed: %s",
+        hs_error_format(err, errlen, "cannot listen on %s: it exists and probing it failed: %s",
                 sa->sun_path, strerror(cerr));
         return -1;
     }
     if (unlink(sa->sun_path) < 0 && errno != ENOENT) {
-        set_err(err, errlen, "cannot remove stale socket %s: %s", sa->sun_path, strerror(errno));
+        hs_error_format(err, errlen, "cannot remove stale socket %s: %s", sa->sun_path, strerror(errno));
         return -1;
     }
     return 0;
@@ -126,7 +115,7 @@ int hs_transport_listen(const char *endpoint, char *err, size_t errlen) {
     /* Non-blocking, so that hs_transport_accept returns -1 when nothing is pending. */
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
-        set_err(err, errlen, "socket: %s", strerror(errno));
+        hs_error_format(err, errlen, "socket: %s", strerror(errno));
         return -1;
     }
     int rc = bind(fd, (const struct sockaddr *)&sa, sizeof sa);
@@ -138,12 +127,12 @@ int hs_transport_listen(const char *endpoint, char *err, size_t errlen) {
         rc = bind(fd, (const struct sockaddr *)&sa, sizeof sa);
     }
     if (rc < 0) {
-        set_err(err, errlen, "cannot bind %s: %s", sa.sun_path, strerror(errno));
+        hs_error_format(err, errlen, "cannot bind %s: %s", sa.sun_path, strerror(errno));
         close(fd);
         return -1;
     }
     if (listen(fd, LISTEN_BACKLOG) < 0) {
-        set_err(err, errlen, "cannot listen on %s: %s", sa.sun_path, strerror(errno));
+        hs_error_format(err, errlen, "cannot listen on %s: %s", sa.sun_path, strerror(errno));
         close(fd);
         unlink(sa.sun_path);
         return -1;
@@ -169,11 +158,11 @@ int hs_transport_connect(const char *endpoint, char *err, size_t errlen) {
         return -1;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        set_err(err, errlen, "cannot connect to %s: socket: %s", endpoint, strerror(errno));
+        hs_error_format(err, errlen, "cannot connect to %s: socket: %s", endpoint, strerror(errno));
         return -1;
     }
     if (connect_eintr(fd, &sa) < 0) {
-        set_err(err, errlen, "cannot connect to %s: %s", endpoint, strerror(errno));
+        hs_error_format(err, errlen, "cannot connect to %s: %s", endpoint, strerror(errno));
         close(fd);
         return -1;
     }
@@ -185,7 +174,7 @@ int hs_transport_bound_endpoint(int listen_fd, const char *endpoint, char *out, 
     if (hs_tcp_is_endpoint(endpoint))
         return hs_tcp_bound_endpoint(listen_fd, endpoint, out, len, err, errlen);
     if (strlen(endpoint) >= len) {
-        set_err(err, errlen, "endpoint too long: %s", endpoint);
+        hs_error_format(err, errlen, "endpoint too long: %s", endpoint);
         return -1;
     }
     memcpy(out, endpoint, strlen(endpoint) + 1);

@@ -50,19 +50,6 @@ using ns3::Simulator;
 
 namespace {
 
-void
-SetErr(char* err, size_t errlen, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-
-void
-SetErr(char* err, size_t errlen, const char* fmt, ...)
-{
-    if (err == nullptr || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 bool g_fabric_live = false;
 bool g_resolution_set = false;
@@ -74,6 +61,17 @@ bool g_insertion_ties = false;
 } // namespace
 
 namespace hysim_fab {
+
+void
+SetErr(char* err, size_t errlen, const char* fmt, ...)
+{
+    if (err == nullptr || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
 
 void*
 FabEvent::operator new(size_t size)

@@ -230,6 +230,9 @@ class FabEvent final : public hysim::CanonicalEvent
     }
 };
 
+// printf into a caller's error buffer (nothing when err is null or errlen is 0).
+void SetErr(char* err, size_t errlen, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+
 // splitmix64: the model's deterministic hash and random stream.
 inline uint64_t
 Mix64(uint64_t x)

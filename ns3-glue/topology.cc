@@ -29,20 +29,6 @@ using namespace hysim_fab;
 
 namespace {
 
-void
-Err(char* err, size_t errlen, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-
-void
-Err(char* err, size_t errlen, const char* fmt, ...)
-{
-    if (err == nullptr || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
 const char*
 TopologyName(int t)
 {
@@ -83,7 +69,7 @@ CheckNetwork(const hs_scenario* sc, char* err, size_t errlen)
     const auto& fb = sc->fabric;
     if (!fb.present)
     {
-        Err(err, errlen,
+        SetErr(err, errlen,
             "fabric: %d servers but the scenario has no fabric: section (which network joins "
             "them?)",
             sc->servers.count);
@@ -92,54 +78,54 @@ CheckNetwork(const hs_scenario* sc, char* err, size_t errlen)
     if (fb.topology == HS_TOPOLOGY_FAT_TREE || fb.topology < HS_TOPOLOGY_SINGLE_SWITCH ||
         fb.topology > HS_TOPOLOGY_RAIL_OPTIMIZED)
     {
-        Err(err, errlen, "fabric topology %s across %d servers is not supported yet",
+        SetErr(err, errlen, "fabric topology %s across %d servers is not supported yet",
             TopologyName(fb.topology), sc->servers.count);
         return false;
     }
     if (sc->nics.per_server < 1 || !Positive(sc->nics.gbps))
     {
-        Err(err, errlen, "fabric: %d servers need NICs (nics.per_server %d, %g Gb/s)",
+        SetErr(err, errlen, "fabric: %d servers need NICs (nics.per_server %d, %g Gb/s)",
             sc->servers.count, sc->nics.per_server, sc->nics.gbps);
         return false;
     }
     if (!Positive(sc->pcie.gbps))
     {
-        Err(err, errlen, "fabric: pcie.gbps must be > 0 (got %g)", sc->pcie.gbps);
+        SetErr(err, errlen, "fabric: pcie.gbps must be > 0 (got %g)", sc->pcie.gbps);
         return false;
     }
     if (fb.mtu == 0)
     {
-        Err(err, errlen, "fabric: fabric.mtu must be > 0");
+        SetErr(err, errlen, "fabric: fabric.mtu must be > 0");
         return false;
     }
     const int nnics = sc->servers.count * sc->nics.per_server;
     if (fb.topology == HS_TOPOLOGY_LEAF_SPINE && (fb.leaves < 1 || fb.leaves > nnics))
     {
-        Err(err, errlen, "fabric: leaf_spine needs 1 to %d leaves (one NIC at least each), got %d",
+        SetErr(err, errlen, "fabric: leaf_spine needs 1 to %d leaves (one NIC at least each), got %d",
             nnics, fb.leaves);
         return false;
     }
     if (fb.topology == HS_TOPOLOGY_LEAF_SPINE && fb.leaves > 1 && fb.spines < 1)
     {
-        Err(err, errlen, "fabric: leaf_spine with %d leaves needs at least 1 spine", fb.leaves);
+        SetErr(err, errlen, "fabric: leaf_spine with %d leaves needs at least 1 spine", fb.leaves);
         return false;
     }
     if (fb.topology == HS_TOPOLOGY_RAIL_OPTIMIZED && fb.leaves != 0 &&
         fb.leaves != sc->nics.per_server)
     {
-        Err(err, errlen,
+        SetErr(err, errlen,
             "fabric: rail_optimized has one leaf per rail (%d NICs per server), got leaves %d",
             sc->nics.per_server, fb.leaves);
         return false;
     }
     if (fb.spines < 0 || (fb.topology == HS_TOPOLOGY_SINGLE_SWITCH && fb.spines > 0))
     {
-        Err(err, errlen, "fabric: single_switch has no spines (got %d)", fb.spines);
+        SetErr(err, errlen, "fabric: single_switch has no spines (got %d)", fb.spines);
         return false;
     }
     if (fb.ecn.kmax_kb > 0 && fb.ecn.kmin_kb > fb.ecn.kmax_kb)
     {
-        Err(err, errlen, "fabric: ecn.kmin_kb %g exceeds kmax_kb %g", fb.ecn.kmin_kb,
+        SetErr(err, errlen, "fabric: ecn.kmin_kb %g exceeds kmax_kb %g", fb.ecn.kmin_kb,
             fb.ecn.kmax_kb);
         return false;
     }
@@ -167,19 +153,19 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
 {
     if (sc->servers.count < 1 || sc->servers.gpus_per_server < 1)
     {
-        Err(err, errlen, "fabric: need at least one server with at least one GPU (got %d × %d)",
+        SetErr(err, errlen, "fabric: need at least one server with at least one GPU (got %d × %d)",
             sc->servers.count, sc->servers.gpus_per_server);
         return false;
     }
     if (!Positive(sc->nvlink.gbps_per_gpu))
     {
-        Err(err, errlen, "fabric: nvlink.gbps_per_gpu must be > 0 (got %g)",
+        SetErr(err, errlen, "fabric: nvlink.gbps_per_gpu must be > 0 (got %g)",
             sc->nvlink.gbps_per_gpu);
         return false;
     }
     if (sc->nvlink.segment_bytes == 0)
     {
-        Err(err, errlen, "fabric: nvlink.segment_bytes must be > 0");
+        SetErr(err, errlen, "fabric: nvlink.segment_bytes must be > 0");
         return false;
     }
     const bool multi = sc->servers.count > 1;
@@ -199,7 +185,7 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
     const uint64_t nports = 2 * n + (multi ? 2 * n + 2 * nnics + 2 * L * S : 0);
     if (nports >= kMaxPorts)
     {
-        Err(err, errlen, "fabric: too many links (%" PRIu64 ")", nports);
+        SetErr(err, errlen, "fabric: too many links (%" PRIu64 ")", nports);
         return false;
     }
     ngpus = static_cast<uint32_t>(n);
@@ -265,7 +251,7 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
         }
     if (!InitRoce(sc))
     {
-        Err(err, errlen,
+        SetErr(err, errlen,
             "fabric: switch_buffer_mib %g is smaller than the PFC headroom and reserve of its "
             "links",
             sc->fabric.switch_buffer_mib);

@@ -110,10 +110,28 @@ static void coll_free(hs_coll *c)
     free(c->pstate);
     free(c->fstate);
     free(c->left);
+    free(c->order);
+    free(c->pos);
     free(c);
 }
 
-static hs_coll *coll_new(hs_comm *c, uint64_t seq, const Hysim__Collective *k, uint32_t n)
+/*
+ * Server of each of the collective's n parts (ring ranks, or Send/Recv's
+ * from/to), from the GPUs the ranks joined on. A rank that has not joined yet
+ * (another process's CommInit still on its way) is placed as if the
+ * communicator filled servers in rank order.
+ */
+static void part_servers(const hs_daemon *d, const hs_comm *c, const uint32_t *ranks, uint32_t n, uint32_t *server)
+{
+    uint32_t per = (uint32_t)d->sc.servers.gpus_per_server;
+    for (uint32_t i = 0; i < n; i++) {
+        const hs_comm_rank *cr = &c->ranks[ranks ? ranks[i] : i];
+        server[i] = (cr->joined ? cr->gpu : (ranks ? ranks[i] : i)) / (per ? per : 1);
+    }
+}
+
+static hs_coll *coll_new(hs_daemon *d, hs_comm *c, uint64_t seq, const Hysim__Collective *k, uint32_t n,
+                         const uint32_t *ranks)
 {
     hs_coll *co = hs_xcalloc(1, sizeof(*co));
     co->comm = c;
@@ -125,7 +143,14 @@ static hs_coll *coll_new(hs_comm *c, uint64_t seq, const Hysim__Collective *k, u
     co->n = n;
     co->parts = hs_xcalloc(n, sizeof(*co->parts));
     co->pstate = hs_xcalloc(n, 1);
-    hs_algo_setup(co);
+    uint32_t *server = hs_xcalloc(n, sizeof(*server));
+    part_servers(d, c, ranks, n, server);
+    int rc = hs_algo_setup(d, co, server, k->algo, k->proto);
+    free(server);
+    if (rc < 0) {
+        coll_free(co);
+        return NULL;
+    }
     return co;
 }
 
@@ -151,7 +176,9 @@ static hs_coll *find_collective(hs_daemon *d, const char *who, hs_comm *c, const
     }
     hs_coll *co = hs_u64map_get(&c->colls, k->seq);
     if (!co) {
-        co = coll_new(c, k->seq, k, c->nranks);
+        co = coll_new(d, c, k->seq, k, c->nranks, NULL);
+        if (!co)
+            return NULL;
         hs_u64map_put(&c->colls, co->seq, co);
     } else if (co->kind != k->kind || co->bytes != k->bytes || (rooted && co->root != k->root)) {
         hs_daemon_fail(d, "hysim: %s: rank %u's part of collective seq %llu on comm 0x%llx is %s of %llu bytes "
@@ -197,7 +224,10 @@ static hs_coll *find_pair(hs_daemon *d, const char *who, hs_comm *c, const Hysim
     }
     hs_coll *co = hs_u64map_get(&ch->pairs, k->seq);
     if (!co) {
-        co = coll_new(c, k->seq, k, 2);
+        uint32_t ends[2] = {from, to};
+        co = coll_new(d, c, k->seq, k, 2, ends);
+        if (!co)
+            return NULL;
         co->chan = ch;
         hs_u64map_put(&ch->pairs, co->seq, co);
     } else if (co->bytes != k->bytes) {

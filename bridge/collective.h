@@ -6,6 +6,7 @@
 #ifndef HYSIM_BRIDGE_COLLECTIVE_H
 #define HYSIM_BRIDGE_COLLECTIVE_H
 
+#include "collective_tuner.h"
 #include "daemon_internal.h"
 
 struct hs_comm;
@@ -31,11 +32,15 @@ typedef struct hs_coll {
     uint32_t parts_done;
     hs_op **parts;          /* [n] (ref) */
     uint8_t *pstate;        /* [n] HS_PART_* */
-    /* flows: a grid of rows × cols states; its meaning depends on the kind */
+    /* flows: per channel a grid of rows × cols states; its meaning depends on the kind */
+    hs_nccl_plan plan;      /* algorithm, protocol, channels, wire cost */
     uint32_t rows, cols;
     uint64_t chunk;         /* ring: bytes per flow; chain: bytes per full chunk */
-    uint8_t *fstate;        /* [rows × cols] HS_FLOW_* */
-    uint32_t *left;         /* AllToAll: flows not done, per rank */
+    uint64_t ch_bytes;      /* chain: bytes one channel moves */
+    uint8_t *fstate;        /* [channels × rows × cols] HS_FLOW_* */
+    uint32_t *left;         /* per rank: AllToAll flows, ring/chain channels not done */
+    uint32_t *order;        /* ring: [channels × n] rank at each ring position */
+    uint32_t *pos;          /* ring: [channels × n] position of each rank */
     uint64_t flows_running;
 } hs_coll;
 
@@ -54,8 +59,13 @@ static inline bool hs_coll_part_is_done(const hs_coll *co, uint32_t idx)
 const char *hs_coll_kind_name(Hysim__CollKind k);
 
 /* collective_algos.c */
-/* Sizes the flow grid for the kind; called once the collective is created. */
-void hs_algo_setup(hs_coll *co);
+/*
+ * Plans the collective (collective_tuner.c) and sizes its flow grid; called
+ * once it is created. server[r]: rank r's server (ranks of a server are
+ * consecutive in a ring channel). env_algo/env_proto: the first part's
+ * NCCL_ALGO/NCCL_PROTO. Returns −1 after failing the run.
+ */
+int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t env_algo, uint32_t env_proto);
 /* Part idx has been reached: starts the flows that can start now. */
 void hs_algo_reached(hs_daemon *d, hs_coll *co, uint32_t idx, uint64_t t);
 /* Flow (row, col) has completed: marks it, starts what follows, completes parts. */

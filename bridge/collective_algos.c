@@ -1,23 +1,32 @@
 /*
  * hysimd collective algorithms: how each kind of collective becomes fabric
- * flows, as NCCL runs it (one channel; ranks in communicator order).
+ * flows, as NCCL runs it. collective_tuner.c picks the protocol and the
+ * number of channels C; each channel moves its 1/C of the buffer over its own
+ * ring or chain, independently of the others.
  *
- *   ring   ALL_REDUCE: 2(n−1) steps moving ceil(bytes/n); ALL_GATHER and
- *          REDUCE_SCATTER: n−1 steps moving one rank's share (bytes). In step
- *          k rank r sends to r+1; flow (k, r) starts once r and r+1 have
- *          reached the collective and, for k > 0, flow (k−1, r−1) is done.
- *          A rank is done when its last outgoing and last incoming flows are.
+ *   ring   ALL_REDUCE: 2(n−1) steps moving ceil(bytes/n/C); ALL_GATHER and
+ *          REDUCE_SCATTER: n−1 steps moving ceil(bytes/C). In step k the
+ *          rank at ring position p sends to position p+1; flow (k, p) starts
+ *          once both ranks have reached the collective and, for k > 0, flow
+ *          (k−1, p−1) is done. Channel c's ring visits each server's ranks
+ *          rotated by c, so its cross-server hop leaves from a different GPU
+ *          (a different NIC rail) than channel c−1's.
  *   chain  BROADCAST: root → root+1 → … → root+n−1; REDUCE: root+1 → … →
- *          root+n−1 → root. The buffer moves in chunks (NCCL's Simple
+ *          root+n−1 → root. A channel's share moves in chunks (NCCL's Simple
  *          protocol pipelines them); chunk c crosses hop h once it has crossed
  *          hop h−1 and chunk c−1 has crossed hop h: one chunk per hop at a
- *          time. A rank is done when the last chunk has left and reached it.
+ *          time.
  *   pairs  ALL_TO_ALL: all n(n−1) flows of `bytes` at once, each starting
- *          when both its ranks have reached the collective.
+ *          when both its ranks have reached the collective (one channel).
  *   p2p    a Send and its Recv: one flow, once both have been reached.
+ * A rank is done when, on every channel, its last outgoing and last incoming
+ * flows are. Every flow carries payload × the plan's wire factor; step-0
+ * flows start after the plan's start-up latency, and every flow after its
+ * per-hop latency.
  *
- * Flow grid (rows × cols): ring (step, rank), chain (chunk, hop), pairs
- * (sender, receiver), p2p 1 × 1.
+ * Flow grid per channel (rows × cols): ring (step, position), chain (chunk,
+ * hop), pairs (sender, receiver), p2p 1 × 1. A flow's `step` is
+ * channel × rows + row.
  */
 #include <stdlib.h>
 
@@ -32,7 +41,10 @@
  */
 #define HS_CHAIN_CHUNK_BYTES (512ull << 10)
 
-static uint8_t *fs(hs_coll *co, uint32_t row, uint32_t col) { return &co->fstate[(size_t)row * co->cols + col]; }
+static uint8_t *fs(hs_coll *co, uint32_t ch, uint32_t row, uint32_t col)
+{
+    return &co->fstate[((size_t)ch * co->rows + row) * co->cols + col];
+}
 
 static bool is_ring(Hysim__CollKind k)
 {
@@ -45,37 +57,78 @@ static bool is_chain(Hysim__CollKind k)
     return k == HYSIM__COLL_KIND__BROADCAST || k == HYSIM__COLL_KIND__REDUCE;
 }
 
-void hs_algo_setup(hs_coll *co)
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+/*
+ * Ring orders: ranks in communicator order, each server's run of ranks
+ * rotated by the channel, every other server's run reversed, so that the hop
+ * between two servers joins local ranks of the same index (one NIC rail):
+ * channel c leaves server 0 from local c−1 and server 1 from local c. With an
+ * odd number of servers the wrap-around hop crosses rails.
+ */
+static void ring_orders(hs_coll *co, const uint32_t *server)
 {
-    uint32_t n = co->n;
+    uint32_t n = co->n, nch = co->plan.channels;
+    co->order = hs_xcalloc((size_t)nch * n, sizeof(*co->order));
+    co->pos = hs_xcalloc((size_t)nch * n, sizeof(*co->pos));
+    for (uint32_t ch = 0; ch < nch; ch++) {
+        uint32_t run = 0;
+        for (uint32_t lo = 0; lo < n; run++) {
+            uint32_t hi = lo + 1;
+            while (hi < n && server[hi] == server[lo])
+                hi++;
+            uint32_t len = hi - lo;
+            for (uint32_t i = 0; i < len; i++) {
+                uint32_t j = run % 2 ? len - 1 - i : i;
+                co->order[ch * n + lo + j] = lo + (i + ch) % len;
+            }
+            lo = hi;
+        }
+        for (uint32_t p = 0; p < n; p++)
+            co->pos[ch * n + co->order[ch * n + p]] = p;
+    }
+}
+
+int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t env_algo, uint32_t env_proto)
+{
+    uint32_t n = co->n, nnodes = 1;
+    for (uint32_t r = 1; r < n; r++)
+        nnodes += server[r] != server[r - 1];
+    char err[256];
+    if (hs_tuner_plan(&d->sc, co->kind, co->bytes, n, nnodes, env_algo, env_proto, &co->plan, err, sizeof err) < 0) {
+        hs_daemon_fail(d, "hysim: %s on comm 0x%llx: %s", hs_coll_kind_name(co->kind),
+                       (unsigned long long)co->comm_key, err);
+        return -1;
+    }
     if (n < 2 || co->bytes == 0)
-        return; /* nothing moves */
-    if (co->kind == HYSIM__COLL_KIND__ALL_REDUCE) {
-        co->rows = 2 * (n - 1);
+        return 0; /* nothing moves */
+    uint32_t nch = co->plan.channels;
+    if (is_ring(co->kind)) {
+        co->rows = co->kind == HYSIM__COLL_KIND__ALL_REDUCE ? 2 * (n - 1) : n - 1;
         co->cols = n;
-        co->chunk = co->bytes / n + (co->bytes % n != 0);
-    } else if (is_ring(co->kind)) {
-        co->rows = n - 1;
-        co->cols = n;
-        co->chunk = co->bytes;
+        co->chunk = co->kind == HYSIM__COLL_KIND__ALL_REDUCE ? ceil_div(co->bytes, (uint64_t)n * nch)
+                                                              : ceil_div(co->bytes, nch);
+        ring_orders(co, server);
     } else if (is_chain(co->kind)) {
-        co->chunk = HS_CHAIN_CHUNK_BYTES;
-        co->rows = (uint32_t)(co->bytes / co->chunk + (co->bytes % co->chunk != 0));
+        co->ch_bytes = ceil_div(co->bytes, nch);
+        co->chunk = HS_CHAIN_CHUNK_BYTES < co->ch_bytes ? HS_CHAIN_CHUNK_BYTES : co->ch_bytes;
+        co->rows = (uint32_t)ceil_div(co->ch_bytes, co->chunk);
         co->cols = n - 1;
     } else if (co->kind == HYSIM__COLL_KIND__ALL_TO_ALL) {
         co->rows = co->cols = n;
-        co->left = hs_xcalloc(n, sizeof(*co->left));
-        for (uint32_t r = 0; r < n; r++)
-            co->left[r] = 2 * (n - 1);
     } else {
         co->rows = co->cols = 1; /* Send/Recv */
     }
-    co->fstate = hs_xcalloc((size_t)co->rows * co->cols, 1);
+    co->left = hs_xcalloc(n, sizeof(*co->left));
+    for (uint32_t r = 0; r < n; r++)
+        co->left[r] = co->kind == HYSIM__COLL_KIND__ALL_TO_ALL ? 2 * (n - 1) : nch;
+    co->fstate = hs_xcalloc((size_t)nch * co->rows * co->cols, 1);
+    return 0;
 }
 
-/* Starts flow (row, col) of `bytes` from part src's GPU to part dst's at time t. */
-static void start_flow(hs_daemon *d, hs_coll *co, uint32_t row, uint32_t col, uint32_t src, uint32_t dst,
-                       uint64_t bytes, uint64_t t)
+/* Starts flow (ch, row, col) of `bytes` payload from part src's GPU to part dst's, `delay` after t. */
+static void start_flow(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t row, uint32_t col, uint32_t src,
+                       uint32_t dst, uint64_t bytes, uint64_t t, uint64_t delay)
 {
     uint32_t sg = co->parts[src]->gpu, dg = co->parts[dst]->gpu;
     if (sg == dg) {
@@ -83,45 +136,59 @@ static void start_flow(hs_daemon *d, hs_coll *co, uint32_t row, uint32_t col, ui
                        hs_coll_kind_name(co->kind), (unsigned long long)co->comm_key, sg);
         return;
     }
-    *fs(co, row, col) = HS_FLOW_RUNNING;
+    *fs(co, ch, row, col) = HS_FLOW_RUNNING;
     co->flows_running++;
-    hs_flow f = {.owner = HS_FLOW_COLL, .coll = co, .step = row, .rank = col};
-    hs_clock_start_flow(d, &f, sg, dg, bytes, t);
+    hs_flow f = {.owner = HS_FLOW_COLL, .coll = co, .step = ch * co->rows + row, .rank = col};
+    uint64_t wire = (uint64_t)((double)bytes * co->plan.wire_factor + 0.5);
+    hs_clock_start_flow(d, &f, sg, dg, wire ? wire : 1, t + delay + co->plan.hop_ps);
+}
+
+/* Rank r has finished channel ch: done with its last channel. */
+static void channel_done(hs_daemon *d, hs_coll *co, uint32_t r, uint64_t t)
+{
+    if (--co->left[r] == 0)
+        hs_coll_part_done(d, co, r, t);
 }
 
 /* ------------------------------------------------------------- ring */
 
-static void ring_try(hs_daemon *d, hs_coll *co, uint32_t k, uint32_t r, uint64_t t)
+static uint32_t ring_rank(const hs_coll *co, uint32_t ch, uint32_t p) { return co->order[ch * co->n + p % co->n]; }
+
+static void ring_try(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t k, uint32_t p, uint64_t t)
 {
-    uint32_t n = co->n, next = (r + 1) % n, prev = (r + n - 1) % n;
-    if (*fs(co, k, r) != HS_FLOW_IDLE || !hs_coll_part_reached(co, r) || !hs_coll_part_reached(co, next))
+    uint32_t n = co->n, from = ring_rank(co, ch, p), to = ring_rank(co, ch, p + 1);
+    if (*fs(co, ch, k, p) != HS_FLOW_IDLE || !hs_coll_part_reached(co, from) || !hs_coll_part_reached(co, to))
         return;
-    if (k > 0 && *fs(co, k - 1, prev) != HS_FLOW_DONE)
+    if (k > 0 && *fs(co, ch, k - 1, (p + n - 1) % n) != HS_FLOW_DONE)
         return;
-    start_flow(d, co, k, r, r, next, co->chunk, t);
+    start_flow(d, co, ch, k, p, from, to, co->chunk, t, k == 0 ? co->plan.start_ps : 0);
 }
 
 static void ring_reached(hs_daemon *d, hs_coll *co, uint32_t r, uint64_t t)
 {
-    for (uint32_t k = 0; k < co->rows && !d->failed; k++) {
-        ring_try(d, co, k, r, t);
-        ring_try(d, co, k, (r + co->n - 1) % co->n, t);
+    uint32_t n = co->n;
+    for (uint32_t ch = 0; ch < co->plan.channels && !d->failed; ch++) {
+        uint32_t p = co->pos[ch * n + r];
+        for (uint32_t k = 0; k < co->rows && !d->failed; k++) {
+            ring_try(d, co, ch, k, p, t);
+            ring_try(d, co, ch, k, (p + n - 1) % n, t);
+        }
     }
 }
 
-static void ring_flow_done(hs_daemon *d, hs_coll *co, uint32_t k, uint32_t r, uint64_t t)
+static void ring_flow_done(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t k, uint32_t p, uint64_t t)
 {
-    uint32_t n = co->n, next = (r + 1) % n, last = co->rows - 1;
+    uint32_t n = co->n, last = co->rows - 1;
     if (k + 1 < co->rows)
-        ring_try(d, co, k + 1, next, t);
+        ring_try(d, co, ch, k + 1, (p + 1) % n, t);
     if (k != last)
         return;
-    /* r's last outgoing and next's last incoming flow: check both parts */
-    uint32_t cand[2] = {r, next};
+    /* positions p (last outgoing) and p+1 (last incoming): each done once both its flows are */
+    uint32_t cand[2] = {p, (p + 1) % n};
     for (int i = 0; i < 2; i++) {
         uint32_t x = cand[i], xprev = (x + n - 1) % n;
-        if (!hs_coll_part_is_done(co, x) && *fs(co, last, x) == HS_FLOW_DONE && *fs(co, last, xprev) == HS_FLOW_DONE)
-            hs_coll_part_done(d, co, x, t);
+        if (*fs(co, ch, last, x) == HS_FLOW_DONE && *fs(co, ch, last, xprev) == HS_FLOW_DONE)
+            channel_done(d, co, ring_rank(co, ch, x), t);
     }
 }
 
@@ -140,49 +207,60 @@ static uint32_t chain_pos(const hs_coll *co, uint32_t r)
     return (r + co->n - first) % co->n;
 }
 
-static void chain_try(hs_daemon *d, hs_coll *co, uint32_t c, uint32_t h, uint64_t t)
+static void chain_try(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t c, uint32_t h, uint64_t t)
 {
     uint32_t from = chain_rank(co, h), to = chain_rank(co, h + 1);
-    if (*fs(co, c, h) != HS_FLOW_IDLE || !hs_coll_part_reached(co, from) || !hs_coll_part_reached(co, to))
+    if (*fs(co, ch, c, h) != HS_FLOW_IDLE || !hs_coll_part_reached(co, from) || !hs_coll_part_reached(co, to))
         return;
-    if ((h > 0 && *fs(co, c, h - 1) != HS_FLOW_DONE) || (c > 0 && *fs(co, c - 1, h) != HS_FLOW_DONE))
+    if ((h > 0 && *fs(co, ch, c, h - 1) != HS_FLOW_DONE) || (c > 0 && *fs(co, ch, c - 1, h) != HS_FLOW_DONE))
         return;
-    uint64_t off = (uint64_t)c * co->chunk;
-    start_flow(d, co, c, h, from, to, hs_min_u64(co->chunk, co->bytes - off), t);
+    /* the last channel may hold less than the others (bytes not a multiple of C) */
+    uint64_t ch_off = (uint64_t)ch * co->ch_bytes, off = ch_off + (uint64_t)c * co->chunk;
+    uint64_t end = hs_min_u64(ch_off + co->ch_bytes, co->bytes);
+    uint64_t len = off < end ? hs_min_u64(co->chunk, end - off) : 0;
+    start_flow(d, co, ch, c, h, from, to, len, t, c == 0 && h == 0 ? co->plan.start_ps : 0);
 }
 
 static void chain_reached(hs_daemon *d, hs_coll *co, uint32_t r, uint64_t t)
 {
     /* a later chunk waits for an earlier one on the same hop: only chunk 0 can start now */
     uint32_t p = chain_pos(co, r);
-    if (p > 0)
-        chain_try(d, co, 0, p - 1, t);
-    if (p + 1 < co->n && !d->failed)
-        chain_try(d, co, 0, p, t);
+    for (uint32_t ch = 0; ch < co->plan.channels && !d->failed; ch++) {
+        if (p > 0)
+            chain_try(d, co, ch, 0, p - 1, t);
+        if (p + 1 < co->n && !d->failed)
+            chain_try(d, co, ch, 0, p, t);
+    }
 }
 
-/* Position p is done once the last chunk has crossed its hops in and out. */
-static void chain_check_part(hs_daemon *d, hs_coll *co, uint32_t p, uint64_t t)
+/* Position p is done with channel ch once its last chunk has crossed its hops in and out. */
+static void chain_check_part(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t p, uint64_t t)
 {
-    uint32_t last = co->rows - 1, r = chain_rank(co, p);
-    if (hs_coll_part_is_done(co, r))
+    uint32_t last = co->rows - 1;
+    if (p > 0 && *fs(co, ch, last, p - 1) != HS_FLOW_DONE)
         return;
-    if (p > 0 && *fs(co, last, p - 1) != HS_FLOW_DONE)
+    if (p + 1 < co->n && *fs(co, ch, last, p) != HS_FLOW_DONE)
         return;
-    if (p + 1 < co->n && *fs(co, last, p) != HS_FLOW_DONE)
-        return;
-    hs_coll_part_done(d, co, r, t);
+    channel_done(d, co, chain_rank(co, p), t);
 }
 
-static void chain_flow_done(hs_daemon *d, hs_coll *co, uint32_t c, uint32_t h, uint64_t t)
+static void chain_flow_done(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t c, uint32_t h, uint64_t t)
 {
     if (h + 1 < co->cols)
-        chain_try(d, co, c, h + 1, t);
+        chain_try(d, co, ch, c, h + 1, t);
     if (c + 1 < co->rows && !d->failed)
-        chain_try(d, co, c + 1, h, t);
-    if (c == co->rows - 1) {
-        chain_check_part(d, co, h, t);
-        chain_check_part(d, co, h + 1, t);
+        chain_try(d, co, ch, c + 1, h, t);
+    if (c != co->rows - 1)
+        return;
+    /* an inner position is checked by its two hops' completions; count it on the second only */
+    uint32_t ends[2] = {h, h + 1};
+    for (int i = 0; i < 2; i++) {
+        uint32_t p = ends[i];
+        uint32_t other = p == h ? h - 1 : h + 1; /* the position's other hop */
+        bool has_other = p == h ? p > 0 : p + 1 < co->n;
+        if (has_other && *fs(co, ch, co->rows - 1, other) != HS_FLOW_DONE)
+            continue; /* that hop's completion will count it */
+        chain_check_part(d, co, ch, p, t);
     }
 }
 
@@ -190,9 +268,9 @@ static void chain_flow_done(hs_daemon *d, hs_coll *co, uint32_t c, uint32_t h, u
 
 static void pair_try(hs_daemon *d, hs_coll *co, uint32_t a, uint32_t b, uint64_t t)
 {
-    if (a == b || *fs(co, a, b) != HS_FLOW_IDLE || !hs_coll_part_reached(co, a) || !hs_coll_part_reached(co, b))
+    if (a == b || *fs(co, 0, a, b) != HS_FLOW_IDLE || !hs_coll_part_reached(co, a) || !hs_coll_part_reached(co, b))
         return;
-    start_flow(d, co, a, b, a, b, co->bytes, t);
+    start_flow(d, co, 0, a, b, a, b, co->bytes, t, co->plan.start_ps);
 }
 
 static void pairs_reached(hs_daemon *d, hs_coll *co, uint32_t r, uint64_t t)
@@ -203,18 +281,10 @@ static void pairs_reached(hs_daemon *d, hs_coll *co, uint32_t r, uint64_t t)
     }
 }
 
-static void pairs_flow_done(hs_daemon *d, hs_coll *co, uint32_t a, uint32_t b, uint64_t t)
-{
-    if (--co->left[a] == 0)
-        hs_coll_part_done(d, co, a, t);
-    if (--co->left[b] == 0)
-        hs_coll_part_done(d, co, b, t);
-}
-
 static void p2p_reached(hs_daemon *d, hs_coll *co, uint64_t t)
 {
-    if (*fs(co, 0, 0) == HS_FLOW_IDLE && hs_coll_part_reached(co, 0) && hs_coll_part_reached(co, 1))
-        start_flow(d, co, 0, 0, 0, 1, co->bytes, t);
+    if (*fs(co, 0, 0, 0) == HS_FLOW_IDLE && hs_coll_part_reached(co, 0) && hs_coll_part_reached(co, 1))
+        start_flow(d, co, 0, 0, 0, 0, 1, co->bytes, t, co->plan.start_ps);
 }
 
 /* ------------------------------------------------------------- dispatch */
@@ -231,16 +301,18 @@ void hs_algo_reached(hs_daemon *d, hs_coll *co, uint32_t idx, uint64_t t)
         p2p_reached(d, co, t);
 }
 
-void hs_algo_flow_done(hs_daemon *d, hs_coll *co, uint32_t row, uint32_t col, uint64_t t)
+void hs_algo_flow_done(hs_daemon *d, hs_coll *co, uint32_t step, uint32_t col, uint64_t t)
 {
-    *fs(co, row, col) = HS_FLOW_DONE;
+    uint32_t ch = step / co->rows, row = step % co->rows;
+    *fs(co, ch, row, col) = HS_FLOW_DONE;
     co->flows_running--;
     if (is_ring(co->kind)) {
-        ring_flow_done(d, co, row, col, t);
+        ring_flow_done(d, co, ch, row, col, t);
     } else if (is_chain(co->kind)) {
-        chain_flow_done(d, co, row, col, t);
+        chain_flow_done(d, co, ch, row, col, t);
     } else if (co->kind == HYSIM__COLL_KIND__ALL_TO_ALL) {
-        pairs_flow_done(d, co, row, col, t);
+        channel_done(d, co, row, t);
+        channel_done(d, co, col, t);
     } else {
         hs_coll_part_done(d, co, 0, t);
         hs_coll_part_done(d, co, 1, t);

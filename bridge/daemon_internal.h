@@ -11,6 +11,8 @@
  *   sim_clock.c   global safe time, stepping the timeline and the fabric,
  *                 answers to Wait, deadlock detection
  *   stall.c       the stall watchdog: wall time without simulated progress
+ *   background.c  other tenants' traffic from the scenario (background.h)
+ *   stats_output.c  the files of `hysim run --stats` (stats_output.h)
  *
  * Times: picoseconds of simulated time (`_ps`) inside the daemon; the wire
  * carries host nanoseconds (`_ns`), converted as ns × 1000.
@@ -88,6 +90,7 @@ typedef struct hs_op {
     int refs;
     uint8_t kind;
     uint8_t copy_kind;  /* Hysim__CopyKind, for HS_OP_COPY */
+    uint8_t kernel_source; /* enum hs_kernel_source (kernel_time.h), for HS_OP_KERNEL */
     bool started, done;
     struct hs_session *s;
     uint32_t gpu;       /* global GPU index */
@@ -100,6 +103,8 @@ typedef struct hs_op {
     uint64_t start_ps, done_ps;
     uint64_t dur_ps;    /* fixed-duration ops */
     uint64_t bytes;
+    uint64_t stream;    /* the stream it was issued on (trace tracks) */
+    uint32_t label;     /* its name in run_stats (kernel, collective kind; 0: none) */
     /* HS_OP_COLLECTIVE: its parts; several when parts of one NCCL group on
      * one stream were fused (Collective.group). Done when all parts are. */
     uint64_t group;
@@ -294,6 +299,7 @@ struct hs_daemon {
     uint64_t next_flow_id;
 
     hs_run_summary sum;     /* counters; error is copied in at the end */
+    struct hs_profile_db *profiles; /* scenario's compute.profiles, NULL when none */
     uint64_t processed_ps;  /* latest time the timeline or the fabric has simulated */
     uint64_t steps;         /* events processed, for draining sockets regularly */
 
@@ -306,6 +312,10 @@ struct hs_daemon {
     /* stall watchdog (stall.c) */
     uint64_t stall_mark;    /* fingerprint of the simulation's state at the last progress */
     int64_t stall_since_ms; /* CLOCK_MONOTONIC ms of that progress */
+
+    struct hs_run_stats *stats; /* run_stats.c: per-GPU times, trace, progress (NULL until used) */
+    struct hs_background *bg;   /* background.c: other tenants' traffic (NULL: none) */
+    struct hs_statsout *stats_out; /* stats_output.c: `hysim run --stats` files (NULL: not asked for) */
 };
 
 typedef struct hs_daemon hs_daemon;

@@ -16,6 +16,10 @@
 #include <unistd.h>
 
 #include "daemon_internal.h"
+#include "background.h"
+#include "kernel_time.h"
+#include "run_stats.h"
+#include "stats_output.h"
 #include "transport.h"
 
 #define HS_KILL_GRACE_MS 2000
@@ -103,6 +107,9 @@ hs_daemon *hs_daemon_create(const hs_scenario *sc, const char *endpoint, char *e
     d->fabric = hs_fabric_create(sc, err, errlen);
     if (!d->fabric)
         goto fail;
+    d->bg = hs_bg_create(sc);
+    if (hs_kernel_time_init(d, err, errlen) < 0)
+        goto fail;
     d->listen_fd = hs_transport_listen(endpoint, err, errlen);
     if (d->listen_fd < 0)
         goto fail;
@@ -128,6 +135,10 @@ void hs_daemon_destroy(hs_daemon *d)
     for (size_t i = 0; i < d->nsessions; i++)
         hs_session_free(d->sessions[i]);
     free(d->sessions);
+    hs_stats_free(d);
+    hs_statsout_free(d);
+    hs_bg_free(d->bg);
+    hs_kernel_time_free(d);
     hs_tl_free(d);
     hs_coll_free(d);
     for (uint64_t id = 0; id < d->next_flow_id; id++)
@@ -424,11 +435,13 @@ int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_
         for (size_t i = 0; i < d->nsessions && !d->failed; i++)
             hs_session_process(d->sessions[i]);
         hs_clock_advance(d);
+        hs_stats_tick(d);
         hs_clock_check_deadlock(d);
     }
     free(pfd);
     if (!d->failed)
         finish(d);
+    hs_statsout_finish(d); /* also after a failure: the files show how far it got */
 
     for (int i = 0; i < nchildren; i++)
         if (exit_status)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "daemon_internal.h"
+#include "run_stats.h"
 
 hs_session *hs_session_new(hs_daemon *d, int fd)
 {
@@ -244,8 +245,11 @@ static void on_bye(hs_session *s, const Hysim__Bye *m)
         return;
     s->host_ns = m->host_ns;
     hs_clock_saw(s->d, hs_ns_to_ps(m->host_ns));
-    for (size_t i = 0; i < m->n_peak_memory_bytes; i++)
+    for (size_t i = 0; i < m->n_peak_memory_bytes; i++) {
         s->d->sum.peak_memory_bytes_max = hs_max_u64(s->d->sum.peak_memory_bytes_max, m->peak_memory_bytes[i]);
+        if (i < s->gpu_count)
+            hs_stats_peak_memory(s->d, s->first_gpu + (uint32_t)i, m->peak_memory_bytes[i]);
+    }
     s->said_bye = true;
     hs_session_close(s);
 }

@@ -28,6 +28,9 @@
 #include <string.h>
 
 #include "daemon_internal.h"
+#include "background.h"
+#include "run_stats.h"
+#include "stats_output.h"
 
 /* Drain the sockets every this many events while simulating. */
 #define HS_DRAIN_EVERY 1024
@@ -55,6 +58,9 @@ int hs_clock_start_flow(hs_daemon *d, const hs_flow *owner, uint32_t src, uint32
                        (unsigned long long)hs_fabric_now_ps(d->fabric));
         return -1;
     }
+    hs_stats_flow_started(d, start_ps);
+    hs_statsout_flow_started(d, id, owner->owner == HS_FLOW_PEER_COPY ? HS_FLOWKIND_COPY : HS_FLOWKIND_COLLECTIVE,
+                             src, dst, bytes, start_ps);
     if (hs_fabric_add_flow(d->fabric, id, src, dst, bytes, start_ps, err, sizeof(err)) < 0) {
         hs_daemon_fail(d, "hysim: the fabric refused flow %llu (GPU %u → GPU %u, %llu bytes at %llu ps): %s",
                        (unsigned long long)id, src, dst, (unsigned long long)bytes,
@@ -67,6 +73,10 @@ int hs_clock_start_flow(hs_daemon *d, const hs_flow *owner, uint32_t src, uint32
 static void flow_completed(hs_daemon *d, const hs_flow_done *done)
 {
     uint64_t id = done->flow_id;
+    if (hs_bg_is_flow(id)) {
+        hs_bg_flow_done(d, done); /* nothing waits for it */
+        return;
+    }
     if (id >= d->next_flow_id || d->flows[id].owner == 0) {
         hs_daemon_fail(d, "hysim: internal error: the fabric reported flow %llu, which is not running",
                        (unsigned long long)id);
@@ -76,12 +86,20 @@ static void flow_completed(hs_daemon *d, const hs_flow_done *done)
     memset(&d->flows[id], 0, sizeof(d->flows[id]));
     d->sum.flows++;
     hs_clock_saw(d, done->finish_ps);
+    hs_stats_flow_done(d, done->finish_ps);
+    hs_statsout_flow_done(d, id, done->finish_ps);
     if (f.owner == HS_FLOW_PEER_COPY) {
         hs_tl_op_complete(d, f.op, done->finish_ps);
         hs_op_unref(f.op);
     } else {
         hs_coll_flow_done(d, f.coll, f.step, f.rank, done->finish_ps);
     }
+}
+
+/* The program's flows in the fabric: background flows never hold anything up. */
+static uint64_t program_flows(const hs_daemon *d)
+{
+    return hs_fabric_flows_in_flight(d->fabric) - hs_bg_in_flight(d);
 }
 
 /* ------------------------------------------------------------- bound */
@@ -181,6 +199,8 @@ static void answer(hs_daemon *d, hs_session *s, uint64_t n_ns)
     free(etp);
     free(et);
 
+    char what[128];
+    hs_stats_wait_answered(d, s, hs_wait_describe(w, what, sizeof(what)), w->host_ns, n_ns);
     hs_op_unref(w->target);
     free(w->timed);
     memset(w, 0, sizeof(*w));
@@ -197,7 +217,7 @@ static int answer_ready(hs_daemon *d, uint64_t bound, uint64_t *cap_tl, uint64_t
 {
     int answered = 0;
     uint64_t next = hs_tl_next_time(d);
-    bool fabric_busy = hs_fabric_flows_in_flight(d->fabric) > 0;
+    bool fabric_busy = program_flows(d) > 0;
     uint64_t fabric_now = hs_fabric_now_ps(d->fabric);
     for (size_t i = 0; i < d->nsessions; i++) {
         hs_session *s = d->sessions[i];
@@ -234,7 +254,11 @@ void hs_clock_advance(hs_daemon *d)
         /* the fabric first, up to the next timeline event: at equal times the
          * timeline's events come first, and may start flows at that time */
         uint64_t flim = hs_min_u64(hs_min_u64(bound, cap_fabric), next);
-        if (hs_fabric_flows_in_flight(d->fabric) > 0 && flim > hs_fabric_now_ps(d->fabric)) {
+        if (program_flows(d) > 0 && flim > hs_fabric_now_ps(d->fabric)) {
+            uint64_t next_bg;
+            if (hs_bg_inject(d, &next_bg) < 0)
+                break;
+            flim = hs_min_u64(flim, next_bg); /* not past a background start not handed over yet */
             hs_flow_done done;
             int got = hs_fabric_next_completion(d->fabric, flim, &done);
             d->processed_ps = hs_max_u64(d->processed_ps, hs_fabric_now_ps(d->fabric));
@@ -288,7 +312,7 @@ bool hs_clock_check_deadlock(hs_daemon *d)
     for (int i = 0; i < d->nchildren; i++)
         if (!d->children[i].exited && !d->children[i].registered)
             return false;
-    if (!waiting || !hs_tl_empty(d) || hs_fabric_flows_in_flight(d->fabric) > 0)
+    if (!waiting || !hs_tl_empty(d) || program_flows(d) > 0)
         return false;
 
     char msg[sizeof(d->error)];

@@ -12,6 +12,8 @@
 #include <string.h>
 
 #include "daemon_internal.h"
+#include "kernel_time.h"
+#include "run_stats.h"
 
 /* ------------------------------------------------------------- ops */
 
@@ -309,12 +311,14 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
     op->gpu = m->gpu;
     op->seq = s->next_seq++;
     op->issue_ps = op->ready_ps = hs_ns_to_ps(m->host_ns);
+    op->stream = m->stream;
     hs_op *record = NULL; /* StreamWaitEvent: the record it waits for */
 
     switch (m->kind_case) {
     case HYSIM__OP__KIND_KERNEL:
         op->kind = HS_OP_KERNEL;
-        op->dur_ps = hs_ns_to_ps(d->sc.compute.default_kernel_ns);
+        op->label = hs_stats_label(d, m->kernel->name);
+        op->kernel_source = (uint8_t)hs_kernel_time(d, m->gpu, m->kernel, &op->dur_ps);
         break;
     case HYSIM__OP__KIND_COPY:
         if (setup_copy(d, s, m, op) < 0)
@@ -335,6 +339,7 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
         break;
     case HYSIM__OP__KIND_COLLECTIVE:
         op->kind = HS_OP_COLLECTIVE;
+        op->label = hs_stats_coll_label(d, m->collective->kind);
         op->group = m->collective->group;
         if (hs_coll_attach(d, s, m, op) < 0)
             goto fail;
@@ -381,8 +386,7 @@ static void count_done(hs_daemon *d, const hs_op *op)
 {
     switch (op->kind) {
     case HS_OP_KERNEL:
-        d->sum.kernels++;
-        d->sum.kernels_default++; /* the only source of kernel times so far */
+        hs_kernel_time_count(d, op->kernel_source, op->dur_ps);
         break;
     case HS_OP_COPY:
     case HS_OP_PEER_COPY:
@@ -406,6 +410,7 @@ void hs_tl_op_complete(hs_daemon *d, hs_op *op, uint64_t t)
     s->pending--;
     s->last_done_ps = hs_max_u64(s->last_done_ps, t);
     count_done(d, op);
+    hs_stats_op_done(d, op);
     hs_clock_saw(d, t);
 
     hs_op **succ = op->succ;

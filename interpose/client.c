@@ -68,6 +68,10 @@ typedef struct pending_op {
     Hysim__Op op;
     union {
         Hysim__Kernel kernel;
+        struct {
+            Hysim__Kernel kernel;
+            Hysim__Gemm gemm;
+        } gemm; /* a library GEMM: a Kernel carrying its shape */
         Hysim__Copy copy;
         Hysim__Memset memset;
         Hysim__EventRecord event_record;
@@ -238,6 +242,17 @@ static void fail_locked(const char *msg) {
     atomic_store(&g_state, ST_FAILED);
 }
 
+/*
+ * The pid hysimd knows this process by: its own, or HYSIM_LAUNCH_PID when it
+ * runs in a container (its pid there means nothing to hysimd, which waits on
+ * the `podman run` process that hysim started and set this to).
+ */
+static uint32_t registered_pid(void) {
+    const char *launch = getenv("HYSIM_LAUNCH_PID");
+    char *end = NULL;
+    unsigned long pid = launch && *launch ? strtoul(launch, &end, 10) : 0;
+    return end && !*end && pid > 0 && pid <= UINT32_MAX ? (uint32_t)pid : (uint32_t)getpid();
+}
 static void connect_locked(void) {
     if (!hs_clock_simulated()) {
         fail_locked("HYSIM_ENDPOINT is not set: run this program under `hysim run SCENARIO -- PROGRAM`");
@@ -261,7 +276,7 @@ static void connect_locked(void) {
 
     Hysim__Register reg = HYSIM__REGISTER__INIT;
     reg.server = (uint32_t)server;
-    reg.pid = (uint32_t)getpid();
+    reg.pid = registered_pid();
     /* gpus_per_server only arrives with Setup; a process normally sees a whole server. */
     reg.first_gpu = (uint32_t)(server * gpus);
     reg.gpu_count = (uint32_t)gpus;
@@ -1019,6 +1034,38 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
     return e;
 }
 
+cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaStream_t stream) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    int dev;
+    uint64_t id;
+    LOCK();
+    e = resolve_stream_locked(stream, t_device, &dev, &id);
+    if (e == cudaSuccess) {
+        pending_op *p = append_locked(dev, id);
+        Hysim__Kernel *kk = &p->u.gemm.kernel;
+        Hysim__Gemm *gg = &p->u.gemm.gemm;
+        hysim__kernel__init(kk);
+        hysim__gemm__init(gg);
+        kk->name = (char *)name; /* a string literal of the cuBLAS library */
+        kk->grid_x = kk->grid_y = kk->grid_z = 1;
+        kk->block_x = kk->block_y = kk->block_z = 1;
+        gg->m = g->m;
+        gg->n = g->n;
+        gg->k = g->k;
+        gg->batch = g->batch;
+        gg->dtype = (Hysim__GemmDtype)g->dtype;
+        kk->gemm = gg;
+        p->op.kind_case = HYSIM__OP__KIND_KERNEL;
+        p->op.kernel = kk;
+        commit_locked();
+        g_kernels_launched++;
+    }
+    UNLOCK();
+    return e;
+}
+
 /* ---- NCCL ---- */
 
 cudaError_t hs_client_comm_init(uint64_t comm_key, int rank, int nranks, int device) {
@@ -1060,7 +1107,7 @@ cudaError_t hs_client_comm_destroy(uint64_t comm_key, int rank, int device) {
 
 cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64_t seq,
                                  enum hs_coll_kind kind, uint64_t bytes, int root, uint64_t group,
-                                 cudaStream_t stream) {
+                                 uint32_t algo, uint32_t proto, cudaStream_t stream) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1083,6 +1130,8 @@ cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64
         c->bytes = bytes;
         c->root = root;
         c->group = group;
+        c->algo = algo;
+        c->proto = proto;
         p->op.kind_case = HYSIM__OP__KIND_COLLECTIVE;
         p->op.collective = c;
         commit_locked();

@@ -129,6 +129,17 @@ HS_API void *hs_client_kernel_find(const void *host_fun);
 HS_API cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3],
                                     size_t shared_bytes, cudaStream_t stream);
 
+/*
+ * A library GEMM (libcublas.so.13, libcublasLt.so.13): one kernel on `stream`
+ * that hysimd times by its shape (hysim.proto Gemm). name must outlive the
+ * process (a string literal).
+ */
+typedef struct hs_gemm_call {
+    uint64_t m, n, k, batch;
+    int dtype; /* hysim.proto GemmDtype */
+} hs_gemm_call;
+HS_API cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaStream_t stream);
+
 /* ---- NCCL ---- */
 enum hs_coll_kind { /* hysim.proto CollKind */
     HS_COLL_ALL_REDUCE = 0,
@@ -147,11 +158,13 @@ HS_API cudaError_t hs_client_comm_destroy(uint64_t comm_key, int rank, int devic
 /*
  * One rank's part of a collective on `stream` (NULL: the legacy stream of
  * `device`); cudaErrorInvalidValue when the stream belongs to another device.
- * group: the NCCL group it was issued in, 0 for none (hysim.proto Collective).
+ * group: the NCCL group it was issued in, 0 for none; algo, proto: NCCL_ALGO
+ * and NCCL_PROTO as numbered in hysim.proto's Collective, 0 when unset.
  */
 HS_API cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64_t seq,
                                         enum hs_coll_kind kind, uint64_t bytes, int root,
-                                        uint64_t group, cudaStream_t stream);
+                                        uint64_t group, uint32_t algo, uint32_t proto,
+                                        cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -15,10 +15,12 @@
  * yet print "hysim: NAME is not supported yet" once and return
  * ncclInvalidUsage.
  */
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <nccl.h>
@@ -33,6 +35,7 @@ struct ncclComm {
     uint64_t seq; /* next collective's sequence number */
     uint64_t *sends, *recvs; /* [nranks]: Sends to / Recvs from each peer so far */
     int left;     /* CommDestroy sent (finalize, destroy or abort) */
+    uint64_t splits; /* ncclCommSplit calls made on it so far */
 };
 
 static __thread char t_last_error[256];
@@ -150,6 +153,38 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
 
 /* ---- communicators ---- */
 
+/* Ranks of each communicator that joined in this process (ncclCommSplit needs all of them here). */
+static pthread_mutex_t g_local_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct local_count { uint64_t key; int ranks; } *g_local;
+static size_t g_nlocal;
+
+static void count_local_rank(uint64_t key) {
+    pthread_mutex_lock(&g_local_lock);
+    size_t i = 0;
+    while (i < g_nlocal && g_local[i].key != key)
+        i++;
+    if (i == g_nlocal) {
+        struct local_count *grown = realloc(g_local, (g_nlocal + 1) * sizeof *grown);
+        if (grown) {
+            g_local = grown;
+            g_local[g_nlocal++] = (struct local_count){key, 0};
+        }
+    }
+    if (i < g_nlocal)
+        g_local[i].ranks++;
+    pthread_mutex_unlock(&g_local_lock);
+}
+
+static int local_ranks(uint64_t key) {
+    pthread_mutex_lock(&g_local_lock);
+    int n = 0;
+    for (size_t i = 0; i < g_nlocal; i++)
+        if (g_local[i].key == key)
+            n = g_local[i].ranks;
+    pthread_mutex_unlock(&g_local_lock);
+    return n;
+}
+
 /* One rank on local device dev joins the communicator `key`. */
 static ncclResult_t join(ncclComm_t *out, uint64_t key, int rank, int nranks, int dev, const char *what) {
     ncclResult_t r = from_cuda(hs_client_comm_init(key, rank, nranks, dev), what);
@@ -169,6 +204,7 @@ static ncclResult_t join(ncclComm_t *out, uint64_t key, int rank, int nranks, in
     c->nranks = nranks;
     c->dev = dev;
     *out = c;
+    count_local_rank(key);
     return ncclSuccess;
 }
 
@@ -275,6 +311,128 @@ ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
     return leave(ncclSuccess);
 }
 
+/* ---- ncclCommSplit ---- */
+
+/*
+ * ncclCommSplit is collective over the parent: every rank calls it, and each
+ * new communicator holds the ranks of one color, ordered by (key, parent
+ * rank); NCCL_SPLIT_NOCOLOR gets NULL. The ranks meet in a rendezvous of this
+ * process: the k-th split of a parent gathers its ranks' calls, the last one
+ * to arrive creates every new communicator, and a call outside a group waits
+ * for it (inside a group a call returns at once, as in NCCL, and its newcomm is
+ * set once the last rank has called). The new communicator's key is derived
+ * from the parent's, the split's number and the color, as every rank can
+ * compute it. A parent with ranks in other processes would need hysimd to
+ * gather the colors: not supported yet.
+ */
+typedef struct split_member {
+    int color, key, dev;
+    ncclComm_t *out;
+} split_member;
+
+typedef struct split_meet {
+    uint64_t parent, gen;
+    int nranks, arrived, done;
+    int waiting;     /* callers outside a group blocked until done */
+    ncclResult_t result;
+    split_member *m; /* [nranks], by parent rank */
+    struct split_meet *next;
+} split_meet;
+
+static pthread_mutex_t g_split_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_split_cv = PTHREAD_COND_INITIALIZER;
+static split_meet *g_splits;
+
+static uint64_t mix64(uint64_t x) {
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ull;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static uint64_t split_key(uint64_t parent, uint64_t gen, int color) {
+    return mix64(parent ^ mix64(gen * 0x9e3779b97f4a7c15ull + (uint32_t)color + 1));
+}
+
+/* Creates every new communicator of the split; called by the last rank, under g_split_lock. */
+static ncclResult_t split_resolve(split_meet *sm) {
+    ncclResult_t r = ncclSuccess;
+    for (int i = 0; i < sm->nranks; i++) {
+        const split_member *me = &sm->m[i];
+        *me->out = NULL;
+        if (me->color == NCCL_SPLIT_NOCOLOR)
+            continue;
+        int n = 0, rank = 0;
+        for (int j = 0; j < sm->nranks; j++) {
+            const split_member *o = &sm->m[j];
+            if (o->color != me->color)
+                continue;
+            n++;
+            if (o->key < me->key || (o->key == me->key && j < i))
+                rank++;
+        }
+        if (r == ncclSuccess)
+            r = join(me->out, split_key(sm->parent, sm->gen, me->color), rank, n, me->dev, "ncclCommSplit");
+    }
+    return r;
+}
+
+static ncclResult_t comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm) {
+    if (!comm || !newcomm || (color < 0 && color != NCCL_SPLIT_NOCOLOR))
+        return fail(ncclInvalidArgument, "%s: NULL comm or newcomm, or a negative color", "ncclCommSplit");
+    if (local_ranks(comm->key) < comm->nranks)
+        return fail(ncclInvalidUsage,
+                    "%s: a communicator with ranks in other processes: hysim: not supported yet", "ncclCommSplit");
+    uint64_t gen = comm->splits++;
+    *newcomm = NULL;
+    pthread_mutex_lock(&g_split_lock);
+    split_meet *sm = g_splits;
+    while (sm && (sm->parent != comm->key || sm->gen != gen))
+        sm = sm->next;
+    if (!sm) {
+        sm = calloc(1, sizeof *sm);
+        split_member *m = calloc((size_t)comm->nranks, sizeof *m);
+        if (!sm || !m) {
+            free(sm);
+            free(m);
+            pthread_mutex_unlock(&g_split_lock);
+            return fail(ncclSystemError, "%s: out of host memory", "ncclCommSplit");
+        }
+        *sm = (split_meet){.parent = comm->key, .gen = gen, .nranks = comm->nranks, .m = m, .next = g_splits};
+        g_splits = sm;
+    }
+    sm->m[comm->rank] = (split_member){color, key, comm->dev, newcomm};
+    ncclResult_t r = ncclSuccess;
+    if (++sm->arrived == sm->nranks) {
+        r = sm->result = split_resolve(sm);
+        sm->done = 1;
+        pthread_cond_broadcast(&g_split_cv);
+    } else if (t_group_depth == 0) {
+        sm->waiting++;
+        while (!sm->done)
+            pthread_cond_wait(&g_split_cv, &g_split_lock);
+        sm->waiting--;
+        r = sm->result;
+    }
+    if (sm->done && sm->waiting == 0) { /* nobody reads it any more */
+        split_meet **pp = &g_splits;
+        while (*pp != sm)
+            pp = &(*pp)->next;
+        *pp = sm->next;
+        free(sm->m);
+        free(sm);
+    }
+    pthread_mutex_unlock(&g_split_lock);
+    return r;
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config) {
+    (void)config; /* blocking, CTA counts, names: nothing hysim models yet */
+    hs_client_enter();
+    return leave(comm_split(comm, color, key, newcomm));
+}
+
 /* ---- groups and collectives ---- */
 
 ncclResult_t ncclGroupStart(void) {
@@ -305,6 +463,28 @@ typedef struct coll_call {
     const void *bufs[2];     /* checked when count > 0; NULL: not used by this rank */
 } coll_call;
 
+/*
+ * NCCL_ALGO / NCCL_PROTO as hysim.proto's Collective numbers them (0: unset,
+ * or a list or exclusion NCCL accepts but hysim passes on as "tuner's choice").
+ */
+static uint32_t env_choice(const char *var, const char *const names[]) {
+    const char *v = getenv(var);
+    for (uint32_t i = 0; v && names[i]; i++)
+        if (!strcasecmp(v, names[i]))
+            return i + 1;
+    return 0;
+}
+
+static uint32_t env_algo(void) {
+    static const char *const names[] = {"Ring", "Tree", NULL};
+    return env_choice("NCCL_ALGO", names);
+}
+
+static uint32_t env_proto(void) {
+    static const char *const names[] = {"LL", "LL128", "Simple", NULL};
+    return env_choice("NCCL_PROTO", names);
+}
+
 static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t stream) {
     size_t size = type_size(c->type);
     if (!comm || !size || (c->reduces && ((int)c->op < 0 || c->op >= ncclNumOps)))
@@ -321,7 +501,7 @@ static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t st
                                               : &comm->seq;
     ncclResult_t r = from_cuda(hs_client_collective(comm->key, comm->rank, comm->dev, *seq, c->kind,
                                                     (uint64_t)c->count * size, rooted ? c->root : 0, t_group,
-                                                    stream),
+                                                    env_algo(), env_proto(), stream),
                                c->what);
     if (r == ncclSuccess)
         (*seq)++;
@@ -435,10 +615,6 @@ static ncclResult_t unsupported(const char *name, _Atomic int *said) {
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
 ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) { UNSUPPORTED(ncclCommRevoke); }
-
-ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config) {
-    UNSUPPORTED(ncclCommSplit);
-}
 
 ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
                             ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags) {

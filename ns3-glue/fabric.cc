@@ -35,6 +35,7 @@
 // then with start t still starts before every other event at t, exactly as if
 // it had been added up front (the deliveries it now follows touch no port).
 #include "fabric_internal.h"
+#include "fabric_proxy.h"
 
 #include <ns3/object-factory.h>
 
@@ -267,6 +268,9 @@ hs_fabric::Handle(FabEvent& ev)
     case kRto:
         OnRto(ev.flow);
         return;
+    case kSample:
+        OnSample();
+        return;
     }
 }
 
@@ -337,6 +341,8 @@ hs_fabric::AddFlow(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, uint
     ids.insert(id);
     flows.emplace(id, std::move(f));
     stats.flows_added++;
+    if (sample_interval_ps != 0 && !sample_pending)
+        ResumeSampling();
     // The flow's ports learn about it only when it starts (kClassStart at start_ps).
     Schedule(start_ps, kClassStart, kStart, raw, nullptr, 0, 0);
     return 0;
@@ -390,7 +396,72 @@ hs_fabric::LinkStats(size_t i, hs_fabric_link_stats* out) const
     out->max_queue_bytes = p.st.max_queue_bytes;
 }
 
+void
+hs_fabric::EmitSample(uint64_t t_ps)
+{
+    sample_buf.resize(ports.size());
+    for (size_t i = 0; i < ports.size(); i++)
+    {
+        const Port& p = ports[i];
+        hs_fabric_link_sample& s = sample_buf[i];
+        s.bytes = p.st.bytes;
+        s.queue_bytes = p.kind == kPortNic ? 0 : p.queued_bytes;
+        s.pfc_paused_ps = p.st.pfc_paused_ps + (p.paused ? t_ps - p.paused_since : 0);
+    }
+    sample_fn(sample_ctx, t_ps, sample_buf.data(), sample_buf.size());
+}
+
+// A sample event runs first at its time (class kClassLimit, after a step's
+// limit) and only reads counters, so no other event moves.
+void
+hs_fabric::OnSample()
+{
+    const uint64_t now = Now();
+    EmitSample(now);
+    next_sample_ps = now + sample_interval_ps;
+    sample_pending = !flows.empty(); // idle: stop, so that the model can run dry
+    if (sample_pending)
+        Schedule(next_sample_ps, kClassLimit, kSample, nullptr, nullptr, 0, 0);
+}
+
+void
+hs_fabric::ResumeSampling()
+{
+    const uint64_t now = Now();
+    // Nothing has moved since the model went idle: the counters stand as they were.
+    for (; next_sample_ps <= now; next_sample_ps += sample_interval_ps)
+        EmitSample(next_sample_ps);
+    sample_pending = true;
+    Schedule(next_sample_ps, kClassLimit, kSample, nullptr, nullptr, 0, 0);
+}
+
 extern "C" {
+
+int
+hs_fabric_sample_links(hs_fabric* f, uint64_t interval_ps, hs_fabric_sample_fn fn, void* ctx,
+                       char* err, size_t errlen)
+{
+    if (f == nullptr || fn == nullptr || interval_ps == 0 || interval_ps >= kMaxTimePs)
+    {
+        SetErr(err, errlen, "fabric: link sampling needs a fabric, a callback and an interval > 0");
+        return -1;
+    }
+    if (f->remote != nullptr)
+    {
+        SetErr(err, errlen, "fabric: link sampling is not available in worker mode");
+        return -1;
+    }
+    if (f->stats.flows_added != 0)
+    {
+        SetErr(err, errlen, "fabric: link sampling must be enabled before the first flow is added");
+        return -1;
+    }
+    f->sample_interval_ps = interval_ps;
+    f->next_sample_ps = interval_ps;
+    f->sample_fn = fn;
+    f->sample_ctx = ctx;
+    return 0;
+}
 
 hs_fabric*
 hs_fabric_create(const hs_scenario* sc, char* err, size_t errlen)
@@ -400,6 +471,8 @@ hs_fabric_create(const hs_scenario* sc, char* err, size_t errlen)
         SetErr(err, errlen, "fabric: no scenario");
         return nullptr;
     }
+    if (ProxyWanted())
+        return ProxyCreate(sc, nullptr, err, errlen);
     if (g_fabric_live)
     {
         SetErr(err, errlen, "fabric: an hs_fabric already exists in this process (ns-3 is a "
@@ -435,6 +508,8 @@ hs_fabric_add_flow(hs_fabric* f, uint64_t flow_id, uint32_t src_gpu, uint32_t ds
         SetErr(err, errlen, "fabric: no fabric");
         return -1;
     }
+    if (f->remote != nullptr)
+        return ProxyAddFlow(f, flow_id, src_gpu, dst_gpu, bytes, start_ps, err, errlen);
     return f->AddFlow(flow_id, src_gpu, dst_gpu, bytes, start_ps, err, errlen);
 }
 
@@ -443,19 +518,28 @@ hs_fabric_next_completion(hs_fabric* f, uint64_t limit_ps, hs_flow_done* done)
 {
     if (f == nullptr)
         return 0;
+    if (f->remote != nullptr)
+        return ProxyNextCompletion(f, limit_ps, done);
     return f->NextCompletion(limit_ps, done);
 }
 
 uint64_t
 hs_fabric_now_ps(const hs_fabric* f)
 {
-    (void)f;
+    if (f != nullptr && f->remote != nullptr)
+        return ProxyNow(f);
     return hs_fabric::Now();
 }
 
 uint64_t
 hs_fabric_flows_in_flight(const hs_fabric* f)
 {
+    if (f != nullptr && f->remote != nullptr)
+    {
+        hs_fabric_stats st;
+        ProxyStats(f, &st);
+        return st.flows_added - st.flows_done;
+    }
     return f == nullptr ? 0 : f->stats.flows_added - f->stats.flows_done;
 }
 
@@ -469,6 +553,8 @@ hs_fabric_get_stats(const hs_fabric* f, hs_fabric_stats* out)
         memset(out, 0, sizeof *out);
         return;
     }
+    if (f->remote != nullptr)
+        return ProxyStats(f, out);
     *out = f->stats;
 }
 
@@ -477,6 +563,8 @@ hs_fabric_destroy(hs_fabric* f)
 {
     if (f == nullptr)
         return;
+    if (f->remote != nullptr)
+        return ProxyDestroy(f);
     // Pending events refer to the model: drop them (Destroy releases them
     // without running them) before the model goes.
     Simulator::Destroy();
@@ -488,12 +576,16 @@ hs_fabric_destroy(hs_fabric* f)
 size_t
 hs_fabric_link_count(const hs_fabric* f)
 {
+    if (f != nullptr && f->remote != nullptr)
+        return ProxyLinkCount(f);
     return f == nullptr ? 0 : f->ports.size();
 }
 
 int
 hs_fabric_get_link_stats(const hs_fabric* f, size_t i, hs_fabric_link_stats* out)
 {
+    if (f != nullptr && out != nullptr && f->remote != nullptr)
+        return ProxyLinkStats(f, i, out);
     if (f == nullptr || out == nullptr || i >= f->ports.size())
         return -1;
     f->LinkStats(i, out);

@@ -32,6 +32,8 @@
 
 namespace hysim_fab {
 
+struct WorkerProxy;
+
 constexpr uint64_t kMaxTimePs = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 constexpr uint64_t kMaxSegments = uint64_t(1) << 40; // segment number field of the key
 constexpr uint32_t kMaxPorts = uint32_t(1) << 20;    // port field of the key
@@ -59,6 +61,7 @@ enum Kind : uint8_t
     kDecrease = 8,
     kIncrease = 9,
     kRto = 10, // go-back-N retransmission timeout
+    kSample = 11, // link sampling for statistics (reads the model only)
 };
 
 enum PortKind : uint8_t
@@ -266,11 +269,16 @@ struct hs_fabric
     void RangeArrive(FabEvent& ev);
     void QueueAtRangeHop(Flow* f, uint32_t hop, uint64_t nseg_new);
     void LinkStats(size_t i, hs_fabric_link_stats* out) const;
+    void EmitSample(uint64_t t_ps);
+    void OnSample();
+    void ResumeSampling(); // a flow is added: report the idle stretch, sample again
 
     // topology.cc
     bool Build(const hs_scenario* sc, char* err, size_t errlen);
     void Route(Flow& f) const;
     void EthPath(uint32_t nic_a, uint32_t nic_b, uint64_t hash, std::vector<uint32_t>& out) const;
+    void BuildFatTree(double oversub, uint64_t lat);
+    void FatTreePath(uint32_t nic_a, uint32_t nic_b, uint64_t hash, std::vector<uint32_t>& out) const;
 
     // ethernet.cc
     bool InitRoce(const hs_scenario* sc); // false: headroom and reserve exceed the buffer
@@ -317,6 +325,14 @@ struct hs_fabric
     std::vector<uint32_t> eth_down;  // switch -> NIC n
     std::vector<uint32_t> leaf_up;   // leaf l -> spine s at [l * nspines + s]
     std::vector<uint32_t> spine_down; // spine s -> leaf l at [s * nleaves + l]
+    // fat_tree (k-ary, 3 tiers; topology.cc): h = k / 2; edge e is in pod e / h,
+    // aggregation switch p * h + j is the j-th of pod p, core j * h + m sits
+    // above the j-th aggregation switch of every pod.
+    uint32_t ft_half = 0;               // k / 2
+    std::vector<uint32_t> ft_edge_up;   // edge e -> its pod's agg j at [e * h + j]
+    std::vector<uint32_t> ft_agg_down;  // agg a -> its pod's edge i at [a * h + i]
+    std::vector<uint32_t> ft_agg_up;    // agg a -> core (a % h) * h + m at [a * h + m]
+    std::vector<uint32_t> ft_core_down; // core c -> pod p's agg at [c * k + p]
 
     // RoCE settings (ethernet.cc documents the values).
     bool pfc = false, dcqcn = false;
@@ -330,10 +346,21 @@ struct hs_fabric
     std::unordered_map<uint64_t, std::unique_ptr<Flow>> flows; // added, not yet released
     std::unordered_set<uint64_t> ids;                          // every id ever added
 
+    // Worker mode (fabric_proxy.cc): the model lives in another process.
+    hysim_fab::WorkerProxy* remote = nullptr;
+
     bool have_done = false;
     hs_flow_done pending{};
     uint64_t events_base = 0;
     hs_fabric_stats stats{};
+
+    // Link sampling (hs_fabric_sample_links); interval 0: off.
+    uint64_t sample_interval_ps = 0;
+    uint64_t next_sample_ps = 0; // next grid point not yet reported
+    bool sample_pending = false; // a kSample event is scheduled
+    hs_fabric_sample_fn sample_fn = nullptr;
+    void* sample_ctx = nullptr;
+    std::vector<hs_fabric_link_sample> sample_buf;
 
   private:
     uint32_t AddPort(hysim_fab::PortKind kind, double gbps, uint64_t latency_ps,

@@ -15,11 +15,20 @@
 //                       destination's rail, as NCCL's PXN does).
 //     A leaf's uplink to each spine runs at (NIC Gb/s of its NICs) /
 //     oversubscription / spines, so fabric.oversubscription is the leaf's
-//     down:up bandwidth ratio. fat_tree is not built yet (refused by name).
+//     down:up bandwidth ratio.
+//       fat_tree        k-ary, 3 tiers (Al-Fares et al.): k pods of k/2 edge
+//                       and k/2 aggregation switches, (k/2)^2 cores; given as
+//                       fabric.leaves = k^2/2 edges and fabric.spines =
+//                       k^2/4 cores; NIC n on edge n * leaves / NICs (at most
+//                       k/2 each). Every edge-aggregation and aggregation-core
+//                       link runs at (NIC Gb/s × NICs of the fullest edge) /
+//                       oversubscription / (k/2). ECMP picks the aggregation
+//                       switch and, across pods, the core.
 //   - ECMP: a flow picks its spine by a hash of (run.seed, flow id), fixed for
 //     the flow (no reordering); its ACK/NACK/CNP path back hashes separately.
 #include "fabric_internal.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdarg>
@@ -75,8 +84,7 @@ CheckNetwork(const hs_scenario* sc, char* err, size_t errlen)
             sc->servers.count);
         return false;
     }
-    if (fb.topology == HS_TOPOLOGY_FAT_TREE || fb.topology < HS_TOPOLOGY_SINGLE_SWITCH ||
-        fb.topology > HS_TOPOLOGY_RAIL_OPTIMIZED)
+    if (fb.topology < HS_TOPOLOGY_SINGLE_SWITCH || fb.topology > HS_TOPOLOGY_RAIL_OPTIMIZED)
     {
         SetErr(err, errlen, "fabric topology %s across %d servers is not supported yet",
             TopologyName(fb.topology), sc->servers.count);
@@ -99,6 +107,24 @@ CheckNetwork(const hs_scenario* sc, char* err, size_t errlen)
         return false;
     }
     const int nnics = sc->servers.count * sc->nics.per_server;
+    if (fb.topology == HS_TOPOLOGY_FAT_TREE)
+    {
+        const int k = static_cast<int>(std::lround(std::sqrt(2.0 * fb.leaves)));
+        if (k < 2 || k % 2 != 0 || fb.leaves != k * k / 2 || fb.spines != k * k / 4)
+        {
+            SetErr(err, errlen,
+                "fabric: a k-ary fat_tree has leaves = k^2/2 edge switches and spines = k^2/4 "
+                "cores for an even k (k=4: 8 and 4), got leaves %d, spines %d",
+                fb.leaves, fb.spines);
+            return false;
+        }
+        if (nnics > k * k * k / 4)
+        {
+            SetErr(err, errlen, "fabric: a %d-ary fat_tree holds %d NICs, the scenario has %d", k,
+                k * k * k / 4, nnics);
+            return false;
+        }
+    }
     if (fb.topology == HS_TOPOLOGY_LEAF_SPINE && (fb.leaves < 1 || fb.leaves > nnics))
     {
         SetErr(err, errlen, "fabric: leaf_spine needs 1 to %d leaves (one NIC at least each), got %d",
@@ -182,7 +208,11 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
                                                       : uint64_t(sc->fabric.leaves);
         S = L > 1 ? uint64_t(sc->fabric.spines) : 0;
     }
-    const uint64_t nports = 2 * n + (multi ? 2 * n + 2 * nnics + 2 * L * S : 0);
+    // A fat tree's k^3 switch-to-switch ports instead of leaf-spine's 2 L S.
+    const uint64_t fabric_ports = topology == HS_TOPOLOGY_FAT_TREE
+                                      ? 4 * L * uint64_t(std::lround(std::sqrt(double(S))))
+                                      : 2 * L * S;
+    const uint64_t nports = 2 * n + (multi ? 2 * n + 2 * nnics + fabric_ports : 0);
     if (nports >= kMaxPorts)
     {
         SetErr(err, errlen, "fabric: too many links (%" PRIu64 ")", nports);
@@ -212,6 +242,7 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
     nspines = static_cast<uint32_t>(S);
     const char* leaf_fmt = topology == HS_TOPOLOGY_SINGLE_SWITCH     ? "sw%u"
                            : topology == HS_TOPOLOGY_RAIL_OPTIMIZED ? "rail%u"
+                           : topology == HS_TOPOLOGY_FAT_TREE       ? "edge%u"
                                                                      : "leaf%u";
     for (uint32_t g = 0; g < ngpus; g++)
     {
@@ -222,14 +253,15 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
                                     Name("nic%u", nic, "gpu%u", g)));
     }
     const uint64_t lat = sc->fabric.link_latency_ns * 1000;
-    switches.resize(L + S);
+    // fat_tree: edges, then aggregation switches (as many), then cores.
+    switches.resize(topology == HS_TOPOLOGY_FAT_TREE ? 2 * L + S : L + S);
     std::vector<uint32_t> nics_on_leaf(L, 0);
     for (uint32_t i = 0; i < nnics; i++)
     {
         uint32_t leaf = 0;
         if (topology == HS_TOPOLOGY_RAIL_OPTIMIZED)
             leaf = i % nics_per_server;
-        else if (topology == HS_TOPOLOGY_LEAF_SPINE)
+        else if (topology == HS_TOPOLOGY_LEAF_SPINE || topology == HS_TOPOLOGY_FAT_TREE)
             leaf = static_cast<uint32_t>(uint64_t(i) * L / nnics);
         nic_leaf.push_back(leaf);
         nics_on_leaf[leaf]++;
@@ -238,17 +270,28 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
         eth_down.push_back(AddPort(kPortSwitch, nic_gbps, lat, Name(leaf_fmt, leaf, "nic%u", i)));
     }
     const double oversub = sc->fabric.oversubscription > 0 ? sc->fabric.oversubscription : 1.0;
-    leaf_up.resize(L * S);
-    spine_down.resize(L * S);
-    for (uint32_t l = 0; l < L; l++)
-        for (uint32_t s = 0; s < S; s++)
-        {
-            const double up = nics_on_leaf[l] * nic_gbps / oversub / double(S);
-            leaf_up[l * S + s] = AddPort(kPortSwitch, up, lat, Name(leaf_fmt, l, "spine%u", s));
-            ports.back().to_switch = static_cast<int32_t>(L + s);
-            spine_down[s * L + l] = AddPort(kPortSwitch, up, lat, Name("spine%u", s, leaf_fmt, l));
-            ports.back().to_switch = static_cast<int32_t>(l);
-        }
+    if (topology == HS_TOPOLOGY_FAT_TREE)
+    {
+        // The edges' uplinks carry at most (their NICs' Gb/s) / oversubscription.
+        double busiest = 0;
+        for (uint32_t c : nics_on_leaf)
+            busiest = std::max(busiest, double(c));
+        BuildFatTree(busiest * nic_gbps / oversub, lat);
+    }
+    else
+    {
+        leaf_up.resize(L * S);
+        spine_down.resize(L * S);
+        for (uint32_t l = 0; l < L; l++)
+            for (uint32_t s = 0; s < S; s++)
+            {
+                const double up = nics_on_leaf[l] * nic_gbps / oversub / double(S);
+                leaf_up[l * S + s] = AddPort(kPortSwitch, up, lat, Name(leaf_fmt, l, "spine%u", s));
+                ports.back().to_switch = static_cast<int32_t>(L + s);
+                spine_down[s * L + l] = AddPort(kPortSwitch, up, lat, Name("spine%u", s, leaf_fmt, l));
+                ports.back().to_switch = static_cast<int32_t>(l);
+            }
+    }
     if (!InitRoce(sc))
     {
         SetErr(err, errlen,
@@ -260,9 +303,70 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
     return true;
 }
 
+// Every edge-agg and agg-core link at up_gbps / (k/2) each way.
+void
+hs_fabric::BuildFatTree(double up_gbps, uint64_t lat)
+{
+    const uint32_t E = nleaves, k = static_cast<uint32_t>(std::lround(std::sqrt(2.0 * E)));
+    const uint32_t h = k / 2, A = E, agg0 = E, core0 = E + A;
+    const double gbps = up_gbps / h;
+    ft_half = h;
+    ft_edge_up.resize(E * h);
+    ft_agg_down.resize(A * h);
+    ft_agg_up.resize(A * h);
+    ft_core_down.resize(h * h * k);
+    for (uint32_t e = 0; e < E; e++)
+        for (uint32_t j = 0; j < h; j++)
+        {
+            const uint32_t a = (e / h) * h + j, i = e % h;
+            ft_edge_up[e * h + j] = AddPort(kPortSwitch, gbps, lat, Name("edge%u", e, "agg%u", a));
+            ports.back().to_switch = static_cast<int32_t>(agg0 + a);
+            ft_agg_down[a * h + i] = AddPort(kPortSwitch, gbps, lat, Name("agg%u", a, "edge%u", e));
+            ports.back().to_switch = static_cast<int32_t>(e);
+        }
+    for (uint32_t a = 0; a < A; a++)
+        for (uint32_t m = 0; m < h; m++)
+        {
+            const uint32_t c = (a % h) * h + m, pod = a / h;
+            ft_agg_up[a * h + m] = AddPort(kPortSwitch, gbps, lat, Name("agg%u", a, "core%u", c));
+            ports.back().to_switch = static_cast<int32_t>(core0 + c);
+            ft_core_down[c * k + pod] = AddPort(kPortSwitch, gbps, lat, Name("core%u", c, "agg%u", a));
+            ports.back().to_switch = static_cast<int32_t>(agg0 + a);
+        }
+}
+
+// Up to the lowest common tier and down: ECMP picks the aggregation switch
+// (hash bits 32..) and, between pods, the core (bits 48..).
+void
+hs_fabric::FatTreePath(uint32_t nic_a, uint32_t nic_b, uint64_t hash, std::vector<uint32_t>& out) const
+{
+    const uint32_t h = ft_half, ea = nic_leaf[nic_a], eb = nic_leaf[nic_b];
+    const uint32_t pa = ea / h, pb = eb / h, j = static_cast<uint32_t>((hash >> 32) % h);
+    out.push_back(eth_up[nic_a]);
+    if (ea != eb)
+    {
+        out.push_back(ft_edge_up[ea * h + j]);
+        uint32_t a = pa * h + j;
+        if (pa != pb)
+        {
+            const uint32_t m = static_cast<uint32_t>((hash >> 48) % h), c = j * h + m;
+            out.push_back(ft_agg_up[a * h + m]);
+            out.push_back(ft_core_down[c * 2 * h + pb]);
+            a = pb * h + j;
+        }
+        out.push_back(ft_agg_down[a * h + eb % h]);
+    }
+    out.push_back(eth_down[nic_b]);
+}
+
 void
 hs_fabric::EthPath(uint32_t nic_a, uint32_t nic_b, uint64_t hash, std::vector<uint32_t>& out) const
 {
+    if (topology == HS_TOPOLOGY_FAT_TREE)
+    {
+        FatTreePath(nic_a, nic_b, hash, out);
+        return;
+    }
     out.push_back(eth_up[nic_a]);
     const uint32_t la = nic_leaf[nic_a], lb = nic_leaf[nic_b];
     if (la != lb)

@@ -100,6 +100,10 @@ void hs_scenario_defaults(hs_scenario *sc)
     sc->run.host_time_fixed_ns = 0;
     sc->run.seed = HS_DEFAULT_SEED;
     sc->run.stall_timeout_s = 60.0;
+    sc->run.checkpoint_interval_us = 100.0;
+    sc->run.checkpoints_max = 16;
+    sc->background.message_bytes = HS_DEFAULT_BG_MESSAGE_KIB * 1024; /* background and stats: off */
+    sc->nccl.calibrated = true; /* algo, proto AUTO and channels 0: NCCL's own choice */
 }
 
 const char *hs_topology_name(enum hs_topology t)

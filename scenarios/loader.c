@@ -510,8 +510,9 @@ static bool get_enum(ctx *c, const slot *sl, const char *path, const char *const
 /* ---------------------------------------------------------------- sections */
 
 static const char *const TOP_KEYS[] = {"name", "gpu", "servers", "nvlink", "pcie", "nics", "fabric", "compute", "run",
-                                       NULL};
-enum { T_NAME, T_GPU, T_SERVERS, T_NVLINK, T_PCIE, T_NICS, T_FABRIC, T_COMPUTE, T_RUN, T_COUNT };
+                                       "containers", "nccl", "background", "stats", NULL};
+enum { T_NAME, T_GPU, T_SERVERS, T_NVLINK, T_PCIE, T_NICS, T_FABRIC, T_COMPUTE, T_RUN, T_CONTAINERS, T_NCCL, T_BACKGROUND,
+       T_STATS, T_COUNT };
 
 static void load_gpu(ctx *c, const slot *sec, hs_scenario *sc)
 {
@@ -701,16 +702,33 @@ static void load_fabric(ctx *c, const slot *sec, hs_scenario *sc)
     }
 }
 
+/* compute.profiles: a path relative to the scenario file's folder (profile_db.h reads the file). */
+static void load_profiles_path(ctx *c, const slot *sl, hs_scenario *sc)
+{
+    char given[sizeof sc->compute.profiles];
+    if (!sl->key || !get_string(c, sl, "compute.profiles", given, sizeof given))
+        return;
+    const char *slash = strrchr(sc->path, '/');
+    int dirlen = given[0] == '/' || !slash ? 0 : (int)(slash - sc->path + 1);
+    int n = snprintf(sc->compute.profiles, sizeof sc->compute.profiles, "%.*s%s", dirlen, sc->path, given);
+    if (n < 0 || (size_t)n >= sizeof sc->compute.profiles) {
+        problem_at(c, AT(sl->val->start_mark), "compute.profiles: the path %s%s is longer than %zu bytes",
+                   dirlen ? "relative to the scenario, " : "", given, sizeof sc->compute.profiles - 1);
+        sc->compute.profiles[0] = '\0';
+    }
+}
+
 static void load_compute(ctx *c, const slot *sec, hs_scenario *sc)
 {
-    static const char *const keys[] = {"default_kernel_us", NULL};
-    slot k[1];
+    static const char *const keys[] = {"default_kernel_us", "profiles", NULL};
+    slot k[2];
     if (!collect(c, sec->val, "compute", keys, k))
         return;
     numspec us = {0, false, 1e9, false};
     double v;
     if (get_num(c, &k[0], "compute.default_kernel_us", &us, &v))
         sc->compute.default_kernel_ns = (uint64_t)llround(v * 1000.0);
+    load_profiles_path(c, &k[1], sc);
 }
 
 /* host_time: real | zero | fixed:NS | scaled:F */
@@ -748,9 +766,10 @@ static void load_host_time(ctx *c, const slot *sl, hs_scenario *sc)
 
 static void load_run(ctx *c, const slot *sec, hs_scenario *sc)
 {
-    static const char *const keys[] = {"mode", "host_time", "seed", "stall_timeout_s", NULL};
+    static const char *const keys[] = {"mode", "host_time", "seed", "stall_timeout_s",
+                                       "checkpoint_interval_us", "checkpoints_max", NULL};
     static const char *const modes[] = {"exact", "optimistic", NULL};
-    slot k[4];
+    slot k[6];
     if (!collect(c, sec->val, "run", keys, k))
         return;
     int mode;
@@ -761,6 +780,13 @@ static void load_run(ctx *c, const slot *sec, hs_scenario *sc)
     /* seconds of wall time; 0 disables the stall watchdog; at most a year */
     static const numspec stall = {0, false, 31536000.0, false};
     get_num(c, &k[3], "run.stall_timeout_s", &stall, &sc->run.stall_timeout_s);
+    /* worker-mode fabric checkpoints (include/hysim/fabric.h): > 0 us, 1..64 kept */
+    static const numspec ckpt_us = {0, true, 1e9, false};
+    get_num(c, &k[4], "run.checkpoint_interval_us", &ckpt_us, &sc->run.checkpoint_interval_us);
+    static const numspec ckpt_max = {1, false, 64, true};
+    double cmax;
+    if (get_num(c, &k[5], "run.checkpoints_max", &ckpt_max, &cmax))
+        sc->run.checkpoints_max = (uint32_t)cmax;
     if (k[2].val) {
         /* Full 64-bit range for integers written as digits; other numbers through get_num. */
         const yaml_node_t *n = k[2].val;
@@ -781,6 +807,189 @@ static void load_run(ctx *c, const slot *sec, hs_scenario *sc)
         if (get_num(c, &k[2], "run.seed", &seed, &v))
             sc->run.seed = (uint64_t)v;
     }
+}
+
+/* nccl: {algo, proto, channels, calibrated} — forces what NCCL's tuner would choose. */
+static void load_nccl(ctx *c, const slot *sec, hs_scenario *sc)
+{
+    static const char *const keys[] = {"algo", "proto", "channels", "calibrated", NULL};
+    static const char *const algos[] = {"auto", "ring", "tree", NULL};
+    static const char *const protos[] = {"auto", "ll", "ll128", "simple", NULL};
+    slot k[4];
+    if (!collect(c, sec->val, "nccl", keys, k))
+        return;
+    int v;
+    if (get_enum(c, &k[0], "nccl.algo", algos, &v))
+        sc->nccl.algo = (enum hs_nccl_algo)v;
+    if (get_enum(c, &k[1], "nccl.proto", protos, &v))
+        sc->nccl.proto = (enum hs_nccl_proto)v;
+    get_int(c, &k[2], "nccl.channels", 1, 64, &sc->nccl.channels);
+    get_bool(c, &k[3], "nccl.calibrated", &sc->nccl.calibrated);
+}
+
+/* containers: {image: NAME} — the image `hysim run --containers` starts instead of hysim's own. */
+static void load_containers(ctx *c, const slot *sec, hs_scenario *sc)
+{
+    static const char *const keys[] = {"image", NULL};
+    slot k[1];
+    if (!collect(c, sec->val, "containers", keys, k))
+        return;
+    get_string(c, &k[0], "containers.image", sc->containers.image, sizeof sc->containers.image);
+}
+
+/* ---------------------------------------------------- background, stats */
+
+static const numspec US = {0, false, 1e9, false}; /* microseconds, up to 1000 s */
+
+static bool get_us(ctx *c, const slot *sl, const char *path, uint64_t *ns)
+{
+    double v;
+    if (!get_num(c, sl, path, &US, &v))
+        return false;
+    *ns = (uint64_t)llround(v * 1000.0);
+    return true;
+}
+
+static bool get_gpu(ctx *c, const slot *sl, const char *path, const hs_scenario *sc, uint32_t *out)
+{
+    int gpus = hs_scenario_gpu_count(sc), g;
+    if (gpus <= 0 || !get_int(c, sl, path, 0, gpus - 1, &g))
+        return false;
+    *out = (uint32_t)g;
+    return true;
+}
+
+/* One explicit background flow: {src, dst, bytes, start_us, repeat_us}. */
+static void load_bg_flow(ctx *c, yaml_node_t *map, int i, hs_scenario *sc)
+{
+    static const char *const keys[] = {"src", "dst", "bytes", "start_us", "repeat_us", NULL};
+    enum { SRC, DST, BYTES, START, REPEAT };
+    char where[64];
+    snprintf(where, sizeof where, "background.flows[%d]", i);
+    slot k[5];
+    if (!collect(c, map, where, keys, k))
+        return;
+    struct hs_bg_flow *f = &sc->background.flows[sc->background.nflows];
+    memset(f, 0, sizeof *f);
+    char path[96];
+    bool ok = true;
+    const char *need[] = {"src", "dst", "bytes"};
+    for (int n = 0; n < 3; n++)
+        if (!k[n].val) {
+            problem_at(c, AT(map->start_mark), "%s: missing required key \"%s\"", where, need[n]);
+            ok = false;
+        }
+    snprintf(path, sizeof path, "%s.src", where);
+    ok &= !k[SRC].val || get_gpu(c, &k[SRC], path, sc, &f->src_gpu);
+    snprintf(path, sizeof path, "%s.dst", where);
+    ok &= !k[DST].val || get_gpu(c, &k[DST], path, sc, &f->dst_gpu);
+    numspec bytes = {1, false, 1125899906842624.0, true}; /* 1 B .. 1 PiB */
+    double b = 0;
+    snprintf(path, sizeof path, "%s.bytes", where);
+    ok &= !k[BYTES].val || get_num(c, &k[BYTES], path, &bytes, &b);
+    f->bytes = (uint64_t)b;
+    snprintf(path, sizeof path, "%s.start_us", where);
+    ok &= !k[START].val || get_us(c, &k[START], path, &f->start_ns);
+    snprintf(path, sizeof path, "%s.repeat_us", where);
+    ok &= !k[REPEAT].val || get_us(c, &k[REPEAT], path, &f->repeat_ns);
+    if (k[SRC].val && k[DST].val && ok && f->src_gpu == f->dst_gpu) {
+        problem_at(c, AT(k[DST].val->start_mark), "%s: src and dst are both GPU %u", where, f->dst_gpu);
+        ok = false;
+    }
+    if (ok && k[REPEAT].val && f->repeat_ns == 0) {
+        problem_at(c, AT(k[REPEAT].val->start_mark), "%s.repeat_us: expected a positive number, got 0", where);
+        ok = false;
+    }
+    if (ok)
+        sc->background.nflows++;
+}
+
+static void load_bg_flows(ctx *c, const slot *sl, hs_scenario *sc)
+{
+    yaml_node_t *seq = sl->val;
+    char buf[64];
+    if (seq->type != YAML_SEQUENCE_NODE) {
+        problem_at(c, AT(seq->start_mark), "background.flows: expected a list of flows, got %s",
+                   what(seq, buf, sizeof buf));
+        return;
+    }
+    int i = 0;
+    for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++, i++) {
+        yaml_node_t *n = node_of(c, *it);
+        if (!n)
+            continue;
+        if (i >= HS_BG_MAX_FLOWS) {
+            problem_at(c, AT(n->start_mark), "background.flows: at most %d flows (use a pattern for more)",
+                       HS_BG_MAX_FLOWS);
+            return;
+        }
+        if (n->type != YAML_MAPPING_NODE) {
+            problem_at(c, AT(n->start_mark), "background.flows[%d]: expected a mapping {src, dst, bytes, ...}, got %s",
+                       i, what(n, buf, sizeof buf));
+            continue;
+        }
+        load_bg_flow(c, n, i, sc);
+    }
+}
+
+/*
+ * background: explicit flows and/or one generated pattern:
+ *   {flows: [...], pattern: permutation|incast, load, message_kib, start_us, duration_us, target}
+ */
+static void load_background(ctx *c, const slot *sec, hs_scenario *sc)
+{
+    static const char *const keys[] = {"flows", "pattern", "load", "message_kib", "start_us", "duration_us",
+                                       "target", NULL};
+    static const char *const patterns[] = {"none", "permutation", "incast", NULL};
+    enum { FLOWS, PATTERN, LOAD, MSG, START, DURATION, TARGET };
+    slot k[7];
+    if (!collect(c, sec->val, "background", keys, k))
+        return;
+    if (k[FLOWS].val)
+        load_bg_flows(c, &k[FLOWS], sc);
+    int pattern = HS_BG_NONE;
+    if (k[PATTERN].val && !get_enum(c, &k[PATTERN], "background.pattern", patterns, &pattern))
+        return;
+    sc->background.pattern = (enum hs_bg_pattern)pattern;
+    if (pattern == HS_BG_NONE) {
+        for (int i = LOAD; i <= TARGET; i++)
+            if (k[i].key)
+                problem_at(c, AT(k[i].key->start_mark), "background.%s: only used with a pattern "
+                           "(background.pattern: permutation or incast)", keys[i]);
+        return;
+    }
+    if (sc->servers.count < 2)
+        problem_at(c, AT(k[PATTERN].val->start_mark),
+                   "background.pattern: %s traffic crosses the fabric between servers, and the scenario has %d server",
+                   patterns[pattern], sc->servers.count);
+    if (!k[LOAD].val)
+        missing(c, sec->key, "background", "load", " (the fraction of the NIC rate each sender offers)");
+    if (!k[DURATION].val)
+        missing(c, sec->key, "background", "duration_us", " (how long the pattern runs)");
+    static const numspec load = {0, true, 1, false};
+    get_num(c, &k[LOAD], "background.load", &load, &sc->background.load);
+    static const numspec kib = {0, true, 1048576, false}; /* up to 1 GiB */
+    double v;
+    if (get_num(c, &k[MSG], "background.message_kib", &kib, &v))
+        sc->background.message_bytes = (uint64_t)llround(v * 1024.0) ? (uint64_t)llround(v * 1024.0) : 1;
+    get_us(c, &k[START], "background.start_us", &sc->background.start_ns);
+    if (get_us(c, &k[DURATION], "background.duration_us", &sc->background.duration_ns) &&
+        sc->background.duration_ns == 0)
+        problem_at(c, AT(k[DURATION].val->start_mark), "background.duration_us: expected a positive number, got 0");
+    if (k[TARGET].key && pattern != HS_BG_INCAST)
+        problem_at(c, AT(k[TARGET].key->start_mark), "background.target: only used with pattern incast");
+    else if (k[TARGET].val)
+        get_gpu(c, &k[TARGET], "background.target", sc, &sc->background.target_gpu);
+}
+
+/* stats: {interval_us} — how often `hysim run --stats` samples every link. */
+static void load_stats(ctx *c, const slot *sec, hs_scenario *sc)
+{
+    static const char *const keys[] = {"interval_us", NULL};
+    slot k[1];
+    if (!collect(c, sec->val, "stats", keys, k))
+        return;
+    get_us(c, &k[0], "stats.interval_us", &sc->stats.interval_ns);
 }
 
 /* The scenario's default name: the file name without its directory and .yaml/.yml. */
@@ -822,6 +1031,14 @@ static void load_root(ctx *c, yaml_node_t *root, hs_scenario *sc)
         load_compute(c, &t[T_COMPUTE], sc);
     if (t[T_RUN].val)
         load_run(c, &t[T_RUN], sc);
+    if (t[T_CONTAINERS].val)
+        load_containers(c, &t[T_CONTAINERS], sc);
+    if (t[T_NCCL].val)
+        load_nccl(c, &t[T_NCCL], sc);
+    if (t[T_BACKGROUND].val)
+        load_background(c, &t[T_BACKGROUND], sc);
+    if (t[T_STATS].val)
+        load_stats(c, &t[T_STATS], sc);
 
     if (t[T_SERVERS].key && sc->servers.count > 1 && !t[T_FABRIC].key)
         problem_at(c, AT(t[T_SERVERS].key->start_mark),

@@ -30,6 +30,7 @@
 #define HS_DEFAULT_ECN_PMAX 0.2
 #define HS_DEFAULT_KERNEL_US 10.0
 #define HS_DEFAULT_SEED 1
+#define HS_DEFAULT_BG_MESSAGE_KIB 256 /* background.message_kib */
 
 typedef struct hs_gpu_preset {
     const char *key;   /* what `gpu.model` says, compared without regard to case */

@@ -36,7 +36,10 @@ int launcher_find_lib_dir(char *out, size_t len, char *err, size_t errlen)
         char *slash = strrchr(exe, '/');
         if (slash)
             *slash = '\0';
-        snprintf(candidate, sizeof candidate, "%s/../lib", exe);
+        /* an installed tree keeps them in lib/hysim/ (tools/install.cmake), the build tree in lib/ */
+        char installed[PATH_MAX + 48];
+        snprintf(installed, sizeof installed, "%s/../lib/hysim/libhysim.so", exe);
+        snprintf(candidate, sizeof candidate, file_exists(installed) ? "%s/../lib/hysim" : "%s/../lib", exe);
     }
     char probe[PATH_MAX + 32];
     snprintf(probe, sizeof probe, "%s/libhysim.so", candidate);

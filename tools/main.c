@@ -21,11 +21,15 @@ static void print_help(FILE *out)
             "commands:\n"
             "  run SCENARIO.yaml -- PROGRAM [ARGS]   run PROGRAM on the simulated cluster\n"
             "  validate SCENARIO.yaml...             check scenario files and report every problem\n"
+            "  plot RUN_DIR                          PNG figures of a run written by run --out\n"
             "  help [COMMAND]                        this text, or a command's\n"
             "\n"
             "examples:\n"
             "  hysim run scenarios/h200x8.yaml -- build/bin/allreduce_bench -b 1M -e 1G\n"
             "  hysim validate scenarios/*.yaml\n"
+            "  hysim run --out run1 scenarios/h200x8.yaml -- build/bin/allreduce_bench -b 1M -e 64M\n"
+            "  hysim plot run1\n"
+            "  hysim help run\n"
             "\n"
             "exit codes: 0 ok, 1 the program failed, 2 usage or scenario error,\n"
             "            3 simulation error\n",
@@ -40,6 +44,10 @@ static int help_for(const char *command)
     }
     if (!strcmp(command, "validate")) {
         cli_validate_help(stdout);
+        return HS_EXIT_OK;
+    }
+    if (!strcmp(command, "plot")) {
+        cli_plot_help(stdout);
         return HS_EXIT_OK;
     }
     fprintf(stderr, "hysim: unknown command \"%s\" (try hysim --help)\n", command);
@@ -71,6 +79,8 @@ int main(int argc, char **argv)
         return cli_run(argc - 1, argv + 1);
     if (!strcmp(command, "validate"))
         return cli_validate(argc - 1, argv + 1);
+    if (!strcmp(command, "plot"))
+        return cli_plot(argc - 1, argv + 1);
     fprintf(stderr, "hysim: unknown command \"%s\" (try hysim --help)\n", command);
     return HS_EXIT_USAGE;
 }

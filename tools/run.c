@@ -18,6 +18,10 @@
 #include "cli.h"
 #include "hysimd.h"
 #include "launcher.h"
+#include "podman_launcher.h"
+#include "report.h"
+#include "run_stats.h"
+#include "stats_output.h"
 #include "hysim/scenario.h"
 
 #define MAX_SERVERS 4096
@@ -25,7 +29,7 @@
 void cli_run_help(FILE *out)
 {
     fprintf(out,
-            "usage: hysim run [--endpoint unix|tcp|tcp:HOST:PORT] SCENARIO.yaml -- PROGRAM [ARGS]\n"
+            "usage: hysim run [--endpoint unix|tcp|tcp:HOST:PORT] [--containers] SCENARIO.yaml -- PROGRAM [ARGS]\n"
             "\n"
             "Runs PROGRAM, an unmodified CUDA + NCCL program, once per server of the\n"
             "scenario's simulated cluster. GPU work is timed by hysim's models, NCCL\n"
@@ -40,9 +44,22 @@ void cli_run_help(FILE *out)
             "  --endpoint tcp:HOST:PORT  ... on that address and port (port 0: any free one)\n"
             "  Either way every process must present the run's token (HYSIM_TOKEN, set\n"
             "  for the program); other connections are refused and counted.\n"
+            "  --containers            one podman container per server (hostname serverN),\n"
+            "                          from the scenario's containers.image or hysim's own\n"
+            "                          image (containers/build-image.sh); all are removed\n"
+            "                          at the end\n"
+            "  --stats DIR             write DIR/links.csv, flows.csv, link_timeseries.csv\n"
+            "                          (every stats.interval_us of simulated time) and\n"
+            "                          summary.json at the end (scenarios/README.md)\n");
+    report_options_help(out);
+    fprintf(out,
+            "  While the run lasts, a progress line goes to stderr at most once a second\n"
+            "  (simulated time, wall time, events/s) when stderr is a terminal.\n"
             "\n"
-            "example:\n"
+            "examples:\n"
             "  hysim run scenarios/h200x8.yaml -- build/bin/allreduce_bench -b 1M -e 1G\n"
+            "  hysim run --out run1 scenarios/h200x8.yaml -- build/bin/allreduce_bench -b 1M -e 64M\n"
+            "  hysim plot run1     # PNG figures from run1/report.json and run1/trace.json\n"
             "\n"
             "environment:\n"
             "  HYSIM_LIB_DIR   folder of the replacement libraries (default: ../lib\n"
@@ -88,6 +105,19 @@ static uint64_t realtime_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Kernels and their GPU time by the compute model's source (DESIGN.md, "Compute model"). */
+static void print_kernel_sources(const hs_run_summary *s)
+{
+    if (!s->kernels)
+        return;
+    fprintf(stderr,
+            "hysim: kernel time by source: profile %llu kernels %.3f ms, roofline %llu kernels %.3f ms, "
+            "default %llu kernels %.3f ms\n",
+            (unsigned long long)s->kernels_profile, (double)s->kernel_ps_profile * 1e-9,
+            (unsigned long long)s->kernels_roofline, (double)s->kernel_ps_roofline * 1e-9,
+            (unsigned long long)s->kernels_default, (double)s->kernel_ps_default * 1e-9);
+}
+
 static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double wall)
 {
     double simulated = (double)s->sim_end_ps * 1e-12;
@@ -106,6 +136,7 @@ static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double
             (unsigned long long)s->copies, (unsigned long long)s->collectives,
             (unsigned long long)s->flows, (unsigned long long)s->packet_hops,
             (double)s->peak_memory_bytes_max / (1024.0 * 1024 * 1024));
+    print_kernel_sources(s);
     if (s->rejected_token || s->rejected_unknown || s->rejected_oversize)
         fprintf(stderr,
                 "hysim: refused %llu connection%s with a wrong token, %llu that did not register first, "
@@ -167,6 +198,9 @@ int cli_run(int argc, char **argv)
     int separator = -1;
     const char *endpoint_arg = NULL;
     const char *scenario_path = NULL;
+    int use_containers = 0;
+    const char *stats_dir = NULL;
+    static report_options outputs;
     int positional = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--")) {
@@ -177,13 +211,27 @@ int cli_run(int argc, char **argv)
             endpoint_arg = argv[i][10] == '=' ? argv[i] + 11 : (i + 1 < argc ? argv[++i] : "");
             continue;
         }
+        int output_opt = report_parse_option(&outputs, argc, argv, &i);
+        if (output_opt != 0) {
+            if (output_opt < 0)
+                return HS_EXIT_USAGE;
+            continue;
+        }
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             cli_run_help(stdout);
             return HS_EXIT_OK;
         }
+        if (!strcmp(argv[i], "--stats") || !strncmp(argv[i], "--stats=", 8)) {
+            stats_dir = argv[i][7] == '=' ? argv[i] + 8 : (i + 1 < argc ? argv[++i] : "");
+            if (!*stats_dir) {
+                fprintf(stderr, "hysim: --stats needs a folder\n");
+                return HS_EXIT_USAGE;
+            }
+            continue;
+        }
         if (!strcmp(argv[i], "--containers")) {
-            fprintf(stderr, "hysim: run --containers is not supported yet\n");
-            return HS_EXIT_USAGE;
+            use_containers = 1;
+            continue;
         }
         scenario_path = argv[i];
         positional++;
@@ -219,6 +267,10 @@ int cli_run(int argc, char **argv)
                 MAX_SERVERS);
         return HS_EXIT_USAGE;
     }
+    if (use_containers && podman_launcher_prepare(&sc, err, sizeof err)) {
+        fprintf(stderr, "hysim: %s\n", err);
+        return HS_EXIT_USAGE;
+    }
 
     char run_dir[] = "/tmp/hysim-XXXXXX";
     if (!mkdtemp(run_dir)) {
@@ -251,13 +303,34 @@ int cli_run(int argc, char **argv)
         return HS_EXIT_SIMULATION;
     }
 
+    if (stats_dir && hs_daemon_stats_dir(daemon, stats_dir, err, sizeof err) < 0) {
+        fprintf(stderr, "hysim: %s\n", err);
+        hs_daemon_destroy(daemon);
+        rmdir(run_dir);
+        return HS_EXIT_USAGE;
+    }
+
+    const char *progress_ms = getenv("HYSIM_PROGRESS_INTERVAL_MS"); /* for tests: a shorter run shows it */
+    hs_run_options run_options = {.trace_path = outputs.trace_path, .progress = isatty(STDERR_FILENO),
+                                  .progress_interval_ms = progress_ms ? (unsigned)atoi(progress_ms) : 0,
+                                  .fabric_sampler = !stats_dir}; /* --stats holds the fabric's sampler */
+    if (hs_daemon_set_options(daemon, &run_options, err, sizeof err) < 0) {
+        fprintf(stderr, "hysim: %s\n", err);
+        hs_daemon_destroy(daemon);
+        rmdir(run_dir);
+        return HS_EXIT_USAGE;
+    }
+
     install_signal_forwarding();
     launcher_config cfg = {
         .scenario = &sc, .endpoint = hs_daemon_endpoint(daemon), .token = token, .lib_dir = lib_dir,
         .epoch_ns = epoch,
         .argv = program,
     };
-    int started = launcher_start(&cfg, g_children, MAX_SERVERS, err, sizeof err);
+    const char *run_id = strrchr(run_dir, '/') + 1; /* names the containers: unique while the folder exists */
+    int started = use_containers
+                      ? podman_launcher_start(&cfg, run_id, g_children, MAX_SERVERS, err, sizeof err)
+                      : launcher_start(&cfg, g_children, MAX_SERVERS, err, sizeof err);
     if (started < 0) {
         fprintf(stderr, "hysim: %s\n", err);
         hs_daemon_destroy(daemon);
@@ -271,17 +344,31 @@ int cli_run(int argc, char **argv)
     memset(&summary, 0, sizeof summary);
     int sim_status = hs_daemon_run(daemon, g_children, started, statuses, &summary);
     double wall = wall_seconds() - wall_start;
-    hs_daemon_destroy(daemon);
+    bool outputs_failed = hs_daemon_finish_trace(daemon, err, sizeof err) < 0;
+    if (outputs_failed)
+        fprintf(stderr, "hysim: %s\n", err);
+    int containers_left = use_containers && podman_launcher_remove(run_id, started, err, sizeof err);
+    if (containers_left)
+        fprintf(stderr, "hysim: %s\n", err);
     rmdir(run_dir);
 
     int failed_children = 0;
     for (int i = 0; i < started; i++)
         failed_children += report_child(i, g_children[i], statuses[i]);
+    int code = failed_children ? HS_EXIT_PROGRAM_FAILED : HS_EXIT_OK;
     if (sim_status != 0) {
         fprintf(stderr, "hysim: simulation failed: %s\n",
                 summary.error[0] ? summary.error : "(no reason given)");
-        return HS_EXIT_SIMULATION;
+        code = HS_EXIT_SIMULATION;
+    } else {
+        print_summary(&sc, &summary, wall);
     }
-    print_summary(&sc, &summary, wall);
-    return failed_children ? HS_EXIT_PROGRAM_FAILED : HS_EXIT_OK;
+    report_run results = {.sc = &sc, .scenario_path = scenario_path, .sum = &summary, .wall_s = wall,
+                          .exit_code = code};
+    if (sim_status == 0)
+        report_print_details(daemon, &results);
+    if (outputs.report_path)
+        outputs_failed |= report_write_json(daemon, &results, outputs.report_path) < 0;
+    hs_daemon_destroy(daemon);
+    return outputs_failed && code == HS_EXIT_OK ? HS_EXIT_SIMULATION : code;
 }

@@ -26,6 +26,14 @@ enum hs_topology {
 
 enum hs_run_mode { HS_MODE_EXACT = 0, HS_MODE_OPTIMISTIC };
 
+/* NCCL algorithm and protocol (hs_scenario.nccl); AUTO = NCCL's tuner chooses. */
+enum hs_nccl_algo { HS_NCCL_ALGO_AUTO = 0, HS_NCCL_ALGO_RING, HS_NCCL_ALGO_TREE };
+enum hs_nccl_proto { HS_NCCL_PROTO_AUTO = 0, HS_NCCL_PROTO_LL, HS_NCCL_PROTO_LL128, HS_NCCL_PROTO_SIMPLE };
+
+/* Generated background traffic (hs_scenario.background). */
+enum hs_bg_pattern { HS_BG_NONE = 0, HS_BG_PERMUTATION, HS_BG_INCAST };
+#define HS_BG_MAX_FLOWS 64 /* explicit background flows per scenario */
+
 /* How a process's host clock advances between intercepted calls (DESIGN.md, "Time"). */
 enum hs_host_time {
     HS_HOST_TIME_REAL = 0, /* the CPU time the process really spent */
@@ -87,7 +95,17 @@ typedef struct hs_scenario {
 
     struct {
         uint64_t default_kernel_ns; /* duration of a kernel no model knows */
+        char profiles[512];         /* profile database (bridge/profile_db.h), resolved against
+                                       the scenario file's folder; "" = none */
     } compute;
+
+    /* How collectives run (scenarios/README.md, "nccl"); overrides NCCL_ALGO/NCCL_PROTO. */
+    struct {
+        enum hs_nccl_algo algo;
+        enum hs_nccl_proto proto;
+        int channels;    /* 0 = as NCCL picks them for the topology */
+        bool calibrated; /* apply the measured efficiency of NCCL's kernels (bridge/collective_tuner.c) */
+    } nccl;
 
     struct {
         enum hs_run_mode mode;
@@ -96,7 +114,33 @@ typedef struct hs_scenario {
         uint64_t host_time_fixed_ns; /* for HS_HOST_TIME_FIXED */
         uint64_t seed;
         double stall_timeout_s;     /* wall seconds without simulated progress before hysimd gives up; 0 = never */
+        double checkpoint_interval_us; /* worker-mode fabric: a checkpoint every this much simulated time */
+        uint32_t checkpoints_max;      /* worker-mode fabric: paused checkpoints kept (1..64) */
     } run;
+
+    /* Traffic of other tenants (scenarios/README.md, "background"); nothing waits for it. */
+    struct {
+        int nflows;
+        struct hs_bg_flow {
+            uint32_t src_gpu, dst_gpu;
+            uint64_t bytes;
+            uint64_t start_ns;
+            uint64_t repeat_ns; /* 0: once; else again every repeat_ns for as long as the run lasts */
+        } flows[HS_BG_MAX_FLOWS];
+        enum hs_bg_pattern pattern;
+        double load;            /* fraction of the NIC rate each sender offers */
+        uint64_t message_bytes;
+        uint64_t start_ns, duration_ns;
+        uint32_t target_gpu;    /* incast: the GPU every sender sends to */
+    } background;
+
+    struct {
+        uint64_t interval_ns; /* link sampling period for `hysim run --stats`; 0 = no time series */
+    } stats;
+
+    struct {
+        char image[256]; /* image for `hysim run --containers`; "" = hysim's own (containers/) */
+    } containers;
 } hs_scenario;
 
 /* Fills every field with its documented default (scenarios/README.md). */

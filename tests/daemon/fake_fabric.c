@@ -104,6 +104,26 @@ uint64_t hs_fabric_flows_in_flight(const hs_fabric *f) { return f->st.flows_adde
 
 void hs_fabric_get_stats(const hs_fabric *f, hs_fabric_stats *out) { *out = f->st; }
 
+/* The analytic fabric has no links: no per-link counters, and nothing to sample. */
+size_t hs_fabric_link_count(const hs_fabric *f)
+{
+    (void)f;
+    return 0;
+}
+
+int hs_fabric_get_link_stats(const hs_fabric *f, size_t i, hs_fabric_link_stats *out)
+{
+    (void)f, (void)i, (void)out;
+    return -1;
+}
+
+int hs_fabric_sample_links(hs_fabric *f, uint64_t interval_ps, hs_fabric_sample_fn fn, void *ctx, char *err,
+                           size_t errlen)
+{
+    (void)f, (void)interval_ps, (void)fn, (void)ctx, (void)err, (void)errlen;
+    return 0;
+}
+
 void hs_fabric_destroy(hs_fabric *f)
 {
     if (!f)

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "collective_tuner.h"
 #include "daemon_test.h"
 #include "transport.h"
 
@@ -48,6 +49,11 @@ void dt_scenario(hs_scenario *sc)
     sc->run.mode = HS_MODE_EXACT;
     sc->run.host_time = HS_HOST_TIME_ZERO;
     sc->run.seed = 1;
+    /* the bare link model the arithmetic below asserts: one ring, Simple, no NCCL latencies */
+    sc->nccl.algo = HS_NCCL_ALGO_RING;
+    sc->nccl.proto = HS_NCCL_PROTO_SIMPLE;
+    sc->nccl.channels = 1;
+    sc->nccl.calibrated = false;
 }
 
 bool dt_fake_fabric(void)
@@ -1051,10 +1057,72 @@ static void test_buffered_wait(void)
     dt_free(r);
 }
 
+/* ------------------------------------------------------------- NCCL tuner */
+
+static hs_nccl_plan tuner_plan(const hs_scenario *sc, Hysim__CollKind k, uint64_t bytes, uint32_t n, uint32_t nodes,
+                               uint32_t env_algo, uint32_t env_proto)
+{
+    hs_nccl_plan p;
+    char err[256] = "";
+    CHECK(hs_tuner_plan(sc, k, bytes, n, nodes, env_algo, env_proto, &p, err, sizeof err) == 0, "tuner: %s", err);
+    return p;
+}
+
+/*
+ * The tuner against NCCL 2.28's logged choice on 2 × H200
+ * (bench/real/data/allreduce_nccl_debug_h200x2.txt): AllReduce RING/LL up to
+ * 1 MiB, RING/SIMPLE from 4 MiB; 8 channels at 64 KiB, all 24 from 1 MiB.
+ * Then the overrides, the channels across servers, and the wire factors.
+ */
+static void test_tuner(void)
+{
+    hs_scenario sc;
+    memset(&sc, 0, sizeof sc);
+    sc.servers.count = 1;
+    sc.servers.gpus_per_server = 2;
+    sc.nvlink.gbps_per_gpu = 3600;
+    sc.nics.per_server = 8;
+    sc.nics.gbps = 400;
+    sc.nccl.calibrated = true;
+    const Hysim__CollKind AR = HYSIM__COLL_KIND__ALL_REDUCE;
+    static const struct { uint64_t bytes; enum hs_nccl_proto proto; uint32_t channels; } want[] = {
+        {64 << 10, HS_NCCL_PROTO_LL, 8},
+        {1 << 20, HS_NCCL_PROTO_LL, 24},
+        {4 << 20, HS_NCCL_PROTO_SIMPLE, 24},
+        {1ull << 30, HS_NCCL_PROTO_SIMPLE, 24},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        hs_nccl_plan p = tuner_plan(&sc, AR, want[i].bytes, 2, 1, 0, 0);
+        CHECK_EQ(p.algo, HS_NCCL_ALGO_RING);
+        CHECK_EQ(p.proto, want[i].proto);
+        CHECK_EQ(p.channels, want[i].channels);
+    }
+    /* NCCL_PROTO=LL128 from the environment; the scenario's proto wins over it */
+    CHECK_EQ(tuner_plan(&sc, AR, 1ull << 30, 2, 1, 0, HS_NCCL_PROTO_LL128).proto, HS_NCCL_PROTO_LL128);
+    sc.nccl.proto = HS_NCCL_PROTO_SIMPLE;
+    CHECK_EQ(tuner_plan(&sc, AR, 64 << 10, 2, 1, 0, HS_NCCL_PROTO_LL).proto, HS_NCCL_PROTO_SIMPLE);
+    sc.nccl.proto = HS_NCCL_PROTO_AUTO;
+    /* across servers: one channel per NIC rail; a forced count wins */
+    CHECK_EQ(tuner_plan(&sc, AR, 1ull << 30, 16, 2, 0, 0).channels, 8);
+    sc.nccl.channels = 3;
+    CHECK_EQ(tuner_plan(&sc, AR, 1ull << 30, 16, 2, 0, 0).channels, 3);
+    /* bare link model: LL doubles the bytes, LL128 adds 8 in 128, no latencies */
+    sc.nccl.calibrated = false;
+    hs_nccl_plan ll = tuner_plan(&sc, AR, 1ull << 30, 2, 1, 0, HS_NCCL_PROTO_LL);
+    CHECK(ll.wire_factor == 2.0 && ll.start_ps == 0 && ll.hop_ps == 0, "LL bare: factor %g", ll.wire_factor);
+    CHECK(tuner_plan(&sc, AR, 1ull << 30, 2, 1, 0, HS_NCCL_PROTO_LL128).wire_factor == 128.0 / 120.0, "LL128 factor");
+    /* Tree is not modelled: forcing it is refused with a message */
+    hs_nccl_plan p;
+    char err[256] = "";
+    CHECK(hs_tuner_plan(&sc, AR, 1 << 20, 16, 2, HS_NCCL_ALGO_TREE, 0, &p, err, sizeof err) < 0, "Tree accepted");
+    CHECK(strstr(err, "not modelled yet") != NULL, "Tree message: %s", err);
+}
+
 static const struct {
     const char *name;
     void (*fn)(void);
 } cases[] = {
+    {"nccl_tuner", test_tuner},
     {"kernel_sync", test_kernel_sync},
     {"buffered_wait", test_buffered_wait},
     {"streams", test_streams},

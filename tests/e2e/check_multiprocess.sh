@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs multiprocess_allreduce as one process per server (`hysim run` starts
 # it once per server; each takes its index from HYSIM_SERVER) on a scenario
-# whose servers are joined by NICs of NIC_GBPS. The 16-rank ring crosses
-# servers on two of its hops (rank 7 → 8 and 15 → 0); every step of the ring
-# waits for its slowest hop, so the ring runs at the NIC rate:
-#   time = 2(n−1) · (S/n) · 8 / NIC rate,  busbw = algbw · 2(n−1)/n = NIC rate.
+# whose servers are joined by NICs. The scenario runs one ring channel per
+# NIC rail (8), each crossing servers on its own rail, so the channels' rings
+# together run at the rate of all of a server's NICs, NIC_GBPS (8 × 400 Gb/s
+# here; NVLink's 3600 Gb/s carries every channel and is not the limit):
+#   time = 2(n−1) · (S/n) · 8 / NIC_GBPS,  busbw = algbw · 2(n−1)/n = NIC_GBPS / 8.
 # Checks busbw within 5 % of NIC_GBPS / 8 at every size, and that the unique
 # id went through the file (process 0 removes it once all ranks have joined).
 # usage: check_multiprocess.sh HYSIM SCENARIO PROGRAM NPROCS NIC_GBPS WORK_DIR

@@ -385,8 +385,48 @@ static int case_api(void)
     return failures != 0;
 }
 
+/* ------------------------------------------------------ background, stats */
+
+static int case_background(void)
+{
+    static const char text[] = "servers: {count: 2, gpus_per_server: 8}\n"
+                               "nics: {gbps: 200}\n"
+                               "fabric: {topology: single_switch}\n"
+                               "background:\n"
+                               "  flows:\n"
+                               "    - {src: 1, dst: 9, bytes: 65536, start_us: 2.5, repeat_us: 40}\n"
+                               "    - {src: 15, dst: 0, bytes: 1}\n"
+                               "  pattern: incast\n"
+                               "  target: 12\n"
+                               "  load: 0.25\n"
+                               "  message_kib: 64\n"
+                               "  start_us: 10\n"
+                               "  duration_us: 500\n"
+                               "stats: {interval_us: 7.5}\n";
+    hs_scenario sc;
+    int n = hs_scenario_parse(text, sizeof text - 1, "bg.yaml", &sc, errbuf, sizeof errbuf);
+    CHECK(n == 0, "%s", errbuf);
+    CHECK(sc.background.nflows == 2, "%d flows", sc.background.nflows);
+    CHECK(sc.background.flows[0].src_gpu == 1 && sc.background.flows[0].dst_gpu == 9, "flow 0 endpoints");
+    CHECK(sc.background.flows[0].bytes == 65536 && sc.background.flows[0].start_ns == 2500 &&
+              sc.background.flows[0].repeat_ns == 40000, "flow 0 size and times");
+    CHECK(sc.background.flows[1].repeat_ns == 0 && sc.background.flows[1].start_ns == 0, "flow 1 defaults");
+    CHECK(sc.background.pattern == HS_BG_INCAST && sc.background.target_gpu == 12, "pattern");
+    CHECK(NEAR(sc.background.load, 0.25) && sc.background.message_bytes == 65536, "load, message");
+    CHECK(sc.background.start_ns == 10000 && sc.background.duration_ns == 500000, "start, duration");
+    CHECK(sc.stats.interval_ns == 7500, "interval %llu ns", (unsigned long long)sc.stats.interval_ns);
+    hs_scenario_defaults(&sc);
+    CHECK(sc.background.nflows == 0 && sc.background.pattern == HS_BG_NONE && sc.stats.interval_ns == 0,
+          "background and stats are off by default");
+    CHECK(sc.background.message_bytes == 256 * 1024, "default message %llu",
+          (unsigned long long)sc.background.message_bytes);
+    return failures != 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "background"))
+        return case_background();
     if (argc == 3 && !strcmp(argv[1], "expect"))
         return case_expect(argv[2]);
     if (argc == 2 && !strcmp(argv[1], "defaults"))

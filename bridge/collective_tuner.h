@@ -1,0 +1,39 @@
+/*
+ * hysimd NCCL tuner: for one collective, the algorithm, protocol and number of
+ * channels NCCL would use, and what they cost on the wire (bytes inflation,
+ * latencies). Only collective_algos.c includes it.
+ */
+#ifndef HYSIM_BRIDGE_COLLECTIVE_TUNER_H
+#define HYSIM_BRIDGE_COLLECTIVE_TUNER_H
+
+#include <stdint.h>
+
+#include "daemon_internal.h"
+
+/* Most channels a collective may use (NCCL's MAXCHANNELS is 64). */
+#define HS_TUNER_MAX_CHANNELS 64
+
+typedef struct hs_nccl_plan {
+    enum hs_nccl_algo algo;   /* RING or TREE, never AUTO */
+    enum hs_nccl_proto proto; /* LL, LL128 or SIMPLE, never AUTO */
+    uint32_t channels;        /* ≥ 1 */
+    double wire_factor;       /* bytes on the wire per byte of payload (protocol, kernel efficiency) */
+    uint64_t start_ps;        /* once per collective: NCCL's base latency plus the calibrated start-up */
+    uint64_t hop_ps;          /* per ring step / chain hop: the protocol's per-hop latency */
+} hs_nccl_plan;
+
+/*
+ * The plan for `kind` moving `bytes` (the Collective's size) over `nranks`
+ * ranks on `nnodes` servers. env_algo/env_proto: what NCCL_ALGO/NCCL_PROTO
+ * said (0 = unset); the scenario's nccl: keys win over them.
+ * Returns 0, or −1 with err set when the forced choice is not modelled.
+ */
+int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, uint32_t nranks,
+                  uint32_t nnodes, uint32_t env_algo, uint32_t env_proto, hs_nccl_plan *out, char *err,
+                  size_t errlen);
+
+/* "Ring", "Simple", ... */
+const char *hs_tuner_algo_name(enum hs_nccl_algo a);
+const char *hs_tuner_proto_name(enum hs_nccl_proto p);
+
+#endif

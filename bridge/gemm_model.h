@@ -1,0 +1,37 @@
+/*
+ * The compute model's GEMM roofline (DESIGN.md, "Compute model"): the time a
+ * cuBLAS/cuBLASLt GEMM of known shape and type takes on the scenario's GPU,
+ * from its peak FLOP/s per type and HBM bandwidth and an efficiency curve
+ * fitted to real timings (bridge/gemm_efficiency.h, bench/compute/fit_gemm.sh).
+ * The daemon and the calibration test call the same function.
+ */
+#ifndef HYSIM_BRIDGE_GEMM_MODEL_H
+#define HYSIM_BRIDGE_GEMM_MODEL_H
+
+#include <stdint.h>
+
+#include "hysim/scenario.h"
+
+/* hysim.proto GemmDtype */
+enum hs_gemm_dtype {
+    HS_GEMM_FP32 = 0,
+    HS_GEMM_FP16 = 1,
+    HS_GEMM_BF16 = 2,
+    HS_GEMM_FP64 = 3,
+    HS_GEMM_TF32 = 4,
+    HS_GEMM_FP8 = 5,
+};
+
+typedef struct hs_gemm_shape {
+    uint64_t m, n, k;
+    uint64_t batch; /* 0 is read as 1 */
+    int dtype;      /* enum hs_gemm_dtype */
+} hs_gemm_shape;
+
+/* Predicted duration in microseconds (0 for an empty product). */
+double hs_gemm_time_us(const hs_scenario *sc, const hs_gemm_shape *g);
+
+/* The dtype's name as bench/real/data CSVs spell it ("bf16"), or NULL if unknown. */
+const char *hs_gemm_dtype_name(int dtype);
+
+#endif

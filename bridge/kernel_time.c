@@ -1,0 +1,65 @@
+/*
+ * Kernel durations by source (kernel_time.h). All GPUs of a scenario are the
+ * same model, so the profile database is searched under gpu.model's name.
+ */
+#include "kernel_time.h"
+
+#include <math.h>
+
+#include "daemon_internal.h"
+#include "gemm_model.h"
+#include "profile_db.h"
+
+int hs_kernel_time_init(hs_daemon *d, char *err, size_t errlen)
+{
+    if (!d->sc.compute.profiles[0])
+        return 0;
+    d->profiles = hs_profile_db_load(d->sc.compute.profiles, err, errlen);
+    return d->profiles ? 0 : -1;
+}
+
+void hs_kernel_time_free(hs_daemon *d)
+{
+    hs_profile_db_free(d->profiles);
+    d->profiles = NULL;
+}
+
+static uint64_t us_to_ps(double us) { return (uint64_t)llround(us * 1e6); }
+
+enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const Hysim__Kernel *k, uint64_t *dur_ps)
+{
+    (void)gpu; /* one GPU model per scenario */
+    double us;
+    hs_profile_key key = {d->sc.gpu.model, k->name ? k->name : "", {k->grid_x, k->grid_y, k->grid_z},
+                          {k->block_x, k->block_y, k->block_z}, k->shared_bytes};
+    if (d->profiles && hs_profile_db_lookup(d->profiles, &key, &us)) {
+        *dur_ps = us_to_ps(us);
+        return HS_KERNEL_PROFILE;
+    }
+    if (k->gemm) {
+        hs_gemm_shape g = {k->gemm->m, k->gemm->n, k->gemm->k, k->gemm->batch, (int)k->gemm->dtype};
+        *dur_ps = us_to_ps(hs_gemm_time_us(&d->sc, &g));
+        return HS_KERNEL_ROOFLINE;
+    }
+    *dur_ps = hs_ns_to_ps(d->sc.compute.default_kernel_ns);
+    return HS_KERNEL_DEFAULT;
+}
+
+void hs_kernel_time_count(hs_daemon *d, int source, uint64_t dur_ps)
+{
+    d->sum.kernels++;
+    switch (source) {
+    case HS_KERNEL_PROFILE:
+        d->sum.kernels_profile++;
+        d->sum.kernel_ps_profile += dur_ps;
+        break;
+    case HS_KERNEL_ROOFLINE:
+        d->sum.kernels_roofline++;
+        d->sum.kernel_ps_roofline += dur_ps;
+        break;
+    default:
+        d->sum.kernels_default++;
+        d->sum.kernel_ps_default += dur_ps;
+        break;
+    }
+}

@@ -1,0 +1,34 @@
+/*
+ * How hysimd times a kernel (DESIGN.md, "Compute model"), first match wins:
+ * the profile database (compute.profiles), the GEMM roofline for library
+ * calls of known shape (Kernel.gemm), the scenario's default duration. The
+ * run summary counts kernels and their time by source.
+ */
+#ifndef HYSIM_BRIDGE_KERNEL_TIME_H
+#define HYSIM_BRIDGE_KERNEL_TIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hysim.pb-c.h"
+
+struct hs_daemon;
+
+enum hs_kernel_source {
+    HS_KERNEL_DEFAULT = 0,
+    HS_KERNEL_PROFILE,
+    HS_KERNEL_ROOFLINE,
+};
+
+/* Loads the scenario's profile database, if it names one. -1 with err on failure. */
+int hs_kernel_time_init(struct hs_daemon *d, char *err, size_t errlen);
+void hs_kernel_time_free(struct hs_daemon *d);
+
+/* The kernel's duration on global GPU `gpu` in *dur_ps; returns its source. */
+enum hs_kernel_source hs_kernel_time(const struct hs_daemon *d, uint32_t gpu, const Hysim__Kernel *k,
+                                     uint64_t *dur_ps);
+
+/* Adds a finished kernel to the run summary. */
+void hs_kernel_time_count(struct hs_daemon *d, int source, uint64_t dur_ps);
+
+#endif

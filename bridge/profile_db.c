@@ -1,0 +1,229 @@
+/*
+ * Profile database loader and lookup (profile_db.h). Entries are kept sorted
+ * by key, so a lookup is a binary search and the result never depends on
+ * the order of the file beyond the duplicate check.
+ */
+#include "profile_db.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HS_PROFILE_MAGIC "# hysim-profile 1"
+
+typedef struct entry {
+    char *gpu, *kernel;
+    uint32_t grid[3], block[3];
+    uint64_t shared_bytes;
+    double us;
+    size_t line;
+} entry;
+
+struct hs_profile_db {
+    entry *e;
+    size_t n, cap;
+};
+
+static int cmp_u64(uint64_t a, uint64_t b) { return a < b ? -1 : a > b; }
+
+static int cmp_key(const entry *a, const hs_profile_key *k)
+{
+    int c = strcmp(a->gpu, k->gpu);
+    if (!c)
+        c = strcmp(a->kernel, k->kernel);
+    for (int i = 0; i < 3 && !c; i++)
+        c = cmp_u64(a->grid[i], k->grid[i]);
+    for (int i = 0; i < 3 && !c; i++)
+        c = cmp_u64(a->block[i], k->block[i]);
+    return c ? c : cmp_u64(a->shared_bytes, k->shared_bytes);
+}
+
+static hs_profile_key key_of(const entry *e)
+{
+    hs_profile_key k = {e->gpu, e->kernel, {e->grid[0], e->grid[1], e->grid[2]},
+                        {e->block[0], e->block[1], e->block[2]}, e->shared_bytes};
+    return k;
+}
+
+static int cmp_entries(const void *a, const void *b)
+{
+    hs_profile_key kb = key_of(b);
+    return cmp_key(a, &kb);
+}
+
+static bool parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+    if (!*s || *s == '-' || *s == '+')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Splits line (modified) into exactly 10 fields; false if the count differs. */
+static bool split_fields(char *line, char *f[10])
+{
+    int n = 0;
+    for (char *p = line;; p++) {
+        if (n == 10)
+            return false;
+        f[n++] = p;
+        p = strchr(p, ',');
+        if (!p)
+            break;
+        *p = '\0';
+    }
+    return n == 10;
+}
+
+static const char *parse_entry(char *line, entry *e)
+{
+    char *f[10];
+    if (!split_fields(line, f))
+        return "expected 10 comma-separated fields: gpu,kernel,grid_x,grid_y,grid_z,block_x,block_y,block_z,shared_bytes,us";
+    if (!*f[0] || !*f[1])
+        return "empty gpu or kernel name";
+    uint64_t v[7];
+    for (int i = 0; i < 7; i++)
+        if (!parse_u64(f[2 + i], i < 6 ? UINT32_MAX : UINT64_MAX, &v[i]) || (i < 6 && v[i] == 0))
+            return i < 6 ? "grid and block dimensions must be integers from 1 to 4294967295"
+                         : "shared_bytes must be a non-negative integer";
+    char *end;
+    errno = 0;
+    double us = strtod(f[9], &end);
+    if (errno || *end || end == f[9] || !(us > 0) || us > 1e12)
+        return "us must be a positive number of microseconds";
+    e->gpu = strdup(f[0]);
+    e->kernel = strdup(f[1]);
+    if (!e->gpu || !e->kernel)
+        return "out of memory";
+    for (int i = 0; i < 3; i++) {
+        e->grid[i] = (uint32_t)v[i];
+        e->block[i] = (uint32_t)v[3 + i];
+    }
+    e->shared_bytes = v[6];
+    e->us = us;
+    return NULL;
+}
+
+static void free_entries(hs_profile_db *db)
+{
+    for (size_t i = 0; i < db->n; i++) {
+        free(db->e[i].gpu);
+        free(db->e[i].kernel);
+    }
+    free(db->e);
+    free(db);
+}
+
+static bool push(hs_profile_db *db, const entry *e)
+{
+    if (db->n == db->cap) {
+        size_t cap = db->cap ? 2 * db->cap : 64;
+        entry *ne = realloc(db->e, cap * sizeof *ne);
+        if (!ne)
+            return false;
+        db->e = ne;
+        db->cap = cap;
+    }
+    db->e[db->n++] = *e;
+    return true;
+}
+
+/* Sorts and refuses duplicate keys (naming both lines). */
+static bool check_duplicates(hs_profile_db *db, const char *path, char *err, size_t errlen)
+{
+    qsort(db->e, db->n, sizeof *db->e, cmp_entries);
+    for (size_t i = 1; i < db->n; i++)
+        if (!cmp_entries(&db->e[i - 1], &db->e[i])) {
+            size_t a = db->e[i - 1].line, b = db->e[i].line;
+            snprintf(err, errlen, "%s:%zu: kernel %s on %s with this grid, block and shared memory is already on line %zu",
+                     path, a > b ? a : b, db->e[i].kernel, db->e[i].gpu, a < b ? a : b);
+            return false;
+        }
+    return true;
+}
+
+hs_profile_db *hs_profile_db_load(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open the profile database: %s", path, strerror(errno));
+        return NULL;
+    }
+    hs_profile_db *db = calloc(1, sizeof *db);
+    char *line = NULL;
+    size_t cap = 0, lineno = 0;
+    ssize_t len;
+    bool ok = db != NULL;
+    while (ok && (len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (lineno == 1) {
+            if (strcmp(line, HS_PROFILE_MAGIC) != 0) {
+                snprintf(err, errlen, "%s:1: not a hysim profile database (the first line must be \"%s\")", path,
+                         HS_PROFILE_MAGIC);
+                ok = false;
+            }
+            continue;
+        }
+        if (len == 0 || line[0] == '#')
+            continue;
+        entry e = {0};
+        e.line = lineno;
+        const char *why = parse_entry(line, &e);
+        if (why || !push(db, &e)) {
+            snprintf(err, errlen, "%s:%zu: %s", path, lineno, why ? why : "out of memory");
+            free(e.gpu);
+            free(e.kernel);
+            ok = false;
+        }
+    }
+    if (ok && lineno == 0) {
+        snprintf(err, errlen, "%s: empty file: a hysim profile database starts with \"%s\"", path, HS_PROFILE_MAGIC);
+        ok = false;
+    }
+    free(line);
+    fclose(f);
+    if (ok && !check_duplicates(db, path, err, errlen))
+        ok = false;
+    if (!ok && db) {
+        free_entries(db);
+        return NULL;
+    }
+    if (!db)
+        snprintf(err, errlen, "%s: out of memory", path);
+    return db;
+}
+
+bool hs_profile_db_lookup(const hs_profile_db *db, const hs_profile_key *key, double *us)
+{
+    size_t lo = 0, hi = db ? db->n : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = cmp_key(&db->e[mid], key);
+        if (c == 0) {
+            *us = db->e[mid].us;
+            return true;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return false;
+}
+
+size_t hs_profile_db_size(const hs_profile_db *db) { return db ? db->n : 0; }
+
+void hs_profile_db_free(hs_profile_db *db)
+{
+    if (db)
+        free_entries(db);
+}

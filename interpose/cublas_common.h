@@ -1,0 +1,39 @@
+/*
+ * What libcublas.so.13 and libcublasLt.so.13 share: turning a GEMM's types
+ * into the element type hysimd's roofline is chosen by, sending it as one
+ * kernel, and the "not supported yet" answer of every function hysim does
+ * not implement.
+ */
+#ifndef HYSIM_INTERPOSE_CUBLAS_COMMON_H
+#define HYSIM_INTERPOSE_CUBLAS_COMMON_H
+
+#include <stdint.h>
+
+#include <driver_types.h>
+#include <library_types.h>
+
+#define HS_CUBLAS_HIDDEN __attribute__((visibility("hidden")))
+
+/* hysim.proto GemmDtype of a product whose A/B type is `ab` computed in
+ * `compute` (cublasComputeType_t; -1 when the call has none); -1 if unknown. */
+HS_CUBLAS_HIDDEN int hs_cublas_dtype(cudaDataType ab, int compute, int tf32_math);
+
+/* Sends the GEMM; cudaSuccess or the client's error. */
+HS_CUBLAS_HIDDEN cudaError_t hs_cublas_send(const char *name, int64_t m, int64_t n, int64_t k, int64_t batch,
+                                            int dtype, cudaStream_t stream);
+
+/* Prints "hysim: NAME is not supported yet" the first time (*said) and returns
+ * CUBLAS_STATUS_NOT_SUPPORTED (15). */
+HS_CUBLAS_HIDDEN int hs_cublas_not_supported(const char *name, _Atomic int *said);
+
+/* Stubs take no parameters (the caller's arguments are ignored, which the
+ * x86-64 calling convention allows) and are weak, so a hand-written function
+ * of the same name wins at link time. */
+#define HS_CUBLAS_STUB(name)                             \
+    __attribute__((weak)) int name(void);                \
+    __attribute__((weak)) int name(void) {               \
+        static _Atomic int said_;                        \
+        return hs_cublas_not_supported(#name, &said_);   \
+    }
+
+#endif

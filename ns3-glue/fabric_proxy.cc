@@ -1,0 +1,426 @@
+// hysim fabric: the owner side of worker mode. A worker-mode hs_fabric holds
+// a WorkerProxy; the C ABI calls in fabric.cc forward to the Proxy* functions
+// here, which talk to the worker (fabric_worker.cc, messages in
+// fabric_wire.h). The proxy keeps the log of flows handed over, in the order
+// the current history received them, and the completions it reported: that is
+// what a rollback replays and withdraws.
+#include "fabric_internal.h"
+#include "fabric_proxy.h"
+#include "fabric_wire.h"
+
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <unordered_set>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace hysim_fab {
+
+namespace {
+
+constexpr uint64_t kDefaultIntervalPs = 100ull * 1000 * 1000; // 100 us
+constexpr uint32_t kDefaultMaxCheckpoints = 16;
+
+bool g_force_local = false; // hs_fabric_create_opts without worker: ignore the environment
+
+} // namespace
+
+struct WorkerProxy
+{
+    struct LoggedFlow
+    {
+        uint64_t id, src, dst, bytes, start;
+    };
+
+    pid_t hub = -1;
+    int cmd = -1;  // SOCK_SEQPACKET to the worker
+    int ctrl = -1; // pipe to the hub: closing it ends every worker process
+    uint32_t ngpus = 0;
+    WireRep rep;   // the last reply: time, stats, checkpoint table
+    std::vector<LoggedFlow> log;
+    std::unordered_set<uint64_t> ids;
+    std::vector<hs_flow_done> reported; // completions standing, in report order
+    std::deque<hs_flow_done> revisions; // withdrawn, not yet returned
+    uint64_t safe_ps = 0;
+    uint64_t max_ckpt_id = 0;
+    uint64_t generation = 0;
+    uint64_t replayed = 0;
+    char dead[256] = ""; // set once the worker is lost: every later call fails with it
+
+    // One request, one reply. false (and dead set, unless the worker replied an error).
+    bool Call(const WireReq& rq, char* err, size_t errlen);
+};
+
+namespace {
+
+void
+NoteCheckpoints(WorkerProxy& p)
+{
+    for (uint32_t i = 0; i < p.rep.nckpt; i++)
+        if (p.rep.ckpt[i].id > p.max_ckpt_id)
+            p.max_ckpt_id = p.rep.ckpt[i].id;
+}
+
+} // namespace
+
+bool
+WorkerProxy::Call(const WireReq& rq, char* err, size_t errlen)
+{
+    if (dead[0] != '\0')
+    {
+        SetErr(err, errlen, "%s", dead);
+        return false;
+    }
+    if (send(cmd, &rq, sizeof rq, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof rq))
+    {
+        snprintf(dead, sizeof dead, "fabric: the worker process is gone (send: %s)",
+                 strerror(errno));
+        SetErr(err, errlen, "%s", dead);
+        return false;
+    }
+    ssize_t n;
+    do
+        n = recv(cmd, &rep, sizeof rep, 0);
+    while (n < 0 && errno == EINTR);
+    if (n != static_cast<ssize_t>(sizeof rep))
+    {
+        snprintf(dead, sizeof dead, "fabric: the worker process died (pid %" PRId64 ")",
+                 rep.pid);
+        SetErr(err, errlen, "%s", dead);
+        return false;
+    }
+    NoteCheckpoints(*this);
+    if (rep.rc < 0)
+    {
+        SetErr(err, errlen, "%s", rep.err);
+        return false;
+    }
+    return true;
+}
+
+bool
+ProxyWanted()
+{
+    const char* w = getenv("HYSIM_FABRIC_WORKER");
+    return !g_force_local && w != nullptr && strcmp(w, "1") == 0;
+}
+
+hs_fabric*
+ProxyCreate(const hs_scenario* sc, const hs_fabric_options* o, char* err, size_t errlen)
+{
+    WireConfig cfg{};
+    // Options first, then the scenario's run.checkpoint_* keys, then the defaults.
+    const double sc_us = sc->run.checkpoint_interval_us;
+    cfg.interval_ps = o != nullptr && o->checkpoint_interval_ps != 0 ? o->checkpoint_interval_ps
+                      : sc_us >= 1e-6 ? static_cast<uint64_t>(std::llround(sc_us * 1e6))
+                                      : kDefaultIntervalPs;
+    cfg.max_checkpoints = o != nullptr && o->checkpoints_max != 0 ? o->checkpoints_max
+                          : sc->run.checkpoints_max != 0          ? sc->run.checkpoints_max
+                                                                  : kDefaultMaxCheckpoints;
+    if (cfg.max_checkpoints > kWireMaxCheckpoints)
+    {
+        SetErr(err, errlen, "fabric: checkpoints_max %u is above the limit of %u",
+               cfg.max_checkpoints, kWireMaxCheckpoints);
+        return nullptr;
+    }
+    cfg.owner_pid = getpid();
+    int sv[2], pp[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    {
+        SetErr(err, errlen, "fabric: socketpair for the worker: %s", strerror(errno));
+        return nullptr;
+    }
+    if (pipe2(pp, O_CLOEXEC) != 0)
+    {
+        SetErr(err, errlen, "fabric: pipe for the worker: %s", strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
+        return nullptr;
+    }
+    fflush(nullptr);
+    const pid_t hub = fork();
+    if (hub < 0)
+    {
+        SetErr(err, errlen, "fabric: fork of the worker process failed: %s", strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
+        close(pp[0]);
+        close(pp[1]);
+        return nullptr;
+    }
+    if (hub == 0)
+    {
+        close(sv[0]);
+        close(pp[1]);
+        WorkerHubMain(sc, cfg, sv[1], pp[0]);
+    }
+    close(sv[1]);
+    close(pp[0]);
+    auto* p = new WorkerProxy;
+    p->hub = hub;
+    p->cmd = sv[0];
+    p->ctrl = pp[1];
+    p->ngpus = sc->servers.count * sc->servers.gpus_per_server;
+    auto* f = new hs_fabric;
+    f->remote = p;
+    // The worker's first message says whether it built the model.
+    ssize_t n;
+    do
+        n = recv(p->cmd, &p->rep, sizeof p->rep, 0);
+    while (n < 0 && errno == EINTR);
+    if (n != static_cast<ssize_t>(sizeof p->rep) || p->rep.rc < 0)
+    {
+        if (n == static_cast<ssize_t>(sizeof p->rep))
+            SetErr(err, errlen, "%s", p->rep.err);
+        else
+            SetErr(err, errlen, "fabric: the worker process died while starting");
+        ProxyDestroy(f);
+        return nullptr;
+    }
+    NoteCheckpoints(*p);
+    return f;
+}
+
+namespace {
+
+// Resumes the newest checkpoint at or before start, replays the flows handed
+// over after it and withdraws the completions it reported from then on.
+int
+Rollback(WorkerProxy& p, uint64_t id, uint64_t start, char* err, size_t errlen)
+{
+    const WireCheckpoint* ck = nullptr;
+    for (uint32_t i = 0; i < p.rep.nckpt; i++)
+        if (p.rep.ckpt[i].time_ps <= start)
+            ck = &p.rep.ckpt[i];
+    if (ck == nullptr)
+    {
+        SetErr(err, errlen,
+               "fabric: flow %" PRIu64 ": start %" PRIu64
+               " ps is before the oldest checkpoint (%" PRIu64 " ps): cannot roll back",
+               id, start, p.rep.nckpt > 0 ? p.rep.ckpt[0].time_ps : p.rep.now_ps);
+        return -1;
+    }
+    const WireCheckpoint target = *ck;
+    WireReq rq;
+    rq.op = kOpRollback;
+    rq.a[0] = target.id;
+    rq.a[1] = p.max_ckpt_id + 1;
+    if (!p.Call(rq, err, errlen))
+        return -1;
+    while (!p.reported.empty() && p.reported.back().finish_ps >= target.time_ps)
+    {
+        p.revisions.push_front(p.reported.back());
+        p.reported.pop_back();
+    }
+    p.generation++;
+    for (size_t i = target.nflows; i < p.log.size(); i++)
+    {
+        const WorkerProxy::LoggedFlow& lf = p.log[i];
+        rq = WireReq{};
+        rq.op = kOpAdd;
+        rq.a[0] = lf.id;
+        rq.a[1] = lf.src;
+        rq.a[2] = lf.dst;
+        rq.a[3] = lf.bytes;
+        rq.a[4] = lf.start;
+        if (!p.Call(rq, err, errlen))
+        {
+            snprintf(p.dead, sizeof p.dead, "fabric: replaying flow %" PRIu64 " after a rollback failed",
+                     lf.id);
+            return -1;
+        }
+        p.replayed++;
+    }
+    return 0;
+}
+
+} // namespace
+
+int
+ProxyAddFlow(hs_fabric* f, uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes,
+             uint64_t start, char* err, size_t errlen)
+{
+    WorkerProxy& p = *f->remote;
+    // Checked here too, so a bad late flow fails before anything is rolled back.
+    if (src >= p.ngpus || dst >= p.ngpus || src == dst || bytes == 0 || p.ids.count(id) != 0)
+    {
+        SetErr(err, errlen, "fabric: flow %" PRIu64 ": %s", id,
+               p.ids.count(id) != 0 ? "duplicate flow id"
+               : bytes == 0         ? "zero bytes"
+                                    : "bad source or destination GPU");
+        return -1;
+    }
+    if (start < p.safe_ps)
+    {
+        SetErr(err, errlen,
+               "fabric: flow %" PRIu64 ": start %" PRIu64 " ps is before the safe time %" PRIu64
+               " ps",
+               id, start, p.safe_ps);
+        return -1;
+    }
+    if (start < p.rep.now_ps && Rollback(p, id, start, err, errlen) != 0)
+        return -1;
+    WireReq rq;
+    rq.op = kOpAdd;
+    rq.a[0] = id;
+    rq.a[1] = src;
+    rq.a[2] = dst;
+    rq.a[3] = bytes;
+    rq.a[4] = start;
+    if (!p.Call(rq, err, errlen))
+        return -1;
+    p.log.push_back({id, src, dst, bytes, start});
+    p.ids.insert(id);
+    return 0;
+}
+
+int
+ProxyNextCompletion(hs_fabric* f, uint64_t limit_ps, hs_flow_done* done)
+{
+    WorkerProxy& p = *f->remote;
+    WireReq rq;
+    rq.op = kOpNext;
+    rq.a[0] = limit_ps;
+    char err[256];
+    if (!p.Call(rq, err, sizeof err))
+    {
+        fprintf(stderr, "%s\n", err);
+        return 0;
+    }
+    if (p.rep.rc != 1)
+        return 0;
+    p.reported.push_back(p.rep.done);
+    if (done != nullptr)
+        *done = p.rep.done;
+    return 1;
+}
+
+uint64_t
+ProxyNow(const hs_fabric* f)
+{
+    return f->remote->rep.now_ps;
+}
+
+void
+ProxyStats(const hs_fabric* f, hs_fabric_stats* out)
+{
+    *out = f->remote->rep.stats;
+}
+
+size_t
+ProxyLinkCount(const hs_fabric* f)
+{
+    return f->remote->rep.link_count;
+}
+
+int
+ProxyLinkStats(const hs_fabric* f, size_t i, hs_fabric_link_stats* out)
+{
+    WorkerProxy& p = *f->remote;
+    WireReq rq;
+    rq.op = kOpLinkStats;
+    rq.a[0] = i;
+    char err[256];
+    if (!p.Call(rq, err, sizeof err))
+        return -1;
+    *out = p.rep.link;
+    return 0;
+}
+
+void
+ProxyDestroy(hs_fabric* f)
+{
+    WorkerProxy* p = f->remote;
+    // Closing both channels ends the worker (end of file) and makes the hub kill
+    // and reap every checkpoint before it exits.
+    close(p->cmd);
+    close(p->ctrl);
+    while (waitpid(p->hub, nullptr, 0) < 0 && errno == EINTR)
+    {
+    }
+    delete p;
+    f->remote = nullptr;
+    delete f;
+}
+
+} // namespace hysim_fab
+
+using namespace hysim_fab;
+
+extern "C" {
+
+hs_fabric*
+hs_fabric_create_opts(const hs_scenario* sc, const hs_fabric_options* opts, char* err,
+                      size_t errlen)
+{
+    if (sc == nullptr)
+    {
+        SetErr(err, errlen, "fabric: no scenario");
+        return nullptr;
+    }
+    if (opts != nullptr && opts->worker)
+        return ProxyCreate(sc, opts, err, errlen);
+    g_force_local = true;
+    hs_fabric* f = hs_fabric_create(sc, err, errlen);
+    g_force_local = false;
+    return f;
+}
+
+int
+hs_fabric_set_safe_time(hs_fabric* f, uint64_t safe_ps, char* err, size_t errlen)
+{
+    if (f == nullptr || f->remote == nullptr)
+        return 0;
+    WorkerProxy& p = *f->remote;
+    if (safe_ps <= p.safe_ps)
+        return 0;
+    p.safe_ps = safe_ps;
+    WireReq rq;
+    rq.op = kOpSafe;
+    rq.a[0] = safe_ps;
+    return p.Call(rq, err, errlen) ? 0 : -1;
+}
+
+int
+hs_fabric_next_revision(hs_fabric* f, hs_flow_done* withdrawn)
+{
+    if (f == nullptr || f->remote == nullptr || f->remote->revisions.empty())
+        return 0;
+    if (withdrawn != nullptr)
+        *withdrawn = f->remote->revisions.front();
+    f->remote->revisions.pop_front();
+    return 1;
+}
+
+uint64_t
+hs_fabric_generation(const hs_fabric* f)
+{
+    return f == nullptr || f->remote == nullptr ? 0 : f->remote->generation;
+}
+
+void
+hs_fabric_get_checkpoint_stats(const hs_fabric* f, hs_fabric_checkpoint_stats* out)
+{
+    if (out == nullptr)
+        return;
+    memset(out, 0, sizeof *out);
+    if (f == nullptr || f->remote == nullptr)
+        return;
+    const WorkerProxy& p = *f->remote;
+    out->taken = p.max_ckpt_id;
+    out->live = p.rep.nckpt;
+    out->oldest_ps = p.rep.nckpt > 0 ? p.rep.ckpt[0].time_ps : 0;
+    out->rollbacks = p.generation;
+    out->replayed_flows = p.replayed;
+    out->worker_pid = static_cast<uint64_t>(p.rep.pid);
+}
+
+} // extern "C"

@@ -1,0 +1,81 @@
+// hysim fabric: the messages between the owner of a worker-mode hs_fabric
+// (fabric_proxy.cc) and its worker process (fabric_worker.cc). One request,
+// one reply, over a SOCK_SEQPACKET socketpair: a message is never split or
+// merged, so a process that reads one request reads nothing of the next.
+#ifndef HYSIM_NS3GLUE_FABRIC_WIRE_H
+#define HYSIM_NS3GLUE_FABRIC_WIRE_H
+
+#include "hysim/fabric.h"
+
+#include <cstdint>
+#include <sys/types.h>
+
+namespace hysim_fab {
+
+constexpr uint32_t kWireMaxCheckpoints = 64; // bound on hs_fabric_options.checkpoints_max
+
+enum WireOp : uint32_t
+{
+    kOpAdd = 1,       // a[0..4] = id, src, dst, bytes, start_ps
+    kOpNext = 2,      // a[0] = limit_ps
+    kOpLinkStats = 3, // a[0] = link index
+    kOpSafe = 4,      // a[0] = safe time: drop checkpoints no rollback can need
+    kOpRollback = 5,  // a[0] = checkpoint id to resume, a[1] = next checkpoint id to assign
+    kOpQuit = 6,
+};
+
+struct WireReq
+{
+    uint32_t op = 0;
+    uint32_t pad = 0;
+    uint64_t a[5] = {};
+};
+
+struct WireCheckpoint
+{
+    uint64_t id;
+    uint64_t time_ps;
+    uint64_t nflows; // flows handed over when it was taken
+};
+
+// Every reply carries the worker's time, counters and checkpoint table, so the
+// owner answers now/in-flight/stats without a round trip.
+struct WireRep
+{
+    int32_t rc = 0;
+    uint32_t nckpt = 0;
+    uint64_t now_ps = 0;
+    uint64_t link_count = 0;
+    int64_t pid = 0; // the worker that replied
+    hs_flow_done done{};
+    hs_fabric_stats stats{};
+    hs_fabric_link_stats link{};
+    WireCheckpoint ckpt[kWireMaxCheckpoints + 1];
+    char err[256] = "";
+};
+
+// Sent to a parked checkpoint to make it the worker, with the owner's command
+// socket attached (SCM_RIGHTS).
+struct WireResume
+{
+    uint64_t next_id = 0; // first checkpoint id it may assign
+    uint32_t nlive = 0;   // checkpoints older than it that still exist
+    uint32_t pad = 0;
+    uint64_t live[kWireMaxCheckpoints] = {};
+};
+
+// The worker-mode settings the owner hands to the worker at creation.
+struct WireConfig
+{
+    uint64_t interval_ps;
+    uint32_t max_checkpoints;
+    int64_t owner_pid;
+};
+
+// fabric_worker.cc: runs in the freshly forked hub process; never returns.
+[[noreturn]] void WorkerHubMain(const hs_scenario* sc, const WireConfig& cfg, int cmd_fd,
+                                int ctrl_fd);
+
+} // namespace hysim_fab
+
+#endif

@@ -1,0 +1,122 @@
+/*
+ * The profile database loader (bridge/profile_db.h): a valid file is found by
+ * its full key and only by it; malformed files are refused with the line and
+ * the reason.
+ * usage: profile_db_test TMPDIR
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "profile_db.h"
+
+static int fails;
+static char dir[512];
+
+#define CHECK(cond)                                                   \
+    do {                                                              \
+        if (!(cond)) {                                                \
+            printf("FAIL line %d: %s\n", __LINE__, #cond);            \
+            fails++;                                                  \
+        }                                                             \
+    } while (0)
+
+static const char *write_file(const char *name, const char *text)
+{
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f)) {
+        perror(path);
+        exit(1);
+    }
+    return path;
+}
+
+/* Loading `text` fails with an error containing `want`. */
+static void refused(const char *name, const char *text, const char *want)
+{
+    char err[512] = "";
+    hs_profile_db *db = hs_profile_db_load(write_file(name, text), err, sizeof err);
+    CHECK(db == NULL);
+    hs_profile_db_free(db);
+    if (!strstr(err, want)) {
+        printf("FAIL %s: error \"%s\" does not contain \"%s\"\n", name, err, want);
+        fails++;
+    }
+}
+
+static void test_lookup(void)
+{
+    const char *text = "# hysim-profile 1\n"
+                       "# gpu,kernel,grid_x,grid_y,grid_z,block_x,block_y,block_z,shared_bytes,us\n"
+                       "\n"
+                       "NVIDIA H200,_Z4stepPf,1024,1,1,256,1,1,0,12.5\n"
+                       "NVIDIA H200,_Z4stepPf,2048,1,1,256,1,1,0,24\n"
+                       "NVIDIA H200,_Z4stepPf,1024,1,1,256,1,1,4096,13.25\n"
+                       "NVIDIA H100 80GB HBM3,_Z4stepPf,1024,1,1,256,1,1,0,15\r\n";
+    char err[512] = "";
+    hs_profile_db *db = hs_profile_db_load(write_file("good.csv", text), err, sizeof err);
+    CHECK(db != NULL);
+    if (!db) {
+        printf("  %s\n", err);
+        return;
+    }
+    CHECK(hs_profile_db_size(db) == 4);
+    double us = 0;
+    hs_profile_key k = {"NVIDIA H200", "_Z4stepPf", {1024, 1, 1}, {256, 1, 1}, 0};
+    CHECK(hs_profile_db_lookup(db, &k, &us) && us == 12.5);
+    k.grid[0] = 2048;
+    CHECK(hs_profile_db_lookup(db, &k, &us) && us == 24);
+    k.grid[0] = 1024, k.shared_bytes = 4096;
+    CHECK(hs_profile_db_lookup(db, &k, &us) && us == 13.25);
+    k.shared_bytes = 0, k.gpu = "NVIDIA H100 80GB HBM3";
+    CHECK(hs_profile_db_lookup(db, &k, &us) && us == 15); /* CRLF line ends read */
+    /* any other field differing: not found */
+    k.gpu = "NVIDIA H200", k.block[0] = 128;
+    CHECK(!hs_profile_db_lookup(db, &k, &us));
+    k.block[0] = 256, k.grid[1] = 2;
+    CHECK(!hs_profile_db_lookup(db, &k, &us));
+    k.grid[1] = 1, k.kernel = "_Z4stepPd";
+    CHECK(!hs_profile_db_lookup(db, &k, &us));
+    k.kernel = "_Z4stepPf", k.gpu = "NVIDIA H20";
+    CHECK(!hs_profile_db_lookup(db, &k, &us));
+    CHECK(!hs_profile_db_lookup(NULL, &k, &us));
+    hs_profile_db_free(db);
+}
+
+static void test_refused(void)
+{
+    char err[512] = "";
+    CHECK(hs_profile_db_load("/nonexistent/profiles.csv", err, sizeof err) == NULL);
+    CHECK(strstr(err, "cannot open") != NULL);
+    refused("empty.csv", "", "empty file");
+    refused("magic.csv", "# hysim-profile 2\n", ":1: not a hysim profile database");
+    refused("fields.csv", "# hysim-profile 1\nNVIDIA H200,_Z1kv,1,1,1,32,1,1,0\n", ":2: expected 10 comma-separated");
+    refused("extra.csv", "# hysim-profile 1\nNVIDIA H200,_Z1kv,1,1,1,32,1,1,0,5,6\n", ":2: expected 10");
+    refused("zero_grid.csv", "# hysim-profile 1\n#\nNVIDIA H200,_Z1kv,0,1,1,32,1,1,0,5\n", ":3: grid and block");
+    refused("neg.csv", "# hysim-profile 1\nNVIDIA H200,_Z1kv,1,1,1,-32,1,1,0,5\n", ":2: grid and block");
+    refused("shared.csv", "# hysim-profile 1\nNVIDIA H200,_Z1kv,1,1,1,32,1,1,x,5\n", ":2: shared_bytes");
+    refused("us.csv", "# hysim-profile 1\nNVIDIA H200,_Z1kv,1,1,1,32,1,1,0,0\n", ":2: us must be a positive");
+    refused("nan.csv", "# hysim-profile 1\nNVIDIA H200,_Z1kv,1,1,1,32,1,1,0,nan\n", ":2: us must be");
+    refused("name.csv", "# hysim-profile 1\nNVIDIA H200,,1,1,1,32,1,1,0,1\n", ":2: empty gpu or kernel");
+    refused("dup.csv",
+            "# hysim-profile 1\nNVIDIA H200,_Z1kv,1,1,1,32,1,1,0,5\nNVIDIA H200,_Z1kv,2,1,1,32,1,1,0,5\n"
+            "NVIDIA H200,_Z1kv,1,1,1,32,1,1,0,6\n",
+            ":4: kernel _Z1kv on NVIDIA H200 with this grid, block and shared memory is already on line 2");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s TMPDIR\n", argv[0]);
+        return 2;
+    }
+    snprintf(dir, sizeof dir, "%s", argv[1]);
+    mkdir(dir, 0755);
+    test_lookup();
+    test_refused();
+    printf(fails ? "FAIL\n" : "ok\n");
+    return fails ? 1 : 0;
+}

@@ -83,8 +83,7 @@ static double ps_to_us(uint64_t ps)
     return (double)ps * 1e-6;
 }
 
-/* Writes s as a JSON string body (without quotes). */
-static void put_json_text(FILE *f, const char *s)
+void hs_json_put_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
@@ -109,7 +108,7 @@ static void meta(struct hs_run_stats *r, int pid, uint32_t tid, const char *what
 {
     FILE *f = event_begin(r);
     fprintf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":%u,\"name\":\"%s\",\"args\":{\"name\":\"", pid, tid, what);
-    put_json_text(f, name);
+    hs_json_put_text(f, name);
     fputs("\"}}", f);
 }
 
@@ -234,7 +233,7 @@ static void trace_op(struct hs_run_stats *r, const hs_op *op)
             ps_to_us(op->start_ps), ps_to_us(op->done_ps - op->start_ps));
     switch (op->kind) {
     case HS_OP_KERNEL:
-        put_json_text(f, op->label ? r->labels[op->label] : "kernel");
+        hs_json_put_text(f, op->label ? r->labels[op->label] : "kernel");
         fputs("\",\"cat\":\"kernel\",\"args\":{}}", f);
         break;
     case HS_OP_COPY:
@@ -306,7 +305,7 @@ void hs_stats_wait_answered(hs_daemon *d, const hs_session *s, const char *what,
     FILE *f = event_begin(r);
     fprintf(f, "{\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"ts\":%.6f,\"dur\":%.6f,\"name\":\"wait for ", pid,
             ps_to_us(hs_ns_to_ps(from_ns)), ps_to_us(hs_ns_to_ps(to_ns - from_ns)));
-    put_json_text(f, what);
+    hs_json_put_text(f, what);
     fputs("\",\"cat\":\"host\",\"args\":{}}", f);
 }
 
@@ -321,7 +320,7 @@ static void counter(struct hs_run_stats *r, uint64_t t, const char *what, const 
     *prev = v;
     FILE *f = event_begin(r);
     fprintf(f, "{\"ph\":\"C\",\"pid\":0,\"tid\":0,\"ts\":%.6f,\"name\":\"%s ", ps_to_us(t), what);
-    put_json_text(f, link);
+    hs_json_put_text(f, link);
     fprintf(f, "\",\"args\":{\"%s\":%.3f}}", key, v);
 }
 

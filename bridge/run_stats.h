@@ -9,6 +9,7 @@
 #ifndef HYSIM_BRIDGE_RUN_STATS_H
 #define HYSIM_BRIDGE_RUN_STATS_H
 
+#include <stdio.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,5 +78,8 @@ void hs_stats_flow_done(hs_daemon *d, uint64_t t_ps);
 /* From the poll loop: the progress line, when it is due. */
 void hs_stats_tick(hs_daemon *d);
 void hs_stats_free(hs_daemon *d);
+
+/* Writes s as the body of a JSON string (escaped, without the quotes). */
+void hs_json_put_text(FILE *f, const char *s);
 
 #endif

@@ -734,23 +734,6 @@ cudaError_t hs_client_device_reset(void) {
 
 /* ---- memory ---- */
 
-cudaError_t hs_client_malloc(size_t size, void **ptr) {
-    if (!ptr)
-        return cudaErrorInvalidValue;
-    cudaError_t e = hs_client_start();
-    if (e != cudaSuccess)
-        return e;
-    if (size == 0) {
-        *ptr = NULL;
-        return cudaSuccess;
-    }
-    LOCK();
-    void *p = hs_devmem_alloc(t_device, size);
-    UNLOCK();
-    *ptr = p;
-    return p ? cudaSuccess : cudaErrorMemoryAllocation;
-}
-
 cudaError_t hs_client_malloc_on(int device, size_t size, void **ptr) {
     if (!ptr)
         return cudaErrorInvalidValue;
@@ -769,6 +752,8 @@ cudaError_t hs_client_malloc_on(int device, size_t size, void **ptr) {
     *ptr = p;
     return p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
+
+cudaError_t hs_client_malloc(size_t size, void **ptr) { return hs_client_malloc_on(t_device, size, ptr); }
 
 /* No Wait: hysimd does not model memory, so stream order changes no timing. */
 cudaError_t hs_client_free_unordered(void *ptr) {

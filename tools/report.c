@@ -191,15 +191,7 @@ void report_print_details(hs_daemon *d, const report_run *run)
 static void json_text(FILE *f, const char *s)
 {
     fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
+    hs_json_put_text(f, s);
     fputc('"', f);
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "collective.h"
+#include "run_stats.h"
 
 typedef struct hs_comm_rank {
     hs_session *s;
@@ -112,6 +113,8 @@ static void coll_free(hs_coll *c)
     free(c->left);
     free(c->order);
     free(c->pos);
+    free(c->parent);
+    free(c->tdone);
     free(c);
 }
 
@@ -155,6 +158,13 @@ static hs_coll *coll_new(hs_daemon *d, hs_comm *c, uint64_t seq, const Hysim__Co
 }
 
 static bool is_p2p(Hysim__CollKind k) { return k == HYSIM__COLL_KIND__SEND || k == HYSIM__COLL_KIND__RECV; }
+
+/* Kinds NCCL's tuner plans (an algorithm and a protocol worth naming). */
+static bool tuned_kind(Hysim__CollKind k)
+{
+    return k == HYSIM__COLL_KIND__ALL_REDUCE || k == HYSIM__COLL_KIND__ALL_GATHER ||
+           k == HYSIM__COLL_KIND__REDUCE_SCATTER || k == HYSIM__COLL_KIND__BROADCAST || k == HYSIM__COLL_KIND__REDUCE;
+}
 
 static bool known_kind(Hysim__CollKind k) { return k >= HYSIM__COLL_KIND__ALL_REDUCE && k <= HYSIM__COLL_KIND__ALL_TO_ALL; }
 
@@ -267,6 +277,13 @@ int hs_coll_attach(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op)
     hs_coll *co = is_p2p(k->kind) ? find_pair(d, who, c, k, &idx) : find_collective(d, who, c, k);
     if (!co)
         return -1;
+    if (op->nparts == 0 && tuned_kind(co->kind)) {
+        /* the trace names what NCCL would run: "AllReduce Tree/LL" */
+        char label[64];
+        snprintf(label, sizeof label, "%s %s/%s", hs_coll_kind_name(co->kind), hs_tuner_algo_name(co->plan.algo),
+                 hs_tuner_proto_name(co->plan.proto));
+        op->label = hs_stats_label(d, label);
+    }
     hs_op_ref(op);
     co->parts[idx] = op;
     co->nparts++;
@@ -407,7 +424,7 @@ size_t hs_coll_describe_unfinished(const hs_daemon *d, char *buf, size_t len)
         at = describe_pairs(c, buf, len, at, &count);
     }
     free(comms);
-    return count;
+    return count + hs_split_describe_unfinished(d, buf, len);
 }
 
 void hs_coll_free(hs_daemon *d)
@@ -435,4 +452,5 @@ void hs_coll_free(hs_daemon *d)
         free(c);
     }
     hs_u64map_free(&d->comms);
+    hs_split_free(d);
 }

@@ -14,6 +14,7 @@ struct hs_p2p_chan;
 
 enum { HS_PART_REACHED = 1, HS_PART_DONE = 2 };    /* hs_coll.pstate bits */
 enum { HS_FLOW_IDLE = 0, HS_FLOW_RUNNING = 1, HS_FLOW_DONE = 2 }; /* hs_coll.fstate */
+#define HS_TREE_ROOT UINT32_MAX /* hs_coll.parent of a tree's root */
 
 /*
  * One collective: every rank's part with one (comm_key, seq), or one Send and
@@ -41,6 +42,8 @@ typedef struct hs_coll {
     uint32_t *left;         /* per rank: AllToAll flows, ring/chain channels not done */
     uint32_t *order;        /* ring: [channels × n] rank at each ring position */
     uint32_t *pos;          /* ring: [channels × n] position of each rank */
+    uint32_t *parent;       /* tree: [channels × n] parent rank, HS_TREE_ROOT at the channel's root */
+    uint8_t *tdone;         /* tree: [channels × n] rank done with the channel */
     uint64_t flows_running;
 } hs_coll;
 

@@ -16,6 +16,19 @@
  *          protocol pipelines them); chunk c crosses hop h once it has crossed
  *          hop h−1 and chunk c−1 has crossed hop h: one chunk per hop at a
  *          time.
+ *   tree   ALL_REDUCE with the Tree plan, as NCCL's double binary tree: in
+ *          each server a chain over its GPUs (rotated by the channel, so each
+ *          channel's head GPU, and so its NIC rail, differs), and the heads
+ *          joined across servers by NCCL's ncclGetDtree (src/graph/trees.cc):
+ *          even channels use tree 0, odd ones tree 1, the mirrored (or, with an
+ *          odd number of servers, shifted) tree, whose leaves are tree 0's
+ *          inner nodes. A channel's share moves in at most HS_TREE_MAX_CHUNKS
+ *          chunks, reduced up then broadcast down: chunk c goes up from rank r
+ *          once r has received chunk c from all its children, and down to r
+ *          once its parent has the result (the root: once all its children
+ *          sent it up); chunk c waits for chunk c−1 on the same hop. Up and
+ *          down flows of different chunks overlap (the pipeline). Hops between
+ *          servers pay the plan's NET latency, the others its NVLink one.
  *   pairs  ALL_TO_ALL: all n(n−1) flows of `bytes` at once, each starting
  *          when both its ranks have reached the collective (one channel).
  *   p2p    a Send and its Recv: one flow, once both have been reached.
@@ -25,10 +38,12 @@
  * per-hop latency.
  *
  * Flow grid per channel (rows × cols): ring (step, position), chain (chunk,
- * hop), pairs (sender, receiver), p2p 1 × 1. A flow's `step` is
+ * hop), tree (chunk, r: r's flow up / n + r: down to r), pairs (sender,
+ * receiver), p2p 1 × 1. A flow's `step` is
  * channel × rows + row.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "collective.h"
 
@@ -40,6 +55,15 @@
  * one is in flight per hop, which costs one link latency per chunk.
  */
 #define HS_CHAIN_CHUNK_BYTES (512ull << 10)
+
+/*
+ * Tree chunks per channel: enough for the pipeline to hide all but about one
+ * chunk per hop, few enough to bound the flows (channels × chunks × 2n).
+ * NCCL's own chunks are smaller (a 512 KiB Simple step); a chunk here is
+ * at least HS_TREE_MIN_CHUNK_BYTES.
+ */
+#define HS_TREE_MAX_CHUNKS 16
+#define HS_TREE_MIN_CHUNK_BYTES (64ull << 10)
 
 static uint8_t *fs(hs_coll *co, uint32_t ch, uint32_t row, uint32_t col)
 {
@@ -89,6 +113,72 @@ static void ring_orders(hs_coll *co, const uint32_t *server)
     }
 }
 
+/* ncclGetBtree's parent of `rank` of n (NCCL src/graph/trees.cc); −1 at the root, rank 0. */
+static int btree_parent(int n, int rank)
+{
+    if (rank == 0)
+        return -1;
+    int bit = 1;
+    while (bit < n && !(bit & rank))
+        bit <<= 1;
+    int up = (rank ^ bit) | (bit << 1);
+    return up < n ? up : rank ^ bit;
+}
+
+/* ncclGetDtree: tree 1 is tree 0 mirrored (n even) or shifted by one (n odd). */
+static int dtree_parent(int n, int tree, int rank)
+{
+    if (tree == 0)
+        return btree_parent(n, rank);
+    if (n % 2) {
+        int u = btree_parent(n, (rank - 1 + n) % n);
+        return u < 0 ? -1 : (u + 1) % n;
+    }
+    int u = btree_parent(n, n - 1 - rank);
+    return u < 0 ? -1 : n - 1 - u;
+}
+
+/*
+ * Each channel's tree as parent links: servers numbered in order of their
+ * first rank, each server's ranks (in rank order) a chain rotated by the
+ * channel whose first rank, the head, joins the inter-server tree.
+ */
+static void tree_build(hs_coll *co, const uint32_t *server)
+{
+    uint32_t n = co->n, nch = co->plan.channels, nodes = 0;
+    uint32_t *node = hs_xcalloc(n, sizeof(*node)), *count = hs_xcalloc(n, sizeof(*count));
+    uint32_t *start = hs_xcalloc(n + 1, sizeof(*start)), *members = hs_xcalloc(n, sizeof(*members));
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t v = 0;
+        while (v < r && server[v] != server[r])
+            v++;
+        node[r] = v < r ? node[v] : nodes++;
+        count[node[r]]++;
+    }
+    for (uint32_t v = 0; v < nodes; v++)
+        start[v + 1] = start[v] + count[v];
+    memset(count, 0, n * sizeof(*count));
+    for (uint32_t r = 0; r < n; r++)
+        members[start[node[r]] + count[node[r]]++] = r;
+    co->parent = hs_xcalloc((size_t)nch * n, sizeof(*co->parent));
+    co->tdone = hs_xcalloc((size_t)nch * n, 1);
+    for (uint32_t ch = 0; ch < nch; ch++) {
+        uint32_t *par = &co->parent[(size_t)ch * n];
+        for (uint32_t v = 0; v < nodes; v++) {
+            const uint32_t *m = &members[start[v]];
+            uint32_t len = count[v];
+            for (uint32_t i = 1; i < len; i++)
+                par[m[(i + ch) % len]] = m[(i - 1 + ch) % len];
+            int pv = dtree_parent((int)nodes, (int)(ch % 2), (int)v);
+            par[m[ch % len]] = pv < 0 ? HS_TREE_ROOT : members[start[pv] + ch % count[pv]];
+        }
+    }
+    free(node);
+    free(count);
+    free(start);
+    free(members);
+}
+
 int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t env_algo, uint32_t env_proto)
 {
     uint32_t n = co->n, nnodes = 1;
@@ -103,7 +193,14 @@ int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t en
     if (n < 2 || co->bytes == 0)
         return 0; /* nothing moves */
     uint32_t nch = co->plan.channels;
-    if (is_ring(co->kind)) {
+    if (co->plan.algo == HS_NCCL_ALGO_TREE) {
+        co->ch_bytes = ceil_div(co->bytes, nch);
+        uint64_t chunks = ceil_div(co->ch_bytes, HS_TREE_MIN_CHUNK_BYTES);
+        co->rows = (uint32_t)(chunks < HS_TREE_MAX_CHUNKS ? chunks : HS_TREE_MAX_CHUNKS);
+        co->chunk = ceil_div(co->ch_bytes, co->rows);
+        co->cols = 2 * n;
+        tree_build(co, server);
+    } else if (is_ring(co->kind)) {
         co->rows = co->kind == HYSIM__COLL_KIND__ALL_REDUCE ? 2 * (n - 1) : n - 1;
         co->cols = n;
         co->chunk = co->kind == HYSIM__COLL_KIND__ALL_REDUCE ? ceil_div(co->bytes, (uint64_t)n * nch)
@@ -264,6 +361,134 @@ static void chain_flow_done(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t c, 
     }
 }
 
+/* ------------------------------------------------------------- tree */
+
+static uint32_t tree_parent(const hs_coll *co, uint32_t ch, uint32_t r) { return co->parent[(size_t)ch * co->n + r]; }
+
+/* Chunk c of channel ch: its bytes (the last channel and chunk may hold less). */
+static uint64_t tree_len(const hs_coll *co, uint32_t ch, uint32_t c)
+{
+    uint64_t ch_off = (uint64_t)ch * co->ch_bytes, off = ch_off + (uint64_t)c * co->chunk;
+    uint64_t end = hs_min_u64(ch_off + co->ch_bytes, co->bytes);
+    return off < end ? hs_min_u64(co->chunk, end - off) : 0;
+}
+
+/* Every child of r has sent chunk c up (leaves: vacuously). */
+static bool tree_children_up(hs_coll *co, uint32_t ch, uint32_t c, uint32_t r)
+{
+    for (uint32_t x = 0; x < co->n; x++)
+        if (tree_parent(co, ch, x) == r && *fs(co, ch, c, x) != HS_FLOW_DONE)
+            return false;
+    return true;
+}
+
+static bool tree_is_leaf(const hs_coll *co, uint32_t ch, uint32_t r)
+{
+    for (uint32_t x = 0; x < co->n; x++)
+        if (tree_parent(co, ch, x) == r)
+            return false;
+    return true;
+}
+
+/* Starts a flow of chunk c between parts a → b; hops between servers pay the NET latency. */
+static void tree_start(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t c, uint32_t col, uint32_t a, uint32_t b,
+                       uint64_t t, uint64_t delay)
+{
+    uint32_t per = d->sc.servers.gpus_per_server > 0 ? (uint32_t)d->sc.servers.gpus_per_server : 1;
+    if (co->parts[a]->gpu / per != co->parts[b]->gpu / per && co->plan.hop_net_ps > co->plan.hop_ps)
+        delay += co->plan.hop_net_ps - co->plan.hop_ps;
+    start_flow(d, co, ch, c, col, a, b, tree_len(co, ch, c), t, delay);
+}
+
+/* Chunk c up from r to its parent, once r has it from all its children. */
+static void tree_try_up(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t c, uint32_t r, uint64_t t)
+{
+    uint32_t p = tree_parent(co, ch, r);
+    if (p == HS_TREE_ROOT || *fs(co, ch, c, r) != HS_FLOW_IDLE || !hs_coll_part_reached(co, r) ||
+        !hs_coll_part_reached(co, p))
+        return;
+    if ((c > 0 && *fs(co, ch, c - 1, r) != HS_FLOW_DONE) || !tree_children_up(co, ch, c, r))
+        return;
+    bool first = c == 0 && tree_is_leaf(co, ch, r);
+    tree_start(d, co, ch, c, r, r, p, t, first ? co->plan.start_ps : 0);
+}
+
+/* Chunk c down to r, once its parent has the result. */
+static void tree_try_down(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t c, uint32_t r, uint64_t t)
+{
+    uint32_t n = co->n, p = tree_parent(co, ch, r);
+    if (p == HS_TREE_ROOT || *fs(co, ch, c, n + r) != HS_FLOW_IDLE || !hs_coll_part_reached(co, r) ||
+        !hs_coll_part_reached(co, p))
+        return;
+    if (c > 0 && *fs(co, ch, c - 1, n + r) != HS_FLOW_DONE)
+        return;
+    bool have = tree_parent(co, ch, p) == HS_TREE_ROOT ? tree_children_up(co, ch, c, p)
+                                                        : *fs(co, ch, c, n + p) == HS_FLOW_DONE;
+    if (have)
+        tree_start(d, co, ch, c, n + r, p, r, t, 0);
+}
+
+/* Tries chunk c's flows down from r to each of its children. */
+static void tree_try_children_down(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t c, uint32_t r, uint64_t t)
+{
+    for (uint32_t x = 0; x < co->n && !d->failed; x++)
+        if (tree_parent(co, ch, x) == r)
+            tree_try_down(d, co, ch, c, x, t);
+}
+
+static void tree_reached(hs_daemon *d, hs_coll *co, uint32_t r, uint64_t t)
+{
+    /* a later chunk waits for an earlier one on the same hop: only chunk 0 can start now */
+    for (uint32_t ch = 0; ch < co->plan.channels && !d->failed; ch++) {
+        tree_try_up(d, co, ch, 0, r, t);
+        for (uint32_t x = 0; x < co->n && !d->failed; x++)
+            if (tree_parent(co, ch, x) == r)
+                tree_try_up(d, co, ch, 0, x, t);
+        tree_try_down(d, co, ch, 0, r, t);
+        tree_try_children_down(d, co, ch, 0, r, t);
+    }
+}
+
+/* Rank r is done with channel ch once the last chunk has crossed each of its hops both ways. */
+static void tree_check_done(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t r, uint64_t t)
+{
+    uint32_t n = co->n, last = co->rows - 1;
+    uint8_t *done = &co->tdone[(size_t)ch * n + r];
+    if (*done)
+        return;
+    if (tree_parent(co, ch, r) != HS_TREE_ROOT &&
+        (*fs(co, ch, last, r) != HS_FLOW_DONE || *fs(co, ch, last, n + r) != HS_FLOW_DONE))
+        return;
+    for (uint32_t x = 0; x < n; x++)
+        if (tree_parent(co, ch, x) == r && (*fs(co, ch, last, x) != HS_FLOW_DONE || *fs(co, ch, last, n + x) != HS_FLOW_DONE))
+            return;
+    *done = 1;
+    channel_done(d, co, r, t);
+}
+
+static void tree_flow_done(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t c, uint32_t col, uint64_t t)
+{
+    uint32_t n = co->n;
+    bool up = col < n;
+    uint32_t r = up ? col : col - n, p = tree_parent(co, ch, r);
+    if (up) {
+        if (tree_parent(co, ch, p) == HS_TREE_ROOT)
+            tree_try_children_down(d, co, ch, c, p, t); /* the root has the result once all sent it up */
+        else
+            tree_try_up(d, co, ch, c, p, t);
+        if (c + 1 < co->rows && !d->failed)
+            tree_try_up(d, co, ch, c + 1, r, t);
+    } else {
+        tree_try_children_down(d, co, ch, c, r, t);
+        if (c + 1 < co->rows && !d->failed)
+            tree_try_down(d, co, ch, c + 1, r, t);
+    }
+    if (c + 1 == co->rows && !d->failed) {
+        tree_check_done(d, co, ch, r, t);
+        tree_check_done(d, co, ch, p, t);
+    }
+}
+
 /* ------------------------------------------------------------- pairs, p2p */
 
 static void pair_try(hs_daemon *d, hs_coll *co, uint32_t a, uint32_t b, uint64_t t)
@@ -291,7 +516,9 @@ static void p2p_reached(hs_daemon *d, hs_coll *co, uint64_t t)
 
 void hs_algo_reached(hs_daemon *d, hs_coll *co, uint32_t idx, uint64_t t)
 {
-    if (is_ring(co->kind))
+    if (co->plan.algo == HS_NCCL_ALGO_TREE)
+        tree_reached(d, co, idx, t);
+    else if (is_ring(co->kind))
         ring_reached(d, co, idx, t);
     else if (is_chain(co->kind))
         chain_reached(d, co, idx, t);
@@ -306,7 +533,9 @@ void hs_algo_flow_done(hs_daemon *d, hs_coll *co, uint32_t step, uint32_t col, u
     uint32_t ch = step / co->rows, row = step % co->rows;
     *fs(co, ch, row, col) = HS_FLOW_DONE;
     co->flows_running--;
-    if (is_ring(co->kind)) {
+    if (co->plan.algo == HS_NCCL_ALGO_TREE) {
+        tree_flow_done(d, co, ch, row, col, t);
+    } else if (is_ring(co->kind)) {
         ring_flow_done(d, co, ch, row, col, t);
     } else if (is_chain(co->kind)) {
         chain_flow_done(d, co, ch, row, col, t);

@@ -38,8 +38,21 @@
  * table below holds each kind's fitted efficiency and start-up. The start-up
  * is a fit, not a mechanism (NCCL's pipeline filling): below 64 MiB a
  * collective gets the share bytes / 64 MiB of it.
- * Tree (double binary tree) is in NCCL's formula but its flows are not
- * modelled yet: the tuner never picks it and forcing it fails with a message.
+ * Tree (double binary tree, AllReduce only): NCCL 2.28's constants
+ * (src/graph/tuning.cc): baseLat tree {LL 6.8, LL128 14.0, Simple 8.4} µs;
+ * hwLat tree NVLink {0.6, 1.25, 4.0}, NET {5.0, 8.5, 14.0} µs; latency
+ * baseLat + 2 × ((ranks per server − 1) × intra hwLat + log2(servers) × NET
+ * hwLat). Bus bandwidth: Simple min(0.92 × bus, channels × perChMaxTreeBw),
+ * Hopper's 38.7 / 41.4 / 36.0 GB/s for 1 / 2 / more servers; LL bus / 3.8 (at
+ * most llMaxBw); LL128 bus × 120/128 (7/9 on one server, at most channels ×
+ * 36.7 GB/s). Algorithm bandwidth = bus × 0.5 × NCCL's treeCorrectionFactor
+ * for the size (powers of two from 64 B). With these numbers the tuner never
+ * picks Tree on one server (ring's latency and bandwidth are both better), so
+ * the calibrated single-server figures are untouched; across servers Tree wins
+ * small all-reduces (fewer hops) and Ring large ones.
+ * NCCL_ALGO=Tree (or nccl.algo: tree) for a collective other than AllReduce
+ * falls back to Ring with the forced protocol kept, as NCCL ≥ 2.22 does
+ * (NVIDIA/nccl issue #1304): NCCL has no tree for them.
  */
 #include <stdio.h>
 
@@ -50,6 +63,17 @@
 static const double BASE_LAT_US[NPROTO] = {0, 6.6, 14.0, 8.4};
 static const double HW_LAT_NVLINK_US[NPROTO] = {0, 0.6, 1.9, 3.4};
 static const double HW_LAT_NET_US[NPROTO] = {0, 2.7, 4.0, 14.0};
+static const double TREE_BASE_LAT_US[NPROTO] = {0, 6.8, 14.0, 8.4};
+static const double TREE_HW_LAT_NVLINK_US[NPROTO] = {0, 0.6, 1.25, 4.0};
+static const double TREE_HW_LAT_NET_US[NPROTO] = {0, 5.0, 8.5, 14.0};
+/* NCCL's treeCorrectionFactor[proto][log2(bytes / 64)], 64 B .. 128 MiB; 1 above */
+#define TREE_CORRECTION_SIZES 22
+static const double TREE_CORRECTION[NPROTO][TREE_CORRECTION_SIZES] = {
+    {0},
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .5, .6, .6, .7, .7, .8, .9, .9, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .5, .5, .6, .6, .7, .8, .9},
+};
 static const uint32_t THREAD_BYTES[NPROTO] = {0, 512 * 16, 640 * 8, 512 * 64};
 #define SINGLE_SERVER_CHANNELS 24
 
@@ -141,6 +165,43 @@ static double ring_time_us(const hs_scenario *sc, Hysim__CollKind k, enum hs_ncc
     return latency_us(k, p, n, nnodes) + (double)nbytes / (1000.0 * algbw);
 }
 
+static uint32_t log2_floor(uint64_t x)
+{
+    uint32_t l = 0;
+    while (x >>= 1)
+        l++;
+    return l;
+}
+
+/* Tree bus bandwidth in GB/s of proto on `channels` channels (see the file comment). */
+static double tree_bus_gbs(const hs_scenario *sc, enum hs_nccl_proto p, uint32_t nnodes, uint32_t channels)
+{
+    double bw = bus_gbs(sc, HS_NCCL_PROTO_SIMPLE, nnodes);
+    double per_ch_max = nnodes == 1 ? 38.7 : nnodes == 2 ? 41.4 : 36.0;
+    if (p == HS_NCCL_PROTO_LL) {
+        double ll_max = nnodes == 1 ? 141.0 : nnodes == 2 ? 45.0 : 35.0;
+        return bw / 3.8 < ll_max ? bw / 3.8 : ll_max;
+    }
+    if (p == HS_NCCL_PROTO_LL128) {
+        double b = bw * (nnodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), cap = channels * 36.7;
+        return b < cap ? b : cap;
+    }
+    double b = bw * 0.92, cap = channels * per_ch_max;
+    return b < cap ? b : cap;
+}
+
+static double tree_time_us(const hs_scenario *sc, enum hs_nccl_proto p, uint64_t nbytes, uint32_t n,
+                           uint32_t nnodes, uint32_t channels)
+{
+    double lat = TREE_BASE_LAT_US[p] + 2 * ((double)(n / nnodes - 1) * TREE_HW_LAT_NVLINK_US[p] +
+                                            log2_floor(nnodes) * TREE_HW_LAT_NET_US[p]);
+    double algbw = tree_bus_gbs(sc, p, nnodes, channels) * 0.5;
+    uint32_t l = log2_floor(nbytes >> 6);
+    if (nbytes >> 6 && l < TREE_CORRECTION_SIZES)
+        algbw *= TREE_CORRECTION[p][l];
+    return lat + (double)nbytes / (1000.0 * algbw);
+}
+
 static uint32_t channels_for(const hs_scenario *sc, enum hs_nccl_proto p, uint64_t nbytes, uint32_t nnodes)
 {
     uint32_t c = sc->nccl.channels > 0 ? (uint32_t)sc->nccl.channels
@@ -163,33 +224,53 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
         snprintf(err, errlen, "NCCL algorithm %u / protocol %u: unknown", (unsigned)algo, (unsigned)proto);
         return -1;
     }
-    if (algo == HS_NCCL_ALGO_TREE && kind == HYSIM__COLL_KIND__ALL_REDUCE) {
-        snprintf(err, errlen, "NCCL_ALGO=Tree (double binary tree) is not modelled yet; use Ring");
-        return -1;
-    }
-    /* NCCL runs Tree only for AllReduce across servers, p2p and AllToAll outside the tuner */
-    algo = HS_NCCL_ALGO_RING;
+    /* NCCL has a tree for AllReduce only: the others fall back to Ring (see the file comment) */
+    bool tree_ok = kind == HYSIM__COLL_KIND__ALL_REDUCE && nranks > 1;
+    if (!tree_ok)
+        algo = HS_NCCL_ALGO_RING;
     uint64_t nbytes = tuned_bytes(kind, bytes, nranks);
     if (!is_tuned(kind)) {
         proto = HS_NCCL_PROTO_SIMPLE;
-    } else if (proto == HS_NCCL_PROTO_AUTO) {
+    } else if (proto == HS_NCCL_PROTO_AUTO || algo == HS_NCCL_ALGO_AUTO) {
+        /* the least time over the (algorithm, protocol) pairs left open, as NCCL's getAlgoInfo */
         double best = 0;
-        for (int p = HS_NCCL_PROTO_LL; p <= HS_NCCL_PROTO_SIMPLE; p++) {
-            double t = ring_time_us(sc, kind, (enum hs_nccl_proto)p, nbytes, nranks, nnodes);
-            if (proto == HS_NCCL_PROTO_AUTO || t < best) {
-                best = t;
-                proto = (enum hs_nccl_proto)p;
+        enum hs_nccl_algo best_a = HS_NCCL_ALGO_RING;
+        enum hs_nccl_proto best_p = HS_NCCL_PROTO_SIMPLE;
+        bool found = false;
+        for (int a = HS_NCCL_ALGO_RING; a <= HS_NCCL_ALGO_TREE; a++) {
+            if ((algo != HS_NCCL_ALGO_AUTO && a != (int)algo) || (a == HS_NCCL_ALGO_TREE && !tree_ok))
+                continue;
+            for (int p = HS_NCCL_PROTO_LL; p <= HS_NCCL_PROTO_SIMPLE; p++) {
+                if (proto != HS_NCCL_PROTO_AUTO && p != (int)proto)
+                    continue;
+                enum hs_nccl_proto pp = (enum hs_nccl_proto)p;
+                double t = a == HS_NCCL_ALGO_TREE
+                               ? tree_time_us(sc, pp, nbytes, nranks, nnodes, channels_for(sc, pp, nbytes, nnodes))
+                               : ring_time_us(sc, kind, pp, nbytes, nranks, nnodes);
+                if (!found || t < best) {
+                    found = true;
+                    best = t;
+                    best_a = (enum hs_nccl_algo)a;
+                    best_p = pp;
+                }
             }
         }
+        algo = best_a;
+        proto = best_p;
     }
+    if (algo == HS_NCCL_ALGO_AUTO)
+        algo = HS_NCCL_ALGO_RING; /* kinds outside the tuner */
     out->algo = algo;
     out->proto = proto;
     out->channels = is_tuned(kind) ? channels_for(sc, proto, nbytes, nnodes) : 1;
+    if (algo == HS_NCCL_ALGO_TREE && out->channels < 2)
+        out->channels = 2; /* NCCL always runs both trees of the double binary tree */
     out->wire_factor = proto == HS_NCCL_PROTO_LL ? 2.0 : proto == HS_NCCL_PROTO_LL128 ? 128.0 / 120.0 : 1.0;
-    out->start_ps = out->hop_ps = 0;
+    out->start_ps = out->hop_ps = out->hop_net_ps = 0;
     if (!sc->nccl.calibrated)
         return 0; /* the bare link model: payload × protocol factor at the link's rate */
-    double start_us = BASE_LAT_US[proto]; /* Send/Recv and AllToAll: Simple's */
+    bool tree = algo == HS_NCCL_ALGO_TREE;
+    double start_us = (tree ? TREE_BASE_LAT_US : BASE_LAT_US)[proto]; /* Send/Recv and AllToAll: Simple's */
     if (nnodes == 1) {
         calib cb = calibration(kind);
         out->wire_factor /= cb.efficiency;
@@ -199,6 +280,12 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
         start_us += cb.startup_us * (share < 1 ? share : 1);
     }
     out->start_ps = (uint64_t)(start_us * 1e6);
+    if (tree) {
+        out->hop_ps = (uint64_t)(TREE_HW_LAT_NVLINK_US[proto] * 1e6);
+        out->hop_net_ps = (uint64_t)(TREE_HW_LAT_NET_US[proto] * 1e6);
+        return 0;
+    }
     out->hop_ps = (uint64_t)((nnodes > 1 ? HW_LAT_NET_US[proto] : HW_LAT_NVLINK_US[proto]) * 1e6);
+    out->hop_net_ps = out->hop_ps;
     return 0;
 }

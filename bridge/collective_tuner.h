@@ -20,13 +20,15 @@ typedef struct hs_nccl_plan {
     double wire_factor;       /* bytes on the wire per byte of payload (protocol, kernel efficiency) */
     uint64_t start_ps;        /* once per collective: NCCL's base latency plus the calibrated start-up */
     uint64_t hop_ps;          /* per ring step / chain hop: the protocol's per-hop latency */
+    uint64_t hop_net_ps;      /* tree: per hop between servers (hop_ps: within one) */
 } hs_nccl_plan;
 
 /*
  * The plan for `kind` moving `bytes` (the Collective's size) over `nranks`
  * ranks on `nnodes` servers. env_algo/env_proto: what NCCL_ALGO/NCCL_PROTO
- * said (0 = unset); the scenario's nccl: keys win over them.
- * Returns 0, or −1 with err set when the forced choice is not modelled.
+ * said (0 = unset); the scenario's nccl: keys win over them. Tree is
+ * AllReduce's only: forced for another kind, it falls back to Ring.
+ * Returns 0, or −1 with err set when a choice is unknown.
  */
 int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, uint32_t nranks,
                   uint32_t nnodes, uint32_t env_algo, uint32_t env_proto, hs_nccl_plan *out, char *err,

@@ -13,6 +13,8 @@
  *   stall.c       the stall watchdog: wall time without simulated progress
  *   background.c  other tenants' traffic from the scenario (background.h)
  *   stats_output.c  the files of `hysim run --stats` (stats_output.h)
+ *   speculate.c   run.mode: optimistic: answers by a forked copy of the
+ *                 daemon that simulates ahead; later revisions counted
  *
  * Times: picoseconds of simulated time (`_ps`) inside the daemon; the wire
  * carries host nanoseconds (`_ns`), converted as ns × 1000.
@@ -169,6 +171,18 @@ void hs_coll_flow_done(struct hs_daemon *d, struct hs_coll *c, uint32_t step, ui
 size_t hs_coll_describe_unfinished(const struct hs_daemon *d, char *buf, size_t len);
 void hs_coll_free(struct hs_daemon *d);
 
+/* ----------------------------------------------------------- comm split */
+
+/*
+ * A process's CommSplit (comm_split.c): its ranks' calls are recorded and the
+ * process waits (split_waiting); once every rank of the parent has called,
+ * every calling process is answered.
+ */
+void hs_split_call(struct hs_daemon *d, struct hs_session *s, const Hysim__CommSplit *m);
+/* Appends a description of every unanswered split to buf; returns their number. */
+size_t hs_split_describe_unfinished(const struct hs_daemon *d, char *buf, size_t len);
+void hs_split_free(struct hs_daemon *d);
+
 /* ------------------------------------------------------------ sim clock */
 
 enum hs_flow_owner { HS_FLOW_PEER_COPY = 1, HS_FLOW_COLL = 2 };
@@ -208,6 +222,7 @@ typedef struct hs_wait {
     hs_op *target;      /* STREAM_IDLE: the stream's tail; EVENT_DONE: the last record (ref) */
     uint64_t *timed;
     size_t ntimed;
+    uint64_t spec_mark; /* speculate.c: work issued when a speculation last found no answer (0: never tried) */
 } hs_wait;
 
 /* What a waiting session waits for, in words ("stream 3 of GPU 1 to go idle"). */
@@ -235,6 +250,7 @@ typedef struct hs_session {
     uint64_t last_done_ps;
 
     hs_wait wait;
+    bool split_waiting;     /* its CommSplit is unanswered (comm_split.c); state stays RUNNING */
 } hs_session;
 
 hs_session *hs_session_new(struct hs_daemon *d, int fd);
@@ -292,6 +308,7 @@ struct hs_daemon {
 
     /* collectives */
     hs_u64map comms;        /* comm_key → hs_comm* */
+    hs_u64map splits;       /* (parent comm, split number) → hs_split*, unanswered (comm_split.c) */
 
     /* flows, indexed by id */
     hs_flow *flows;
@@ -316,6 +333,10 @@ struct hs_daemon {
     struct hs_run_stats *stats; /* run_stats.c: per-GPU times, trace, progress (NULL until used) */
     struct hs_background *bg;   /* background.c: other tenants' traffic (NULL: none) */
     struct hs_statsout *stats_out; /* stats_output.c: `hysim run --stats` files (NULL: not asked for) */
+
+    /* speculate.c (run.mode: optimistic) */
+    struct hs_spec *spec;   /* answered speculations awaiting their true answer, fork fault injection */
+    bool spec_child;        /* this process is a speculation: no output, no bound, answers the target only */
 };
 
 typedef struct hs_daemon hs_daemon;
@@ -331,6 +352,27 @@ void hs_daemon_drain_all(hs_daemon *d);
 void hs_daemon_session_lost(hs_daemon *d, hs_session *s, const char *how);
 /* CLOCK_MONOTONIC in milliseconds. */
 int64_t hs_daemon_now_ms(void);
+
+/* ------------------------------------------------------------ speculate */
+
+/*
+ * At hs_daemon_create: reads HYSIM_FAULT_FORK (tests: the Nth fork fails with
+ * EAGAIN) and refuses run.mode: optimistic with the worker-mode fabric.
+ * 0, or -1 with the reason in err.
+ */
+int hs_spec_init(hs_daemon *d, char *err, size_t errlen);
+/*
+ * From hs_clock_advance where exact rules let it go no further: compares the
+ * speculative answers whose true answer is now known, then (optimistic mode)
+ * answers the waits that exact rules cannot answer yet by speculation.
+ * Returns how many sessions it answered (they run again: the bound moved).
+ */
+int hs_spec_step(hs_daemon *d);
+/* In a speculation, from answer(): keeps the target's answer for the parent. */
+void hs_spec_child_answered(hs_daemon *d, const hs_session *s, const Hysim__Reply *r);
+/* fork(), failing with EAGAIN on the Nth call when HYSIM_FAULT_FORK=N. */
+pid_t hs_spec_fork(hs_daemon *d);
+void hs_spec_free(hs_daemon *d);
 
 /* ------------------------------------------------------- stall watchdog */
 

@@ -102,7 +102,8 @@ hs_daemon *hs_daemon_create(const hs_scenario *sc, const char *endpoint, char *e
     d->total_gpus = (uint32_t)hs_scenario_gpu_count(sc);
     d->listen_fd = -1;
     snprintf(d->endpoint, sizeof(d->endpoint), "%s", endpoint);
-    if (parse_epoch(&d->epoch_ns, err, errlen) < 0 || read_token(d, err, errlen) < 0)
+    if (parse_epoch(&d->epoch_ns, err, errlen) < 0 || read_token(d, err, errlen) < 0 ||
+        hs_spec_init(d, err, errlen) < 0)
         goto fail;
     d->fabric = hs_fabric_create(sc, err, errlen);
     if (!d->fabric)
@@ -135,6 +136,7 @@ void hs_daemon_destroy(hs_daemon *d)
     for (size_t i = 0; i < d->nsessions; i++)
         hs_session_free(d->sessions[i]);
     free(d->sessions);
+    hs_spec_free(d); /* before the timeline: its records hold ops */
     hs_stats_free(d);
     hs_statsout_free(d);
     hs_bg_free(d->bg);

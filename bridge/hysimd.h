@@ -2,7 +2,7 @@
  * hysimd: the simulation daemon. It accepts one session per application
  * process, keeps every simulated GPU's streams as an event DAG, expands NCCL
  * collectives into flows for the fabric, and answers blocking calls in exact
- * mode (DESIGN.md, "Time"). `hysim run` creates it, starts the program, and
+ * or optimistic mode (DESIGN.md, "Time"; optimistic: speculate.c). `hysim run` creates it, starts the program, and
  * calls hs_daemon_run until the program is done.
  */
 #ifndef HYSIM_BRIDGE_HYSIMD_H
@@ -34,6 +34,13 @@ typedef struct hs_run_summary {
     uint64_t rejected_token;        /* Register with a token other than the run's (HYSIM_TOKEN) */
     uint64_t rejected_unknown;      /* a connection that sent something other than Register first */
     uint64_t rejected_oversize;     /* frames longer than HS_FRAME_MAX (from any session) */
+    /* run.mode: optimistic (DESIGN.md "Time"; bridge/speculate.c). All 0 in exact mode. */
+    uint64_t optimistic_answers;    /* blocking calls answered by speculation, ahead of the safe time */
+    uint64_t answers_revised;       /* ... whose answer the authoritative simulation later changed */
+    uint64_t max_revision_ns;       /* the largest change of a time such an answer carried (ns) */
+    uint64_t speculations;          /* forks to speculate, answered or not */
+    uint64_t speculation_wall_ns;   /* wall time in them: fork, simulating ahead, reading the answer */
+    uint64_t fork_wall_ns;          /* ... of which in fork() itself */
     char error[1024];         /* non-empty: the simulation failed, and why */
 } hs_run_summary;
 

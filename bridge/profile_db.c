@@ -227,3 +227,40 @@ void hs_profile_db_free(hs_profile_db *db)
     if (db)
         free_entries(db);
 }
+
+int hs_profile_db_write_header(FILE *f)
+{
+    return fprintf(f, "%s\n# gpu,kernel,grid_x,grid_y,grid_z,block_x,block_y,block_z,shared_bytes,us\n",
+                   HS_PROFILE_MAGIC) < 0
+               ? -1
+               : 0;
+}
+
+/* The shortest of %.15g, %.16g, %.17g that reads back as the same double (12.5, not 12.500000000000002). */
+static void shortest_double(double v, char *out, size_t len)
+{
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(out, len, "%.*g", digits, v);
+        if (strtod(out, NULL) == v)
+            return;
+    }
+}
+
+/* A name the loader reads back unchanged: not empty, no field or line separator. */
+static bool writable_name(const char *s) { return s && *s && !strpbrk(s, ",\r\n"); }
+
+int hs_profile_db_write_entry(FILE *f, const hs_profile_key *k, double us)
+{
+    if (!writable_name(k->gpu) || !writable_name(k->kernel) || !(us > 0) || us > 1e12 || k->gpu[0] == '#')
+        return -1;
+    for (int i = 0; i < 3; i++)
+        if (!k->grid[i] || !k->block[i])
+            return -1;
+    char num[32];
+    shortest_double(us, num, sizeof num);
+    return fprintf(f, "%s,%s,%u,%u,%u,%u,%u,%u,%llu,%s\n", k->gpu, k->kernel, (unsigned)k->grid[0],
+                   (unsigned)k->grid[1], (unsigned)k->grid[2], (unsigned)k->block[0], (unsigned)k->block[1],
+                   (unsigned)k->block[2], (unsigned long long)k->shared_bytes, num) < 0
+               ? -1
+               : 0;
+}

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef struct hs_profile_db hs_profile_db;
 
@@ -37,6 +38,15 @@ hs_profile_db *hs_profile_db_load(const char *path, char *err, size_t errlen);
 bool hs_profile_db_lookup(const hs_profile_db *db, const hs_profile_key *key, double *us);
 
 size_t hs_profile_db_size(const hs_profile_db *db);
+
+/*
+ * Writing a database (the profile recorder, interpose/profile/): the first
+ * line and the column comment, then one line per entry. -1 when the key
+ * cannot be written in this format (a comma or line break in a name, a zero
+ * dimension) or us is not positive, or on a write error.
+ */
+int hs_profile_db_write_header(FILE *f);
+int hs_profile_db_write_entry(FILE *f, const hs_profile_key *key, double us);
 
 void hs_profile_db_free(hs_profile_db *db);
 

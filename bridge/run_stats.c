@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@ struct hs_run_stats {
     hs_u64map label_of; /* FNV-1a of a name → label */
 
     FILE *trace;
+    char *trace_path; /* rewritten in canonical order at the end */
     bool trace_first;
     bool fabric_named;
     uint64_t period_ps;
@@ -54,7 +56,7 @@ struct hs_run_stats {
     bool by_fabric; /* the fabric's sampler feeds the counters */
     hs_link_prev *links;
     size_t nlinks;
-    hs_u64map host_named; /* session index + 1 → 1 */
+    hs_u64map host_named; /* session index + 1 → its trace pid + 1 */
 
     bool progress;
     int64_t wall_start_ms, progress_ms, progress_interval_ms;
@@ -137,6 +139,8 @@ int hs_daemon_set_options(hs_daemon *d, const hs_run_options *o, char *err, size
             snprintf(err, errlen, "cannot write the trace %s: %m", o->trace_path);
             return -1;
         }
+        free(r->trace_path);
+        r->trace_path = strdup(o->trace_path);
         fputs("{\"schema\":\"hysim-trace/1\",\"displayTimeUnit\":\"ns\",\"traceEvents\":[", r->trace);
         r->trace_first = true;
         if (o->fabric_sampler) {
@@ -247,9 +251,14 @@ static void trace_op(struct hs_run_stats *r, const hs_op *op)
                 op->from_peer ? "from" : "to", op->peer, op->bytes);
         break;
     default: { /* HS_OP_COLLECTIVE: its parts' collectives may be freed by now; op->bytes sums them */
-        const char *kind = op->label ? r->labels[op->label] : "collective";
-        fprintf(f, "%s%s\",\"cat\":\"nccl\",\"args\":{\"kind\":\"%s\",\"bytes\":%" PRIu64 ",\"parts\":%u}}",
-                kind, op->nparts > 1 ? " (group)" : "", kind, op->bytes, op->nparts);
+        /* the label: the kind, then what NCCL would run ("AllReduce Tree/LL", collective.c) */
+        const char *name = op->label ? r->labels[op->label] : "collective";
+        int kind_len = (int)strcspn(name, " ");
+        fprintf(f, "%s%s\",\"cat\":\"nccl\",\"args\":{\"kind\":\"%.*s\",\"bytes\":%" PRIu64 ",\"parts\":%u",
+                name, op->nparts > 1 ? " (group)" : "", kind_len, name, op->bytes, op->nparts);
+        if (name[kind_len])
+            fprintf(f, ",\"algorithm\":\"%s\"", name + kind_len + 1);
+        fputs("}}", f);
         break;
     }
     }
@@ -288,20 +297,46 @@ void hs_stats_peak_memory(hs_daemon *d, uint32_t gpu, uint64_t bytes)
 
 /* ------------------------------------------------------------ host calls */
 
+/* The session's launch index on its server: how many of that server's processes
+ * registered before it (0 for the process hysim started there). */
+static uint32_t launch_index(const hs_daemon *d, const hs_session *s)
+{
+    uint32_t k = 0;
+    for (size_t i = 0; i < d->nsessions; i++) {
+        const hs_session *o = d->sessions[i];
+        k += o && o != s && o->registered && o->server == s->server && o->index < s->index;
+    }
+    return k;
+}
+
+/* The program's file name: the same however the program was named (./prog,
+ * /abs/path/prog, a container's mount), unlike program_invocation_name. */
+static const char *program_base(const hs_session *s)
+{
+    const char *slash = strrchr(s->program, '/');
+    return !s->program[0] ? "process" : slash && slash[1] ? slash + 1 : s->program;
+}
+
+/* A host track per process, named and numbered by server and launch index
+ * (never by pid or connection order, which differ between runs):
+ * pid = after the GPUs, launch index × servers + server. */
 void hs_stats_wait_answered(hs_daemon *d, const hs_session *s, const char *what, uint64_t from_ns, uint64_t to_ns)
 {
     struct hs_run_stats *r = stats_of(d);
     if (!r->trace || to_ns <= from_ns)
         return;
-    int pid = (int)(r->ngpus + 1 + s->index);
-    if (!hs_u64map_get(&r->host_named, s->index + 1)) {
-        hs_u64map_put(&r->host_named, s->index + 1, (void *)1);
+    uintptr_t named = (uintptr_t)hs_u64map_get(&r->host_named, s->index + 1);
+    if (!named) {
+        uint32_t k = launch_index(d, s);
+        named = 1 + r->ngpus + 1 + (uintptr_t)k * (uint32_t)d->sc.servers.count + s->server;
+        hs_u64map_put(&r->host_named, s->index + 1, (void *)named);
         char name[256];
-        snprintf(name, sizeof(name), "host: server %u, %s", s->server, s->program[0] ? s->program : "process");
-        meta(r, pid, 0, "process_name", name);
-        sort_index(r, pid, pid);
-        meta(r, pid, 1, "thread_name", "blocking calls");
+        snprintf(name, sizeof(name), "host: server %u, process %u, %s", s->server, k, program_base(s));
+        meta(r, (int)named - 1, 0, "process_name", name);
+        sort_index(r, (int)named - 1, (int)named - 1);
+        meta(r, (int)named - 1, 1, "thread_name", "blocking calls");
     }
+    int pid = (int)named - 1;
     FILE *f = event_begin(r);
     fprintf(f, "{\"ph\":\"X\",\"pid\":%d,\"tid\":1,\"ts\":%.6f,\"dur\":%.6f,\"name\":\"wait for ", pid,
             ps_to_us(hs_ns_to_ps(from_ns)), ps_to_us(hs_ns_to_ps(to_ns - from_ns)));
@@ -496,6 +531,98 @@ int hs_daemon_link_stats(const hs_daemon *d, size_t i, hs_fabric_link_stats *out
     return hs_fabric_get_link_stats(d->fabric, i, out);
 }
 
+/* ------------------------------------------------------ canonical order */
+
+/* One event line and what orders it: track, metadata first, time, longest first. */
+typedef struct trace_line {
+    char *text;
+    long pid;
+    unsigned long tid;
+    int meta;
+    double ts, dur;
+} trace_line;
+
+static void parse_line(trace_line *l)
+{
+    const char *p = strstr(l->text, "\"pid\":"), *t = strstr(l->text, "\"tid\":");
+    const char *ts = strstr(l->text, "\"ts\":"), *dur = strstr(l->text, "\"dur\":");
+    l->meta = !strncmp(l->text, "{\"ph\":\"M\",", 10);
+    l->pid = p ? strtol(p + 6, NULL, 10) : 0;
+    l->tid = t ? strtoul(t + 6, NULL, 10) : 0;
+    l->ts = ts && !l->meta ? strtod(ts + 5, NULL) : 0;
+    l->dur = dur && !l->meta ? strtod(dur + 6, NULL) : 0;
+}
+
+static int line_cmp(const void *a, const void *b)
+{
+    const trace_line *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->meta != y->meta)
+        return x->meta ? -1 : 1;
+    if (!x->meta && x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->dur != y->dur) /* an enclosing event before what it encloses */
+        return x->dur > y->dur ? -1 : 1;
+    return strcmp(x->text, y->text);
+}
+
+/*
+ * Events are written as the run produces them, and work of different
+ * processes that happens at one simulated time arrives in whatever order the
+ * host ran them: rewritten sorted by track, time and text, the trace is the
+ * same bytes for the same simulation. Returns 0, or -1 (errno set).
+ */
+static int sort_trace(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return 0; /* a pipe or a terminal: it has the events as they came */
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    trace_line *lines = NULL;
+    size_t n = 0, cap = 0, len = 0;
+    char *head = NULL, *buf = NULL;
+    ssize_t got;
+    int rc = 0;
+    while ((got = getline(&buf, &len, f)) > 0) {
+        while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == ','))
+            buf[--got] = 0;
+        if (!head) {
+            head = strdup(buf);
+            continue;
+        }
+        if (buf[0] != '{')
+            continue; /* the closing "]}" and the empty first line */
+        hs_grow((void **)&lines, &cap, n + 1, sizeof(*lines));
+        lines[n].text = strdup(buf);
+        parse_line(&lines[n++]);
+    }
+    free(buf);
+    rc |= ferror(f) ? -1 : 0;
+    fclose(f);
+    if (rc == 0 && n)
+        qsort(lines, n, sizeof(*lines), line_cmp);
+    if (rc == 0 && head && (f = fopen(path, "w"))) {
+        fputs(head, f);
+        for (size_t i = 0; i < n; i++)
+            fprintf(f, "%s\n%s", i ? "," : "", lines[i].text);
+        fputs("\n]}\n", f);
+        rc = ferror(f) ? -1 : 0;
+        rc |= fclose(f) ? -1 : 0;
+    } else {
+        rc = -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(lines[i].text);
+    free(lines);
+    free(head);
+    return rc;
+}
+
 int hs_daemon_finish_trace(hs_daemon *d, char *err, size_t errlen)
 {
     struct hs_run_stats *r = stats_of(d);
@@ -518,7 +645,7 @@ int hs_daemon_finish_trace(hs_daemon *d, char *err, size_t errlen)
     int bad = ferror(r->trace);
     bad |= fclose(r->trace) != 0;
     r->trace = NULL;
-    if (bad) {
+    if (bad || sort_trace(r->trace_path) < 0) {
         snprintf(err, errlen, "writing the trace failed: %m");
         return -1;
     }
@@ -532,6 +659,7 @@ void hs_stats_free(hs_daemon *d)
         return;
     if (r->trace)
         fclose(r->trace);
+    free(r->trace_path);
     for (uint32_t i = 0; i < r->ngpus; i++) {
         free(r->gpus[i].spans);
         hs_u64map_free(&r->gpus[i].stream_tid);

@@ -1,7 +1,8 @@
 /*
  * hysimd sessions: one per connection. Decodes ClientMsg frames and hands
  * them on: Register → Reply{setup}, Batch → timeline, Wait → clock (answered
- * by hs_clock_advance), Bye → closed cleanly. A frame that does not decode or
+ * by hs_clock_advance), CommSplit → comm_split.c (answered once every rank of
+ * the parent has called), Bye → closed cleanly. A frame that does not decode or
  * a protocol violation fails the run with a message naming the process.
  *
  * A connection that has not registered is not known to be part of the
@@ -268,6 +269,10 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
         violation(s, "a message while its Wait is unanswered");
         return;
     }
+    if (s->split_waiting) {
+        violation(s, "a message while its CommSplit is unanswered");
+        return;
+    }
     if (m->msg_case == HYSIM__CLIENT_MSG__MSG_REGISTER) {
         on_register(s, m->register_);
         return;
@@ -282,6 +287,10 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
         break;
     case HYSIM__CLIENT_MSG__MSG_BYE:
         on_bye(s, m->bye);
+        break;
+    case HYSIM__CLIENT_MSG__MSG_COMM_SPLIT:
+        if (host_ok(s, m->comm_split->host_ns, "CommSplit"))
+            hs_split_call(s->d, s, m->comm_split); /* answered once every parent rank has called */
         break;
     default:
         violation(s, "unknown ClientMsg");

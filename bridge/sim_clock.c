@@ -20,6 +20,10 @@
  * into the simulated past, and the answer does not depend on wall-clock
  * arrival order.
  *
+ * In optimistic mode (speculate.c) a Wait exact rules cannot answer yet is
+ * answered by a forked copy of the daemon that simulates ahead; the session
+ * then bounds the safe time at that answer like any running one.
+ *
  * Flow ids count up daemon-wide in the order flows are created, which is the
  * simulated-time event order: deterministic.
  */
@@ -107,6 +111,8 @@ static uint64_t program_flows(const hs_daemon *d)
 static uint64_t running_bound(const hs_daemon *d)
 {
     uint64_t b = HS_TIME_INF;
+    if (d->spec_child)
+        return b; /* a speculation: as if no process will issue more work */
     for (size_t i = 0; i < d->nsessions; i++) {
         const hs_session *s = d->sessions[i];
         if (s->state == HS_SESS_NEW)
@@ -195,6 +201,8 @@ static void answer(hs_daemon *d, hs_session *s, uint64_t n_ns)
     }
     r.n_event_times = w->ntimed;
     r.event_times = etp;
+    if (d->spec_child)
+        hs_spec_child_answered(d, s, &r); /* a speculation keeps its target's answer */
     hs_session_reply(s, &r);
     free(etp);
     free(et);
@@ -269,8 +277,11 @@ void hs_clock_advance(hs_daemon *d)
                                (unsigned long long)hs_fabric_now_ps(d->fabric), (unsigned long long)flim);
             continue; /* a completion, or the fabric reached flim: waits may be answerable */
         }
-        if (next >= hs_min_u64(bound, cap_tl))
+        if (next >= hs_min_u64(bound, cap_tl)) {
+            if (hs_spec_step(d) > 0)
+                continue; /* optimistic answers: those sessions run again */
             break;
+        }
         hs_tl_process_one(d);
         if (++since_drain % HS_DRAIN_EVERY == 0)
             hs_daemon_drain_all(d);

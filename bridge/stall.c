@@ -57,6 +57,9 @@ static void fail_stalled(hs_daemon *d, double waited_s)
             at += (size_t)snprintf(msg + at, sizeof(msg) - at, "\n  %s waits for %s (since host time %llu ns)",
                                    hs_session_name(s, who, sizeof(who)), hs_wait_describe(&s->wait, what, sizeof(what)),
                                    (unsigned long long)s->wait.host_ns);
+        else if (s->state == HS_SESS_RUNNING && s->split_waiting)
+            at += (size_t)snprintf(msg + at, sizeof(msg) - at, "\n  %s waits in ncclCommSplit",
+                                   hs_session_name(s, who, sizeof(who)));
         else if (s->state == HS_SESS_RUNNING)
             at += (size_t)snprintf(msg + at, sizeof(msg) - at,
                                    "\n  %s runs on the host and has sent nothing since host time %llu ns",
@@ -75,7 +78,7 @@ int hs_stall_check(hs_daemon *d, int64_t now_ms)
     uint64_t mark = fingerprint(d);
     bool waiting = false;
     for (size_t i = 0; i < d->nsessions && !waiting; i++)
-        waiting = d->sessions[i]->state == HS_SESS_WAITING;
+        waiting = d->sessions[i]->state == HS_SESS_WAITING || d->sessions[i]->split_waiting;
     if (mark != d->stall_mark || !waiting) {
         /* moving, or nobody blocked in the simulator: the processes compute on the host */
         d->stall_mark = mark;

@@ -111,6 +111,30 @@ static pthread_key_t g_ptds_key;
 #define LOCK() pthread_mutex_lock(&g_lock)
 #define UNLOCK() pthread_mutex_unlock(&g_lock)
 
+/*
+ * Stream capture (CUDA graphs) lives in libcudart.so.13 (cudart_capture.c),
+ * which installs these hooks when a program first captures; until then a
+ * stream op costs one relaxed load more. The hooks are called without the
+ * lock: a graph launch issues its nodes through the calls here.
+ */
+static const hs_capture_hooks *_Atomic g_capture;
+#define CAPTURE_ON() (atomic_load_explicit(&g_capture, memory_order_relaxed) != NULL)
+
+void hs_client_set_capture_hooks(const hs_capture_hooks *hooks) {
+    atomic_store_explicit(&g_capture, hooks, memory_order_release);
+}
+
+/* 1 when a capture took the op, *e being the call's result. */
+static int captured(hs_stream_op *op, cudaError_t *e) {
+    const hs_capture_hooks *h = atomic_load_explicit(&g_capture, memory_order_acquire);
+    return h && h->divert(op, e);
+}
+
+static cudaError_t capture_check(enum hs_capture_check what, cudaStream_t stream) {
+    const hs_capture_hooks *h = atomic_load_explicit(&g_capture, memory_order_acquire);
+    return h ? h->check(what, stream) : cudaSuccess;
+}
+
 static void *xcalloc(size_t n, size_t size) {
     void *p = calloc(n, size);
     if (!p) {
@@ -518,6 +542,8 @@ cudaError_t hs_client_stream_destroy(cudaStream_t stream) {
 
 cudaError_t hs_client_stream_synchronize(cudaStream_t stream) {
     cudaError_t e = hs_client_start();
+    if (e == cudaSuccess && CAPTURE_ON())
+        e = capture_check(HS_CHECK_STREAM_SYNC, stream);
     if (e != cudaSuccess)
         return e;
     int dev;
@@ -532,6 +558,8 @@ cudaError_t hs_client_stream_synchronize(cudaStream_t stream) {
 
 cudaError_t hs_client_stream_query(cudaStream_t stream) {
     cudaError_t e = hs_client_start();
+    if (e == cudaSuccess && CAPTURE_ON())
+        e = capture_check(HS_CHECK_STREAM_SYNC, stream);
     if (e != cudaSuccess)
         return e;
     int dev;
@@ -573,6 +601,11 @@ cudaError_t hs_client_stream_wait_event(cudaStream_t stream, cudaEvent_t event) 
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
+    if (CAPTURE_ON()) {
+        hs_stream_op op = {.kind = HS_SOP_WAIT_EVENT, .stream = stream, .u.event = event};
+        if (captured(&op, &e))
+            return e;
+    }
     int dev;
     uint64_t id;
     LOCK();
@@ -624,6 +657,11 @@ cudaError_t hs_client_event_record(cudaEvent_t event, cudaStream_t stream) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
+    if (CAPTURE_ON()) {
+        hs_stream_op op = {.kind = HS_SOP_EVENT_RECORD, .stream = stream, .u.event = event};
+        if (captured(&op, &e))
+            return e;
+    }
     int dev;
     uint64_t id;
     LOCK();
@@ -712,6 +750,8 @@ cudaError_t hs_client_event_elapsed(float *ms, cudaEvent_t start, cudaEvent_t st
 
 cudaError_t hs_client_device_synchronize(void) {
     cudaError_t e = hs_client_start();
+    if (e == cudaSuccess && CAPTURE_ON())
+        e = capture_check(HS_CHECK_UNSAFE, NULL);
     if (e != cudaSuccess)
         return e;
     LOCK();
@@ -753,7 +793,10 @@ cudaError_t hs_client_malloc_on(int device, size_t size, void **ptr) {
     return p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
-cudaError_t hs_client_malloc(size_t size, void **ptr) { return hs_client_malloc_on(t_device, size, ptr); }
+cudaError_t hs_client_malloc(size_t size, void **ptr) {
+    cudaError_t e = CAPTURE_ON() ? capture_check(HS_CHECK_UNSAFE, NULL) : cudaSuccess;
+    return e == cudaSuccess ? hs_client_malloc_on(t_device, size, ptr) : e;
+}
 
 /* No Wait: hysimd does not model memory, so stream order changes no timing. */
 cudaError_t hs_client_free_unordered(void *ptr) {
@@ -769,6 +812,8 @@ cudaError_t hs_client_free_unordered(void *ptr) {
 /* cudaFree waits for the pointer's device first, as CUDA's does. */
 cudaError_t hs_client_free(void *ptr) {
     cudaError_t e = hs_client_start();
+    if (e == cudaSuccess && ptr && CAPTURE_ON())
+        e = capture_check(HS_CHECK_UNSAFE, NULL);
     if (e != cudaSuccess || !ptr)
         return e;
     int dev = hs_devmem_device_of(ptr);
@@ -870,6 +915,14 @@ cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind,
         if ((sd >= 0) != src_dev || (dd >= 0) != dst_dev)
             return cudaErrorInvalidValue;
     }
+    if (CAPTURE_ON() && synchronous) { /* may be forbidden during a capture */
+        if ((e = capture_check(HS_CHECK_UNSAFE, stream)) != cudaSuccess)
+            return e;
+    } else if (CAPTURE_ON()) {
+        hs_stream_op op = {.kind = HS_SOP_COPY, .stream = stream, .u.copy = {dst, src, count, kind}};
+        if (captured(&op, &e))
+            return e;
+    }
     static const Hysim__CopyKind wire[] = {
         [cudaMemcpyHostToHost] = HYSIM__COPY_KIND__H2H,
         [cudaMemcpyHostToDevice] = HYSIM__COPY_KIND__H2D,
@@ -910,6 +963,11 @@ cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream) {
         return e;
     if (hs_devmem_device_of(ptr) < 0)
         return cudaErrorInvalidValue;
+    if (CAPTURE_ON()) {
+        hs_stream_op op = {.kind = HS_SOP_MEMSET, .stream = stream, .u.memset = {ptr, count}};
+        if (captured(&op, &e))
+            return e;
+    }
     int dev;
     uint64_t id;
     LOCK();
@@ -993,6 +1051,12 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
         grid[2] > 65535 || !threads || block[0] > 1024 || block[1] > 1024 || block[2] > 64 ||
         threads > 1024)
         return cudaErrorInvalidConfiguration;
+    if (CAPTURE_ON()) {
+        hs_stream_op op = {.kind = HS_SOP_KERNEL, .stream = stream,
+                           .u.kernel = {kernel, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared_bytes}};
+        if (captured(&op, &e))
+            return e;
+    }
     int dev;
     uint64_t id;
     LOCK();
@@ -1023,6 +1087,11 @@ cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaStream_t
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
+    if (CAPTURE_ON()) {
+        hs_stream_op op = {.kind = HS_SOP_GEMM, .stream = stream, .u.gemm = {name, *g}};
+        if (captured(&op, &e))
+            return e;
+    }
     int dev;
     uint64_t id;
     LOCK();
@@ -1072,6 +1141,52 @@ cudaError_t hs_client_comm_init(uint64_t comm_key, int rank, int nranks, int dev
     return cudaSuccess;
 }
 
+cudaError_t hs_client_comm_split(uint64_t parent_key, int parent_nranks, uint64_t gen, size_t n,
+                                 const hs_split_call *calls, hs_split_result *out) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    Hysim__SplitCall *sc = xcalloc(n, sizeof *sc);
+    Hysim__SplitCall **ptrs = xcalloc(n, sizeof *ptrs);
+    for (size_t i = 0; i < n; i++) {
+        hysim__split_call__init(&sc[i]);
+        sc[i].rank = (uint32_t)calls[i].rank;
+        sc[i].color = calls[i].color;
+        sc[i].key = calls[i].key;
+        ptrs[i] = &sc[i];
+    }
+    LOCK();
+    flush_locked();
+    Hysim__CommSplit cs = HYSIM__COMM_SPLIT__INIT;
+    cs.host_ns = hs_clock_now();
+    cs.parent_key = parent_key;
+    cs.parent_nranks = (uint32_t)parent_nranks;
+    cs.gen = gen;
+    cs.n_calls = n;
+    cs.calls = ptrs;
+    Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+    m.msg_case = HYSIM__CLIENT_MSG__MSG_COMM_SPLIT;
+    m.comm_split = &cs;
+    send_locked(&m); /* answered once every rank of the parent, in every process, has called */
+    Hysim__Reply *r = read_reply_locked();
+    hs_clock_advance_to(r->now_ns);
+    UNLOCK();
+    free(ptrs);
+    free(sc);
+    if (r->error && r->error[0]) {
+        fprintf(stderr, "hysim: %s\n", r->error);
+        e = cudaErrorUnknown;
+    } else if (r->n_split != n) {
+        fprintf(stderr, "hysim: hysimd answered a split of %zu ranks with %zu results\n", n, r->n_split);
+        e = cudaErrorUnknown;
+    }
+    for (size_t i = 0; e == cudaSuccess && i < n; i++)
+        out[i] = (hs_split_result){r->split[i]->none, r->split[i]->comm_key, (int)r->split[i]->rank,
+                                   (int)r->split[i]->nranks};
+    hysim__reply__free_unpacked(r, NULL);
+    return e;
+}
+
 cudaError_t hs_client_comm_destroy(uint64_t comm_key, int rank, int device) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
@@ -1098,6 +1213,13 @@ cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64
         return e;
     if (!valid_device(device))
         return cudaErrorInvalidDevice;
+    if (CAPTURE_ON()) { /* a capture takes it, or renumbers it after the graph launches' collectives */
+        hs_stream_op op = {.kind = HS_SOP_COLLECTIVE, .stream = stream,
+                           .u.coll = {comm_key, seq, bytes, group, rank, device, root, kind, algo, proto}};
+        if (captured(&op, &e))
+            return e;
+        seq = op.u.coll.seq;
+    }
     int dev;
     uint64_t id;
     LOCK();

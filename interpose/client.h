@@ -165,6 +165,66 @@ HS_API cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device,
                                         enum hs_coll_kind kind, uint64_t bytes, int root,
                                         uint64_t group, uint32_t algo, uint32_t proto,
                                         cudaStream_t stream);
+/* One rank's ncclCommSplit call, and its answer (hysim.proto SplitCall, SplitRank). */
+typedef struct hs_split_call { int rank, color, key; } hs_split_call;
+typedef struct hs_split_result { int none; uint64_t comm_key; int rank, nranks; } hs_split_result;
+/*
+ * The gen-th split of parent_key, for this process's ranks (calls[0..n)):
+ * sends them after the pending ops and blocks until hysimd has every parent
+ * rank's call; out[i] answers calls[i]. Advances the host clock to the answer.
+ */
+HS_API cudaError_t hs_client_comm_split(uint64_t parent_key, int parent_nranks, uint64_t gen, size_t n,
+                                        const hs_split_call *calls, hs_split_result *out);
+
+/* ---- stream capture (CUDA graphs: libcudart.so.13's cudart_graphs.c) ---- */
+
+/* Work for one stream, as the calls above were given it, before it becomes an op. */
+enum hs_stream_op_kind {
+    HS_SOP_KERNEL,
+    HS_SOP_GEMM,
+    HS_SOP_COPY,
+    HS_SOP_MEMSET,
+    HS_SOP_EVENT_RECORD,
+    HS_SOP_WAIT_EVENT,
+    HS_SOP_COLLECTIVE,
+};
+typedef struct hs_stream_op {
+    enum hs_stream_op_kind kind;
+    cudaStream_t stream;
+    union {
+        struct { void *kernel; unsigned grid[3], block[3]; size_t shared; } kernel;
+        struct { const char *name; hs_gemm_call g; } gemm;
+        struct { void *dst; const void *src; size_t count; int kind; } copy;
+        struct { void *ptr; size_t count; } memset;
+        cudaEvent_t event; /* EVENT_RECORD, WAIT_EVENT */
+        struct {
+            uint64_t comm_key, seq, bytes, group;
+            int rank, device, root;
+            enum hs_coll_kind kind;
+            uint32_t algo, proto;
+        } coll;
+    } u;
+} hs_stream_op;
+
+/* Calls that a capture in progress may forbid (cudaErrorStreamCaptureUnsupported). */
+enum hs_capture_check {
+    HS_CHECK_STREAM_SYNC, /* synchronize or query `stream` */
+    HS_CHECK_UNSAFE,      /* a call that may synchronise implicitly: cudaMalloc, cudaFree, cudaMemcpy, device sync */
+};
+
+typedef struct hs_capture_hooks {
+    /*
+     * Called for every stream op before it is issued: 1 when the capture took
+     * it (into a graph, or refused it), with *err what the call returns; 0 to
+     * issue it, possibly with op->u.coll.seq renumbered.
+     */
+    int (*divert)(hs_stream_op *op, cudaError_t *err);
+    /* cudaSuccess, or the error the call returns because of a capture in progress. */
+    cudaError_t (*check)(enum hs_capture_check what, cudaStream_t stream);
+} hs_capture_hooks;
+
+/* Installs the hooks (once, before the first capture begins; they stay). */
+HS_API void hs_client_set_capture_hooks(const hs_capture_hooks *hooks);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 /*
- * Stream queries, host functions on streams, and stream capture as seen by
- * a program that never captures (hysim runs no CUDA graphs yet).
+ * Stream queries and host functions on streams (stream capture is
+ * cudart_capture.c).
  *
  * Host functions (cudaLaunchHostFunc, cudaStreamAddCallback) run on the
  * calling thread once the stream has drained: the call is a stream
@@ -13,8 +13,6 @@
  * on thread scheduling.
  */
 #include "cudart_internal.h"
-
-static __thread enum cudaStreamCaptureMode t_capture_mode = cudaStreamCaptureModeGlobal;
 
 cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority) {
     RT_ENTER();
@@ -71,54 +69,4 @@ cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t call
     if (e == cudaSuccess)
         callback(stream, cudaSuccess, userData);
     return e;
-}
-
-/* ---- capture: never capturing ---- */
-
-cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode) {
-    RT_ENTER();
-    if (!mode || (unsigned)*mode > cudaStreamCaptureModeRelaxed)
-        RT_RETURN(cudaErrorInvalidValue);
-    enum cudaStreamCaptureMode old = t_capture_mode;
-    t_capture_mode = *mode;
-    *mode = old;
-    RT_RETURN(cudaSuccess);
-}
-
-cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus) {
-    RT_ENTER();
-    int dev, prio;
-    unsigned flags;
-    if (!pCaptureStatus)
-        RT_RETURN(cudaErrorInvalidValue);
-    cudaError_t e = hs_client_stream_info(stream, &dev, &flags, &prio);
-    if (e == cudaSuccess)
-        *pCaptureStatus = cudaStreamCaptureStatusNone;
-    RT_RETURN(e);
-}
-
-cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
-                                     unsigned long long *id_out, cudaGraph_t *graph_out,
-                                     const cudaGraphNode_t **dependencies_out,
-                                     const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out) {
-    RT_ENTER();
-    int dev, prio;
-    unsigned flags;
-    if (!captureStatus_out)
-        RT_RETURN(cudaErrorInvalidValue);
-    cudaError_t e = hs_client_stream_info(stream, &dev, &flags, &prio);
-    if (e != cudaSuccess)
-        RT_RETURN(e);
-    *captureStatus_out = cudaStreamCaptureStatusNone;
-    if (id_out)
-        *id_out = 0;
-    if (graph_out)
-        *graph_out = NULL;
-    if (dependencies_out)
-        *dependencies_out = NULL;
-    if (edgeData_out)
-        *edgeData_out = NULL;
-    if (numDependencies_out)
-        *numDependencies_out = 0;
-    RT_RETURN(cudaSuccess);
 }

@@ -322,12 +322,18 @@ ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
  * for it (inside a group a call returns at once, as in NCCL, and its newcomm is
  * set once the last rank has called). The new communicator's key is derived
  * from the parent's, the split's number and the color, as every rank can
- * compute it. A parent with ranks in other processes would need hysimd to
- * gather the colors: not supported yet.
+ * compute it. A parent with ranks in other processes: once all of this
+ * process's ranks of the parent have called, the last of them sends their
+ * calls to hysimd (hs_client_comm_split), which answers once every process's
+ * ranks have called, with each rank's new rank, size and communicator key
+ * (comm_split.c in hysimd); that caller then creates this process's new
+ * communicators. Inside a group the calls before the last return at once, so
+ * one thread driving several ranks does not block itself.
  */
 typedef struct split_member {
     int color, key, dev;
     ncclComm_t *out;
+    int called;
 } split_member;
 
 typedef struct split_meet {
@@ -378,12 +384,42 @@ static ncclResult_t split_resolve(split_meet *sm) {
     return r;
 }
 
+/*
+ * The split across processes: this process's calls go to hysimd, which
+ * answers with every rank's new communicator; called by the last local rank
+ * to arrive, under g_split_lock (released while hysimd gathers the others).
+ */
+static ncclResult_t split_exchange(split_meet *sm) {
+    int n = 0;
+    hs_split_call *calls = calloc((size_t)sm->nranks, sizeof *calls);
+    hs_split_result *res = calloc((size_t)sm->nranks, sizeof *res);
+    if (!calls || !res) {
+        free(calls);
+        free(res);
+        return fail(ncclSystemError, "%s: out of host memory", "ncclCommSplit");
+    }
+    for (int i = 0; i < sm->nranks; i++)
+        if (sm->m[i].called)
+            calls[n++] = (hs_split_call){i, sm->m[i].color, sm->m[i].key};
+    pthread_mutex_unlock(&g_split_lock);
+    ncclResult_t r = from_cuda(hs_client_comm_split(sm->parent, sm->nranks, sm->gen, (size_t)n, calls, res),
+                               "ncclCommSplit");
+    pthread_mutex_lock(&g_split_lock);
+    for (int i = 0; i < n; i++) {
+        const split_member *me = &sm->m[calls[i].rank];
+        *me->out = NULL;
+        if (r == ncclSuccess && !res[i].none)
+            r = join(me->out, res[i].comm_key, res[i].rank, res[i].nranks, me->dev, "ncclCommSplit");
+    }
+    free(calls);
+    free(res);
+    return r;
+}
+
 static ncclResult_t comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm) {
     if (!comm || !newcomm || (color < 0 && color != NCCL_SPLIT_NOCOLOR))
         return fail(ncclInvalidArgument, "%s: NULL comm or newcomm, or a negative color", "ncclCommSplit");
-    if (local_ranks(comm->key) < comm->nranks)
-        return fail(ncclInvalidUsage,
-                    "%s: a communicator with ranks in other processes: hysim: not supported yet", "ncclCommSplit");
+    int nlocal = local_ranks(comm->key); /* this process's ranks of the parent */
     uint64_t gen = comm->splits++;
     *newcomm = NULL;
     pthread_mutex_lock(&g_split_lock);
@@ -402,10 +438,10 @@ static ncclResult_t comm_split(ncclComm_t comm, int color, int key, ncclComm_t *
         *sm = (split_meet){.parent = comm->key, .gen = gen, .nranks = comm->nranks, .m = m, .next = g_splits};
         g_splits = sm;
     }
-    sm->m[comm->rank] = (split_member){color, key, comm->dev, newcomm};
+    sm->m[comm->rank] = (split_member){color, key, comm->dev, newcomm, 1};
     ncclResult_t r = ncclSuccess;
-    if (++sm->arrived == sm->nranks) {
-        r = sm->result = split_resolve(sm);
+    if (++sm->arrived == nlocal) {
+        r = sm->result = nlocal == sm->nranks ? split_resolve(sm) : split_exchange(sm);
         sm->done = 1;
         pthread_cond_broadcast(&g_split_cv);
     } else if (t_group_depth == 0) {

@@ -28,8 +28,9 @@
 // Determinism: every event carries a canonical key (class, flow id, number,
 // port, kind), and CanonicalScheduler orders equal-time events by it, never by
 // insertion order; the numbers in keys (segment, PFC frame, timer) come from
-// the simulated history only, and random choices (ECN, ECMP) from streams
-// seeded by run.seed. Classes at equal time: step-limit < flow start <
+// the simulated history only, random choices (ECN) from streams seeded by
+// run.seed, and ECMP from a hash seeded by it over connections numbered in
+// the order flows start (topology.cc). Classes at equal time: step-limit < flow start <
 // delivery to the destination GPU < everything else. When a step stops at a
 // completion at time t, only starts and deliveries at t have run; a flow added
 // then with start t still starts before every other event at t, exactly as if
@@ -240,6 +241,8 @@ hs_fabric::Handle(FabEvent& ev)
         Simulator::Stop();
         return;
     case kStart: {
+        if (ev.flow->net)
+            OpenConnection(*ev.flow);
         QueueAtRangeHop(ev.flow, 0, ev.flow->nseg); // every path starts on NVLink or PCIe
         return;
     }

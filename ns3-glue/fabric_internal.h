@@ -135,6 +135,8 @@ struct Flow
     bool net = false;
     uint32_t eth_first = 0, eth_last = 0;
     std::vector<uint32_t> rpath; // destination NIC -> source NIC (ACK, NACK, CNP)
+    uint32_t nic_src = 0, nic_dst = 0; // the NICs it leaves and enters by
+    uint16_t udp_src_port = 0;   // RoCEv2: from its QP (ecmp_hash.h); what ECMP hashes
 
     // Sender (go-back-N): segments [0, nic_avail) have reached the source NIC.
     uint64_t nic_avail = 0, snd_nxt = 0, snd_una = 0, max_sent = 0;
@@ -276,9 +278,10 @@ struct hs_fabric
     // topology.cc
     bool Build(const hs_scenario* sc, char* err, size_t errlen);
     void Route(Flow& f) const;
-    void EthPath(uint32_t nic_a, uint32_t nic_b, uint64_t hash, std::vector<uint32_t>& out) const;
+    void OpenConnection(Flow& f); // at its start: UDP source port, ECMP hops, path back
+    void EthPath(uint32_t nic_a, uint32_t nic_b, uint32_t hash, std::vector<uint32_t>& out) const;
     void BuildFatTree(double oversub, uint64_t lat);
-    void FatTreePath(uint32_t nic_a, uint32_t nic_b, uint64_t hash, std::vector<uint32_t>& out) const;
+    void FatTreePath(uint32_t nic_a, uint32_t nic_b, uint32_t hash, std::vector<uint32_t>& out) const;
 
     // ethernet.cc
     bool InitRoce(const hs_scenario* sc); // false: headroom and reserve exceed the buffer
@@ -338,6 +341,9 @@ struct hs_fabric
     bool pfc = false, dcqcn = false;
     double ecn_kmin = 0, ecn_kmax = 0, ecn_pmax = 0; // bytes; kmax 0: no marking
     uint64_t seed = 0;
+    // Connections opened from NIC a to NIC b, at [a * NICs + b] (ecmp_hash.h):
+    // the next flow between them takes the next QP's UDP source port.
+    std::unordered_map<uint64_t, uint32_t> qps_opened;
 
     uint32_t Server(uint32_t g) const { return g / gpus_per_server; }
     uint32_t Rail(uint32_t g) const { return (g % gpus_per_server) % nics_per_server; }

@@ -56,6 +56,8 @@ uint64_t g_nflows = 0;     // flows handed over in this history
 uint64_t g_next_ckpt = 0;  // time of the next checkpoint
 uint64_t g_safe_ps = 0;
 WireRep g_rep;             // static: frames stay small across nested resumes
+uint64_t g_fault_fork = 0; // HYSIM_FAULT_FORK=N (tests): the Nth checkpoint fork fails
+uint64_t g_forks = 0;      // checkpoint forks tried in this history
 
 [[noreturn]] void ServeLoop();
 
@@ -148,10 +150,14 @@ TakeCheckpoint(char* err, size_t errlen)
         return false;
     }
     fflush(nullptr);
-    const pid_t mid = fork();
+    const bool fault = g_fault_fork != 0 && ++g_forks == g_fault_fork;
+    const pid_t mid = fault ? -1 : fork();
+    if (fault)
+        errno = EAGAIN;
     if (mid < 0)
     {
-        snprintf(err, errlen, "fabric worker: fork for a checkpoint failed: %s", strerror(errno));
+        snprintf(err, errlen, "fabric worker: fork for a checkpoint failed: %s%s", strerror(errno),
+                 fault ? " (HYSIM_FAULT_FORK)" : "");
         close(sv[0]);
         close(sv[1]);
         return false;
@@ -385,6 +391,8 @@ WorkerMain(const hs_scenario* sc, int cmd_fd)
     if (getppid() != g_hub)
         _exit(0);
     g_cmd = cmd_fd;
+    if (const char* ff = getenv("HYSIM_FAULT_FORK")) // read once: every later history inherits the count
+        g_fault_fork = strtoull(ff, nullptr, 10);
     g_fab = hs_fabric_create(sc, g_rep.err, sizeof g_rep.err);
     if (g_fab == nullptr)
     {

@@ -24,8 +24,13 @@
 //                       link runs at (NIC Gb/s × NICs of the fullest edge) /
 //                       oversubscription / (k/2). ECMP picks the aggregation
 //                       switch and, across pods, the core.
-//   - ECMP: a flow picks its spine by a hash of (run.seed, flow id), fixed for
-//     the flow (no reordering); its ACK/NACK/CNP path back hashes separately.
+//   - ECMP: each flow is a RoCEv2 connection with its own UDP source port
+//     (0xC000 + the number of flows that started before it between the same
+//     two NICs, as QPs are numbered); every switch hashes the 5-tuple with a
+//     CRC-32 seeded by run.seed (ecmp_hash.h says why that spreads sequential
+//     connections evenly). The path is fixed for the flow (no reordering);
+//     its ACK/NACK/CNP path back hashes the reversed tuple.
+#include "ecmp_hash.h"
 #include "fabric_internal.h"
 
 #include <algorithm>
@@ -336,12 +341,14 @@ hs_fabric::BuildFatTree(double up_gbps, uint64_t lat)
 }
 
 // Up to the lowest common tier and down: ECMP picks the aggregation switch
-// (hash bits 32..) and, between pods, the core (bits 48..).
+// (hash modulo k/2, as a leaf picks a spine) and, between pods, the core
+// (hash bits 16.. modulo k/2: the aggregation tier hashes other bits, as
+// switches of two tiers use different hash outputs against polarisation).
 void
-hs_fabric::FatTreePath(uint32_t nic_a, uint32_t nic_b, uint64_t hash, std::vector<uint32_t>& out) const
+hs_fabric::FatTreePath(uint32_t nic_a, uint32_t nic_b, uint32_t hash, std::vector<uint32_t>& out) const
 {
     const uint32_t h = ft_half, ea = nic_leaf[nic_a], eb = nic_leaf[nic_b];
-    const uint32_t pa = ea / h, pb = eb / h, j = static_cast<uint32_t>((hash >> 32) % h);
+    const uint32_t pa = ea / h, pb = eb / h, j = hash % h;
     out.push_back(eth_up[nic_a]);
     if (ea != eb)
     {
@@ -349,7 +356,7 @@ hs_fabric::FatTreePath(uint32_t nic_a, uint32_t nic_b, uint64_t hash, std::vecto
         uint32_t a = pa * h + j;
         if (pa != pb)
         {
-            const uint32_t m = static_cast<uint32_t>((hash >> 48) % h), c = j * h + m;
+            const uint32_t m = (hash >> 16) % h, c = j * h + m;
             out.push_back(ft_agg_up[a * h + m]);
             out.push_back(ft_core_down[c * 2 * h + pb]);
             a = pb * h + j;
@@ -360,7 +367,7 @@ hs_fabric::FatTreePath(uint32_t nic_a, uint32_t nic_b, uint64_t hash, std::vecto
 }
 
 void
-hs_fabric::EthPath(uint32_t nic_a, uint32_t nic_b, uint64_t hash, std::vector<uint32_t>& out) const
+hs_fabric::EthPath(uint32_t nic_a, uint32_t nic_b, uint32_t hash, std::vector<uint32_t>& out) const
 {
     if (topology == HS_TOPOLOGY_FAT_TREE)
     {
@@ -371,7 +378,7 @@ hs_fabric::EthPath(uint32_t nic_a, uint32_t nic_b, uint64_t hash, std::vector<ui
     const uint32_t la = nic_leaf[nic_a], lb = nic_leaf[nic_b];
     if (la != lb)
     {
-        const uint32_t s = static_cast<uint32_t>((hash >> 32) % nspines); // ECMP: high bits
+        const uint32_t s = hash % nspines; // ECMP: the hash modulo the spines, as switches do
         out.push_back(leaf_up[la * nspines + s]);
         out.push_back(spine_down[s * nleaves + lb]);
     }
@@ -401,15 +408,29 @@ hs_fabric::Route(Flow& f) const
         f.path.push_back(gpu_up[src]);
         f.path.push_back(gpu_down[via]);
     }
-    const uint32_t nic_src = Nic(Server(src), Rail(via));
-    const uint32_t nic_dst = Nic(Server(dst), rail);
-    const uint64_t hash = Mix64(Mix64(seed) ^ Mix64(f.id));
+    f.nic_src = Nic(Server(src), Rail(via));
+    f.nic_dst = Nic(Server(dst), rail);
     f.path.push_back(pcie_up[via]);
     f.net = true;
     f.eth_first = static_cast<uint32_t>(f.path.size());
-    EthPath(nic_src, nic_dst, hash, f.path);
+    // The switch hops ECMP picks are known when the flow starts (OpenConnection);
+    // their number is not: it depends on the tiers between the NICs only.
+    EthPath(f.nic_src, f.nic_dst, 0, f.path);
     f.eth_last = static_cast<uint32_t>(f.path.size() - 1);
     f.path.push_back(pcie_down[dst]);
+}
+
+// At the flow's start, in the canonical order of starts (time, then flow id),
+// so that the connection numbers do not depend on the order flows were added.
+void
+hs_fabric::OpenConnection(Flow& f)
+{
+    f.udp_src_port = RoceSrcPort(qps_opened[uint64_t(f.nic_src) * nic_leaf.size() + f.nic_dst]++);
+    const uint32_t key = EcmpSeed(seed), ip_src = RoceNicIp(f.nic_src), ip_dst = RoceNicIp(f.nic_dst);
+    std::vector<uint32_t> eth;
+    EthPath(f.nic_src, f.nic_dst, EcmpHash(key, ip_src, ip_dst, f.udp_src_port, kRoceUdpPort), eth);
+    std::copy(eth.begin(), eth.end(), f.path.begin() + f.eth_first);
     f.rpath.clear();
-    EthPath(nic_dst, nic_src, Mix64(hash ^ 0x5851f42d4c957f2dull), f.rpath);
+    // The responder answers on the same connection: the reversed tuple.
+    EthPath(f.nic_dst, f.nic_src, EcmpHash(key, ip_dst, ip_src, f.udp_src_port, kRoceUdpPort), f.rpath);
 }

@@ -22,6 +22,8 @@ static void print_help(FILE *out)
             "  run SCENARIO.yaml -- PROGRAM [ARGS]   run PROGRAM on the simulated cluster\n"
             "  validate SCENARIO.yaml...             check scenario files and report every problem\n"
             "  plot RUN_DIR                          PNG figures of a run written by run --out\n"
+            "  profile [--out FILE] -- PROGRAM [ARGS]  on a machine WITH a GPU: record PROGRAM's\n"
+            "                                        kernel durations into a profile database\n"
             "  help [COMMAND]                        this text, or a command's\n"
             "\n"
             "examples:\n"
@@ -48,6 +50,10 @@ static int help_for(const char *command)
     }
     if (!strcmp(command, "plot")) {
         cli_plot_help(stdout);
+        return HS_EXIT_OK;
+    }
+    if (!strcmp(command, "profile")) {
+        cli_profile_help(stdout);
         return HS_EXIT_OK;
     }
     fprintf(stderr, "hysim: unknown command \"%s\" (try hysim --help)\n", command);
@@ -81,6 +87,8 @@ int main(int argc, char **argv)
         return cli_validate(argc - 1, argv + 1);
     if (!strcmp(command, "plot"))
         return cli_plot(argc - 1, argv + 1);
+    if (!strcmp(command, "profile"))
+        return cli_profile(argc - 1, argv + 1);
     fprintf(stderr, "hysim: unknown command \"%s\" (try hysim --help)\n", command);
     return HS_EXIT_USAGE;
 }

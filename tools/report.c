@@ -1,7 +1,10 @@
 /*
  * hysim run's results (report.h): the per-GPU and congestion lines printed
- * after the two-line summary, and the JSON report. Both read the daemon's
- * run statistics (bridge/run_stats.h) once the run is over.
+ * after the two-line summary, the JSON report and the host figures. All read
+ * the daemon's run statistics (bridge/run_stats.h) once the run is over. The
+ * report holds only simulated figures and names that do not depend on where
+ * or how the run happened (no wall time, pids, host names or paths), so the
+ * same scenario, program and seed give the same bytes; host.json has the rest.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,10 +20,11 @@
 void report_options_help(FILE *out)
 {
     fprintf(out,
-            "  --report FILE.json      write the run's report (schema hysim-report/1, tools/REPORT.md)\n"
+            "  --report FILE.json      write the run's report (schema hysim-report/2, tools/REPORT.md)\n"
             "  --trace FILE.json       write a Chrome/Perfetto trace: GPU streams, blocking calls,\n"
             "                          link counters (open it in ui.perfetto.dev or chrome://tracing)\n"
-            "  --out DIR               both, as DIR/report.json and DIR/trace.json (for hysim plot DIR)\n");
+            "  --out DIR               both, as DIR/report.json and DIR/trace.json (for hysim plot DIR),\n"
+            "                          and the run's wall time and speed as DIR/host.json\n");
 }
 
 static const char *option_value(int argc, char **argv, int *i, const char *name)
@@ -59,8 +63,10 @@ int report_parse_option(report_options *o, int argc, char **argv, int *i)
     }
     snprintf(o->out_report, sizeof(o->out_report), "%s/report.json", dir);
     snprintf(o->out_trace, sizeof(o->out_trace), "%s/trace.json", dir);
+    snprintf(o->out_host, sizeof(o->out_host), "%s/host.json", dir);
     o->report_path = o->out_report;
     o->trace_path = o->out_trace;
+    o->host_path = o->out_host;
     return 1;
 }
 
@@ -260,6 +266,22 @@ static void json_links(FILE *f, hs_daemon *d, uint64_t end)
     free(l);
 }
 
+/* The scenario file's name without its folders: the same wherever it is read from. */
+static const char *base_name(const char *path)
+{
+    const char *slash = path ? strrchr(path, '/') : NULL;
+    return slash ? slash + 1 : path ? path : "";
+}
+
+static int close_checked(FILE *f, const char *what, const char *path)
+{
+    int bad = ferror(f);
+    bad |= fclose(f) != 0;
+    if (bad)
+        fprintf(stderr, "hysim: writing the %s %s failed\n", what, path);
+    return bad ? -1 : 0;
+}
+
 int report_write_json(hs_daemon *d, const report_run *run, const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -277,8 +299,8 @@ int report_write_json(hs_daemon *d, const report_run *run, const char *path)
     }
     char description[512];
     hs_scenario_describe(run->sc, description, sizeof description);
-    fputs("{\n  \"schema\": \"hysim-report/1\",\n  \"scenario\": {\"path\": ", f);
-    json_text(f, run->scenario_path);
+    fputs("{\n  \"schema\": \"hysim-report/2\",\n  \"scenario\": {\"file\": ", f);
+    json_text(f, base_name(run->scenario_path));
     fputs(", \"name\": ", f);
     json_text(f, run->sc->name);
     fputs(", \"description\": ", f);
@@ -286,29 +308,45 @@ int report_write_json(hs_daemon *d, const report_run *run, const char *path)
     fprintf(f, "},\n  \"exit_code\": %d,\n  \"error\": ", run->exit_code);
     json_text(f, s->error);
     fprintf(f,
-            ",\n  \"time\": {\"simulated_s\": %.12g, \"simulated_ps\": %llu, \"last_gpu_activity_ps\": %llu, "
-            "\"wall_s\": %.6f, \"slowdown\": %.6g},\n",
-            sim, (unsigned long long)s->sim_end_ps, (unsigned long long)gpu_end, run->wall_s,
-            sim > 0 ? run->wall_s / sim : 0.0);
+            ",\n  \"time\": {\"simulated_s\": %.12g, \"simulated_ps\": %llu, \"last_gpu_activity_ps\": %llu},\n",
+            sim, (unsigned long long)s->sim_end_ps, (unsigned long long)gpu_end);
     fprintf(f,
             "  \"counts\": {\"processes\": %llu, \"kernels\": %llu, \"copies\": %llu, \"collectives\": %llu, "
-            "\"flows\": %llu, \"packet_hops\": %llu, \"events\": %llu},\n",
+            "\"flows\": %llu, \"packet_hops\": %llu},\n",
             (unsigned long long)s->sessions, (unsigned long long)s->kernels, (unsigned long long)s->copies,
             (unsigned long long)s->collectives, (unsigned long long)s->flows,
-            (unsigned long long)s->packet_hops, (unsigned long long)hs_daemon_events(d));
+            (unsigned long long)s->packet_hops);
     fprintf(f,
             "  \"kernels_by_time_source\": {\"profile\": {\"kernels\": %llu, \"time_s\": %.12g}, "
             "\"roofline\": {\"kernels\": %llu, \"time_s\": %.12g}, \"default\": {\"kernels\": %llu, \"time_s\": %.12g}},\n",
             (unsigned long long)s->kernels_profile, s_of(s->kernel_ps_profile), (unsigned long long)s->kernels_roofline,
             s_of(s->kernel_ps_roofline), (unsigned long long)s->kernels_default, s_of(s->kernel_ps_default));
+    /* run.mode (bridge/speculate.c): answers given ahead of the safe time and how many were later revised */
+    fprintf(f,
+            "  \"mode\": {\"name\": \"%s\", \"optimistic_answers\": %llu, \"answers_revised\": %llu, "
+            "\"max_revision_ns\": %llu, \"speculations\": %llu},\n",
+            run->sc->run.mode == HS_MODE_OPTIMISTIC ? "optimistic" : "exact", (unsigned long long)s->optimistic_answers,
+            (unsigned long long)s->answers_revised, (unsigned long long)s->max_revision_ns,
+            (unsigned long long)s->speculations);
     json_gpus(f, d, run);
     json_links(f, d, s->sim_end_ps);
     fputs("}\n", f);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (bad) {
-        fprintf(stderr, "hysim: writing the report %s failed\n", path);
+    return close_checked(f, "report", path);
+}
+
+int report_write_host_json(hs_daemon *d, const report_run *run, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "hysim: cannot write the host figures %s: %s\n", path, strerror(errno));
         return -1;
     }
-    return 0;
+    double sim = s_of(run->sum->sim_end_ps);
+    uint64_t events = hs_daemon_events(d);
+    fprintf(f,
+            "{\n  \"schema\": \"hysim-host/1\",\n  \"wall_s\": %.6f,\n  \"slowdown\": %.6g,\n"
+            "  \"events\": %llu,\n  \"events_per_s\": %.6g\n}\n",
+            run->wall_s, sim > 0 ? run->wall_s / sim : 0.0, (unsigned long long)events,
+            run->wall_s > 0 ? (double)events / run->wall_s : 0.0);
+    return close_checked(f, "host figures", path);
 }

@@ -1,7 +1,9 @@
 /*
  * hysim run's results: the options that ask for them (--report, --trace,
- * --out), the end-of-run summary lines, and the JSON report (schema
- * hysim-report/1, documented in tools/REPORT.md).
+ * --out), the end-of-run summary lines, the JSON report (schema
+ * hysim-report/2, documented in tools/REPORT.md: only what was simulated, the
+ * same for the same scenario, program and seed) and the host figures beside
+ * it (host.json: wall time, slowdown, events per second).
  */
 #ifndef HYSIM_TOOLS_REPORT_H
 #define HYSIM_TOOLS_REPORT_H
@@ -14,7 +16,8 @@
 typedef struct report_options {
     const char *report_path; /* --report FILE.json */
     const char *trace_path;  /* --trace FILE.json */
-    char out_report[4096], out_trace[4096]; /* --out DIR: DIR/report.json, DIR/trace.json */
+    const char *host_path;   /* --out DIR: DIR/host.json; NULL: none */
+    char out_report[4096], out_trace[4096], out_host[4096]; /* --out DIR: report.json, trace.json, host.json */
 } report_options;
 
 /*
@@ -37,5 +40,7 @@ typedef struct report_run {
 void report_print_details(hs_daemon *d, const report_run *run);
 /* Writes the JSON report; 0, or -1 with a message printed. */
 int report_write_json(hs_daemon *d, const report_run *run, const char *path);
+/* Writes the host figures (schema hysim-host/1); 0, or -1 with a message printed. */
+int report_write_host_json(hs_daemon *d, const report_run *run, const char *path);
 
 #endif

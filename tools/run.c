@@ -137,6 +137,13 @@ static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double
             (unsigned long long)s->flows, (unsigned long long)s->packet_hops,
             (double)s->peak_memory_bytes_max / (1024.0 * 1024 * 1024));
     print_kernel_sources(s);
+    if (sc->run.mode == HS_MODE_OPTIMISTIC)
+        fprintf(stderr,
+                "hysim: optimistic mode: %llu answers ahead of the safe time, %llu later revised (largest by %llu ns); "
+                "%llu speculations took %.3f s of wall time (fork %.3f s)\n",
+                (unsigned long long)s->optimistic_answers, (unsigned long long)s->answers_revised,
+                (unsigned long long)s->max_revision_ns, (unsigned long long)s->speculations,
+                (double)s->speculation_wall_ns * 1e-9, (double)s->fork_wall_ns * 1e-9);
     if (s->rejected_token || s->rejected_unknown || s->rejected_oversize)
         fprintf(stderr,
                 "hysim: refused %llu connection%s with a wrong token, %llu that did not register first, "
@@ -369,6 +376,8 @@ int cli_run(int argc, char **argv)
         report_print_details(daemon, &results);
     if (outputs.report_path)
         outputs_failed |= report_write_json(daemon, &results, outputs.report_path) < 0;
+    if (outputs.host_path) /* --out: the host figures beside the report */
+        outputs_failed |= report_write_host_json(daemon, &results, outputs.host_path) < 0;
     hs_daemon_destroy(daemon);
     return outputs_failed && code == HS_EXIT_OK ? HS_EXIT_SIMULATION : code;
 }

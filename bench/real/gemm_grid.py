@@ -2,7 +2,10 @@
 
 The data calibrates hysim's compute model (roofline × efficiency curve for
 cuBLAS GEMMs). Each shape is timed with CUDA events: 3 warm-up products, then
-the mean of 10. Output: CSV on stdout, one row per (dtype, m, n, k).
+the mean of 10. Output: CSV on stdout, one row per (dtype, m, n, k), where
+m x n is torch.mm's row-major product (m x k times k x n); cuBLAS runs it as
+the column-major n x m product, which is the shape hysim's model is given
+(tests/compute/gemm_calibration_test.c swaps them).
 usage: python3 bench/real/gemm_grid.py > gemm_<gpu>.csv
 """
 import itertools

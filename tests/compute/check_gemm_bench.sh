@@ -3,7 +3,8 @@
 # hysim on one H100 and checks each row's time, measured by the program's own
 # CUDA events, against the roofline arithmetic written out here from the
 # fitted constants (bridge/gemm_efficiency.h) and the H100 preset (989 BF16,
-# 67 FP32 TFLOP/s, 3350 GB/s); and that the run summary counts the GEMMs as
+# 67 FP32 TFLOP/s, 3350 GB/s, 132 SMs), wave-traffic term included
+# (bench/compute/fit_gemm.sh); and that the run summary counts the GEMMs as
 # roofline kernels and gemm_bench's own kernel by the profile database.
 # usage: check_gemm_bench.sh HYSIM SCENARIO GEMM_BENCH GEMM_EFFICIENCY_H
 set -euo pipefail
@@ -13,13 +14,20 @@ out=$("$hysim" run "$scenario" -- "$bench" -m 4096 -n 2048 -k 1024 -b 3 -i $iter
 echo "$out"
 { grep '^#define HS_GEMM_' "$consts"; echo "$out"; } | awk -v iters=$iters '
   $1 == "#define" { c[$2] = $3; next }
+  function cdiv(a, b) { return int((a + b - 1) / b) }
+  # A and B bytes the waves of TILE x TILE output tiles read on 132 SMs, laid out along n first
+  function wave_bytes(m, n, k, s,    T, tm, tn, tiles, once, an, am) {
+    T = c["HS_GEMM_TILE"]; tm = cdiv(m, T); tn = cdiv(n, T); tiles = tm * tn
+    once = tiles < 132 ? tiles : 132; an = tn < once ? tn : once; am = cdiv(once, an)
+    return (am + an) * T * k * s * tiles / once
+  }
   /^(cublas|hysim: kernel time by source)/ { }
   /^cublas/ {
     api = $1; t = $2; m = $3; n = $4; k = $5; b = $6; us = $7; rows++
     T = toupper(t); s = (t == "fp32") ? 4 : 2
     peak = ((t == "fp32") ? 67 : 989) * 1e6; hbm = 3350 * 1e3
     one = 2 * m * n * k / (peak * c["HS_GEMM_EFF_" T]) + c["HS_GEMM_AB_" T] * (m * k + k * n) * s / hbm \
-          + c["HS_GEMM_C_" T] * m * n * s / hbm
+          + c["HS_GEMM_C_" T] * m * n * s / hbm + c["HS_GEMM_L2_" T] * wave_bytes(m, n, k, s) / hbm
     want = c["HS_GEMM_T0_US_" T] + b * one
     err = us / want - 1
     printf "%s %s batch %d: %.3f us, roofline %.3f us (%+.4f %%)\n", api, t, b, us, want, 100 * err

@@ -7,9 +7,7 @@
  *      gets NULL.
  *   3. an all-reduce on every new communicator completes, and a Send/Recv
  *      between the two ranks of a split communicator.
- *   4. a communicator with a rank outside this process (ncclCommInitRank with
- *      nranks 2, only rank 0 here) cannot be split: ncclInvalidUsage.
- * Prints "split ok" at the end.
+ * (Splits across processes: comm_split_mp.c.) Prints "split ok" at the end.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -93,14 +91,6 @@ int main(void)
         cudaSetDevice(r);
         CHECK(cudaStreamSynchronize(st[r]) == cudaSuccess, "sync of GPU %d", r);
     }
-
-    ncclUniqueId id;
-    ncclComm_t wide, none = NULL;
-    cudaSetDevice(0);
-    CHECK(ncclGetUniqueId(&id) == ncclSuccess, "ncclGetUniqueId");
-    CHECK(ncclCommInitRank(&wide, 2, id, 0) == ncclSuccess, "ncclCommInitRank");
-    CHECK(ncclCommSplit(wide, 0, 0, &none, NULL) == ncclInvalidUsage, "split across processes did not fail");
-    ncclCommDestroy(wide);
 
     for (int r = 0; r < N; r++) {
         ncclCommDestroy(half[r]);

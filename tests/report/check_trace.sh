@@ -10,7 +10,7 @@ trace=$1 report=$2
 num() { # num KEY: the first numeric value of "KEY" in the report
   grep -o "\"$1\": [0-9.e+-]*" "$report" | head -1 | awk '{print $2}'
 }
-grep -q '"schema": "hysim-report/1"' "$report" || { echo "FAIL: $report: no schema hysim-report/1"; exit 1; }
+grep -q '"schema": "hysim-report/2"' "$report" || { echo "FAIL: $report: no schema hysim-report/2"; exit 1; }
 last_gpu=$(num last_gpu_activity_ps) sim_end=$(num simulated_ps) ngpus=$(grep -c '"gpu": [0-9]' "$report")
 [[ -n $last_gpu && -n $sim_end && $ngpus -gt 0 ]] || { echo "FAIL: report lacks times or GPUs"; exit 1; }
 

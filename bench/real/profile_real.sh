@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `hysim profile` on a machine with a real NVIDIA GPU: builds the profile
+# recorder (interpose/profile/, libhysim_profile.so, against the CUPTI found
+# there) and `hysim profile` alone (tools/profile_main.c: the GPU machine
+# needs no ns-3), builds an example with nvcc, runs it once as is (its own
+# timings) and once under the recorder, and leaves the profile database and
+# the log in OUT_DIR (bench/real/data/profile_*, bench/RESULTS.md).
+# usage: bench/real/profile_real.sh [OUT_DIR [EXAMPLE [ARGS...]]]
+#   default: examples/mlp_train.cu --gpus 1 --steps 20 (gemm_bench if mlp_train.cu is not there)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-.}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+example=${2:-mlp_train}
+[ -f "$root/examples/$example.cu" ] || example=gemm_bench
+shift $(($# > 2 ? 2 : $#))
+args=("$@")
+if [ ${#args[@]} -eq 0 ]; then
+  case $example in
+    mlp_train) args=(--gpus 1 --steps 20) ;;
+    *) args=(-i 20) ;;
+  esac
+fi
+export NCCL_NVLS_ENABLE=0 # NVLink SHARP (multicast) stays off on shared hosts
+
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+cuda=$(cd "$(dirname "$nvcc")/.." && pwd)
+first() { find "$@" -print -quit 2>/dev/null || true; } # the first match only
+cupti_h=$(first "$cuda/include/" "$cuda/extras/CUPTI/include/" -name cupti.h) # / : lib64, include are often links
+cupti_so=$(first "$cuda/lib64/" "$cuda/extras/CUPTI/lib64/" "$cuda/lib/" -name 'libcupti.so*')
+nccl_h=$(dirname "$(first / -name nccl.h -path '*include*')")
+nccl_so=$(dirname "$(first / -name 'libnccl.so.2*')")
+w=/tmp/hysim-profile
+mkdir -p "$w/bin" "$w/lib"
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | sed 's/^NVIDIA //; s/ .*//' | tr 'A-Z' 'a-z')
+log=$out/profile_${gpu}_${example}.log
+{
+  echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
+  echo "# $("$nvcc" --version | tail -1); CUPTI $cupti_h, $cupti_so; gcc $(gcc -dumpfullversion)"
+} | tee "$log"
+
+cflags=(-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$root/interpose/profile" -I"$root/bridge" -I"$root/tools")
+gcc "${cflags[@]}" -shared -fPIC -fvisibility=hidden -I"$(dirname "$cupti_h")" -I"$cuda/include" \
+  -o "$w/lib/libhysim_profile.so" "$root/interpose/profile/cupti_recorder.c" \
+  "$root/interpose/profile/profile_aggregate.c" "$root/bridge/profile_db.c" \
+  -L"$(dirname "$cupti_so")" -Wl,-rpath,"$(dirname "$cupti_so")" -lcupti -L"$cuda/lib64/stubs" -lcuda -lpthread -ldl
+gcc "${cflags[@]}" -o "$w/bin/hysim-profile" "$root/tools/profile_main.c" "$root/tools/profile.c" \
+  "$root/bridge/profile_db.c" -ldl
+"$nvcc" -O2 -std=c++17 -cudart shared -arch=sm_90 -I"$nccl_h" -L"$nccl_so" -o "$w/bin/$example" \
+  "$root/examples/$example.cu" -lcublas -lcublasLt -lnccl
+export LD_LIBRARY_PATH=$nccl_so:$cuda/lib64:${LD_LIBRARY_PATH:-}
+
+{
+  echo "## $example ${args[*]}: as is"
+  "$w/bin/$example" "${args[@]}"
+  echo "## $example ${args[*]}: under hysim profile"
+  "$w/bin/hysim-profile" --out "$out/profile_$gpu.csv" -- "$w/bin/$example" "${args[@]}"
+} 2>&1 | tee -a "$log"
+# the keys are mangled names, as hysim's interposer sends them
+grep -c ',_Z' "$out/profile_$gpu.csv" || echo "no mangled kernel name recorded"
+cat "$out/profile_$gpu.csv"

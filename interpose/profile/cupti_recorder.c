@@ -1,0 +1,155 @@
+/*
+ * libhysim_profile.so: the profile recorder. The program runs against the
+ * REAL CUDA libraries; the CUDA driver loads this library through its
+ * injection mechanism (CUDA_INJECTION64_PATH, entry point
+ * InitializeInjection, called from cuInit) and CUPTI's activity API reports
+ * every kernel the GPU ran: its mangled name, grid, block, dynamic shared
+ * memory, device and start/end time. At exit the launches are grouped by
+ * the key hysimd looks kernels up by and written as a profile database
+ * (profile_aggregate.h, bridge/profile_db.h).
+ *
+ * Environment (set by `hysim profile`):
+ *   HYSIM_PROFILE_OUT        the database to write (default hysim-profile.csv)
+ *   HYSIM_PROFILE_GPU_MODEL  the GPU model to key entries by, instead of the
+ *                            name the device reports (a scenario's gpu.model)
+ */
+#include <cuda.h>
+#include <cupti.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile_aggregate.h"
+
+/* The current record layouts of the CUPTI this is compiled against. */
+#if CUPTI_API_VERSION >= 130000
+typedef CUpti_ActivityKernel10 hs_kernel_record;
+#else
+typedef CUpti_ActivityKernel9 hs_kernel_record;
+#endif
+typedef CUpti_ActivityDevice5 hs_device_record;
+
+#define MAX_DEVICES 256
+#define BUFFER_BYTES (8u << 20)
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static hs_prof_agg *g_agg;
+static char *g_device_name[MAX_DEVICES];
+static const char *g_gpu_model; /* HYSIM_PROFILE_GPU_MODEL, or NULL */
+static size_t g_dropped, g_failed;
+static int g_initialized;
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    *buffer = aligned_alloc(8, BUFFER_BYTES) /* CUPTI wants 8-byte aligned buffers */;
+    *size = *buffer ? BUFFER_BYTES : 0;
+    *max_records = 0;
+}
+
+/* The device's name: from CUPTI's device record, else asked of the driver (no context needed). */
+static const char *device_name(uint32_t id)
+{
+    if (id >= MAX_DEVICES)
+        return NULL;
+    if (!g_device_name[id]) {
+        char name[256];
+        CUdevice dev;
+        if (cuDeviceGet(&dev, (int)id) == CUDA_SUCCESS && cuDeviceGetName(name, sizeof name, dev) == CUDA_SUCCESS)
+            g_device_name[id] = strdup(name);
+    }
+    return g_device_name[id];
+}
+
+static void record_kernel(const hs_kernel_record *k)
+{
+    const char *gpu = g_gpu_model ? g_gpu_model : device_name(k->deviceId);
+    hs_profile_key key = {gpu ? gpu : "unknown GPU", k->name ? k->name : "",
+                          {(uint32_t)k->gridX, (uint32_t)k->gridY, (uint32_t)k->gridZ},
+                          {(uint32_t)k->blockX, (uint32_t)k->blockY, (uint32_t)k->blockZ},
+                          (uint64_t)k->dynamicSharedMemory};
+    uint64_t ns = k->end > k->start ? k->end - k->start : 0;
+    if (hs_prof_agg_add(g_agg, &key, ns) != 0)
+        g_failed++;
+}
+
+static void record_device(const hs_device_record *d)
+{
+    if (d->id < MAX_DEVICES && !g_device_name[d->id] && d->name)
+        g_device_name[d->id] = strdup(d->name);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+    (void)stream;
+    (void)size;
+    CUpti_Activity *rec = NULL;
+    pthread_mutex_lock(&g_lock);
+    while (valid && cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+        if (rec->kind == CUPTI_ACTIVITY_KIND_DEVICE)
+            record_device((const hs_device_record *)rec);
+        else if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || rec->kind == CUPTI_ACTIVITY_KIND_KERNEL)
+            record_kernel((const hs_kernel_record *)rec);
+    }
+    size_t dropped = 0;
+    if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
+        g_dropped += dropped;
+    pthread_mutex_unlock(&g_lock);
+    free(buffer);
+}
+
+static void write_database(void)
+{
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    pthread_mutex_lock(&g_lock);
+    const char *out = getenv("HYSIM_PROFILE_OUT");
+    if (!out || !*out)
+        out = "hysim-profile.csv";
+    char err[4352];
+    size_t skipped = 0;
+    if (hs_prof_agg_write(g_agg, out, &skipped, err, sizeof err) != 0)
+        fprintf(stderr, "hysim profile: %s\n", err);
+    else
+        fprintf(stderr, "hysim profile: %llu kernel launches, %zu distinct kernels (name, grid, block, shared memory) "
+                        "written to %s\n",
+                (unsigned long long)hs_prof_agg_launches(g_agg), hs_prof_agg_keys(g_agg) - skipped, out);
+    if (skipped)
+        fprintf(stderr, "hysim profile: %zu kernels left out: a comma or line break in the name\n", skipped);
+    if (g_dropped || g_failed)
+        fprintf(stderr, "hysim profile: %zu activity records lost (CUPTI dropped %zu; out of memory %zu): "
+                        "the durations are from the rest\n",
+                g_dropped + g_failed, g_dropped, g_failed);
+    pthread_mutex_unlock(&g_lock);
+}
+
+static int fail(const char *what, CUptiResult r)
+{
+    const char *why = NULL;
+    cuptiGetResultString(r, &why);
+    fprintf(stderr, "hysim profile: %s failed: %s; no profile is recorded\n", what, why ? why : "unknown error");
+    return 0;
+}
+
+/* Called by the CUDA driver from cuInit when CUDA_INJECTION64_PATH names this library. */
+__attribute__((visibility("default"))) int InitializeInjection(void)
+{
+    if (g_initialized)
+        return 1;
+    g_initialized = 1;
+    g_gpu_model = getenv("HYSIM_PROFILE_GPU_MODEL");
+    if (g_gpu_model && !*g_gpu_model)
+        g_gpu_model = NULL;
+    g_agg = hs_prof_agg_new();
+    if (!g_agg) {
+        fprintf(stderr, "hysim profile: out of memory; no profile is recorded\n");
+        return 0;
+    }
+    CUptiResult r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    if (r != CUPTI_SUCCESS)
+        return fail("cuptiActivityRegisterCallbacks", r);
+    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE); /* names; the driver is asked otherwise */
+    if ((r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS)
+        return fail("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
+    atexit(write_database);
+    return 1;
+}

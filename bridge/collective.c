@@ -1,8 +1,9 @@
 /*
  * hysimd collectives: communicators learnt from CommInit ops; ranks' parts
  * matched into collectives by (comm_key, seq), and Sends matched to Recvs in
- * order per (comm, sender, receiver); each part's completion. How a kind
- * becomes fabric flows is collective_algos.c's business.
+ * order per (comm, sender, receiver), a rank's Sends to itself included;
+ * each part's completion. How a kind becomes fabric flows is
+ * collective_algos.c's business.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,6 +100,24 @@ int hs_coll_comm_destroy(hs_daemon *d, hs_session *s, const Hysim__Op *m)
     c->ranks[cd->rank].joined = false;
     c->ranks[cd->rank].next_seq = 0;
     return 0;
+}
+
+/*
+ * Whether every rank of comm `key` (of nranks) has joined, in any process;
+ * ranks[0..*mine) get the ranks session s joined (ranks: room for nranks).
+ */
+bool hs_coll_comm_joined(const hs_daemon *d, uint64_t key, uint32_t nranks, const hs_session *s, uint32_t *ranks,
+                         uint32_t *mine)
+{
+    const hs_comm *c = hs_u64map_get(&d->comms, key);
+    bool all = c && c->nranks == nranks;
+    *mine = 0;
+    for (uint32_t r = 0; c && r < c->nranks && r < nranks; r++) {
+        all = all && c->ranks[r].joined;
+        if (c->ranks[r].joined && c->ranks[r].s == s)
+            ranks[(*mine)++] = r;
+    }
+    return all;
 }
 
 /* ------------------------------------------------------------- collectives */
@@ -211,11 +230,6 @@ static hs_coll *find_pair(hs_daemon *d, const char *who, hs_comm *c, const Hysim
                        hs_coll_kind_name(k->kind), (unsigned long long)k->comm_key, k->root, c->nranks);
         return NULL;
     }
-    if ((uint32_t)k->root == k->rank) {
-        hs_daemon_fail(d, "hysim: %s: %s of rank %u to itself on comm 0x%llx is not supported yet", who,
-                       hs_coll_kind_name(k->kind), k->rank, (unsigned long long)k->comm_key);
-        return NULL;
-    }
     uint32_t from = send ? k->rank : (uint32_t)k->root, to = send ? (uint32_t)k->root : k->rank;
     uint64_t key = (uint64_t)from << 32 | to;
     hs_p2p_chan *ch = hs_u64map_get(&c->p2p, key);
@@ -239,6 +253,7 @@ static hs_coll *find_pair(hs_daemon *d, const char *who, hs_comm *c, const Hysim
         if (!co)
             return NULL;
         co->chan = ch;
+        co->local = from == to;
         hs_u64map_put(&ch->pairs, co->seq, co);
     } else if (co->bytes != k->bytes) {
         hs_daemon_fail(d, "hysim: %s: Send #%llu from rank %u to rank %u on comm 0x%llx: one side has %llu bytes, "

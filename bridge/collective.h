@@ -18,11 +18,13 @@ enum { HS_FLOW_IDLE = 0, HS_FLOW_RUNNING = 1, HS_FLOW_DONE = 2 }; /* hs_coll.fst
 
 /*
  * One collective: every rank's part with one (comm_key, seq), or one Send and
- * its Recv (n = 2: part 0 the sender, part 1 the receiver).
+ * its Recv (n = 2: part 0 the sender, part 1 the receiver; the same rank
+ * when it sends to itself).
  */
 typedef struct hs_coll {
     struct hs_comm *comm;
     struct hs_p2p_chan *chan; /* Send/Recv pair: its channel; NULL otherwise */
+    bool local;               /* a rank's Send/Recv to itself: a copy within its GPU, no flow */
     uint64_t comm_key;
     uint64_t seq;
     Hysim__CollKind kind;

@@ -31,7 +31,8 @@
  *          servers pay the plan's NET latency, the others its NVLink one.
  *   pairs  ALL_TO_ALL: all n(n−1) flows of `bytes` at once, each starting
  *          when both its ranks have reached the collective (one channel).
- *   p2p    a Send and its Recv: one flow, once both have been reached.
+ *   p2p    a Send and its Recv: one flow, once both have been reached; a
+ *          rank's Send to itself: a copy within its GPU instead of the flow.
  * A rank is done when, on every channel, its last outgoing and last incoming
  * flows are. Every flow carries payload × the plan's wire factor; step-0
  * flows start after the plan's start-up latency, and every flow after its
@@ -506,9 +507,26 @@ static void pairs_reached(hs_daemon *d, hs_coll *co, uint32_t r, uint64_t t)
     }
 }
 
+/*
+ * A rank's Send to itself is, as in NCCL, a copy within its GPU's memory: it
+ * takes what a same-GPU cudaMemcpy of its bytes takes, and ends both parts
+ * at once, like a flow (hs_coll_flow_done of flow 0, 0).
+ */
+static void local_copy_start(hs_daemon *d, hs_coll *co, uint64_t t)
+{
+    *fs(co, 0, 0, 0) = HS_FLOW_RUNNING;
+    co->flows_running++;
+    uint64_t dur = hs_tl_local_copy_ps(d, co->bytes);
+    hs_tl_local_copy_at(d, co->parts[0], co, t > HS_TIME_INF - dur ? HS_TIME_INF : t + dur);
+}
+
 static void p2p_reached(hs_daemon *d, hs_coll *co, uint64_t t)
 {
-    if (*fs(co, 0, 0, 0) == HS_FLOW_IDLE && hs_coll_part_reached(co, 0) && hs_coll_part_reached(co, 1))
+    if (*fs(co, 0, 0, 0) != HS_FLOW_IDLE || !hs_coll_part_reached(co, 0) || !hs_coll_part_reached(co, 1))
+        return;
+    if (co->local)
+        local_copy_start(d, co, t);
+    else
         start_flow(d, co, 0, 0, 0, 0, 1, co->bytes, t, co->plan.start_ps);
 }
 

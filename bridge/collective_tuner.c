@@ -23,7 +23,12 @@
  *
  * Channels: 24 on one NVSwitch server (NCCL 2.28 on 2 × H200: "24 coll
  * channels", same file); across servers one per NIC rail (nics.per_server),
- * so every NIC carries a ring; nccl.channels overrides. As NCCL does, a small
+ * so every NIC carries a ring; NCCL_MAX_NCHANNELS lowers and NCCL_MIN_NCHANNELS
+ * raises that count as in NCCL (read here, from the environment `hysim run`
+ * passes on to the daemon and the program alike); nccl.channels overrides
+ * all three. A channel's own throughput is not modelled (one thread block
+ * per channel caps it on real GPUs): fewer channels change the flows, not
+ * the time (bench/RESULTS.md, "Held-out validation"). As NCCL does, a small
  * collective uses fewer: channels drop while bytes < channels × threads ×
  * threadThreshold (512 × 16 B LL, 640 × 8 B LL128, 512 × 64 B Simple).
  *
@@ -55,6 +60,7 @@
  * (NVIDIA/nccl issue #1304): NCCL has no tree for them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "collective_tuner.h"
 
@@ -202,11 +208,29 @@ static double tree_time_us(const hs_scenario *sc, enum hs_nccl_proto p, uint64_t
     return lat + (double)nbytes / (1000.0 * algbw);
 }
 
+/* NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS as a count 1..64; 0 when unset or not a count. */
+static uint32_t env_channel_count(const char *var)
+{
+    const char *v = getenv(var);
+    char *end = NULL;
+    long n = v ? strtol(v, &end, 10) : 0;
+    if (!v || end == v || *end || n < 1)
+        return 0;
+    return n > HS_TUNER_MAX_CHANNELS ? HS_TUNER_MAX_CHANNELS : (uint32_t)n;
+}
+
 static uint32_t channels_for(const hs_scenario *sc, enum hs_nccl_proto p, uint64_t nbytes, uint32_t nnodes)
 {
     uint32_t c = sc->nccl.channels > 0 ? (uint32_t)sc->nccl.channels
                  : nnodes > 1          ? (uint32_t)sc->nics.per_server
                                        : SINGLE_SERVER_CHANNELS;
+    if (sc->nccl.channels <= 0) { /* NCCL's environment bounds the topology's count; the scenario's key wins */
+        uint32_t lo = env_channel_count("NCCL_MIN_NCHANNELS"), hi = env_channel_count("NCCL_MAX_NCHANNELS");
+        if (hi && c > hi)
+            c = hi;
+        if (lo && c < lo)
+            c = lo;
+    }
     if (c > HS_TUNER_MAX_CHANNELS)
         c = HS_TUNER_MAX_CHANNELS;
     while (c > 1 && nbytes < (uint64_t)c * THREAD_BYTES[p])

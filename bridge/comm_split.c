@@ -14,6 +14,9 @@
  * call of a rank still to call, whose own host time (or Wait) bounds the
  * clock. Otherwise a process blocked here would hold the clock at its call,
  * and another's Wait before its own call could never be answered.
+ * A CommSplit without calls is a question, answered at once: which of the
+ * parent's ranks the process holds, once every rank has joined (a process
+ * whose threads each initialise a rank cannot count them itself).
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -133,11 +136,44 @@ static hs_split *split_new(uint64_t parent, uint64_t gen, uint32_t nranks)
     return sp;
 }
 
+/*
+ * A CommSplit without calls asks which ranks of the parent the process holds,
+ * answered at once: done once every rank of the parent has joined (until then
+ * a rank still to join may be one of the process's own threads'), with one
+ * SplitRank per rank of the process (its parent rank in `rank`).
+ */
+static void answer_local_ranks(hs_daemon *d, hs_session *s, const Hysim__CommSplit *m)
+{
+    uint32_t *ranks = hs_xcalloc(m->parent_nranks, sizeof(*ranks)), mine;
+    bool all = hs_coll_comm_joined(d, m->parent_key, m->parent_nranks, s, ranks, &mine);
+    Hysim__SplitRank *res = hs_xcalloc(mine, sizeof(*res));
+    Hysim__SplitRank **ptrs = hs_xcalloc(mine, sizeof(*ptrs));
+    for (uint32_t i = 0; i < mine; i++) {
+        hysim__split_rank__init(&res[i]);
+        res[i].rank = ranks[i];
+        ptrs[i] = &res[i];
+    }
+    s->host_ns = m->host_ns;
+    Hysim__Reply reply = HYSIM__REPLY__INIT;
+    reply.now_ns = m->host_ns;
+    reply.done = all;
+    reply.n_split = all ? mine : 0;
+    reply.split = ptrs;
+    hs_session_reply(s, &reply);
+    free(ptrs);
+    free(res);
+    free(ranks);
+}
+
 void hs_split_call(hs_daemon *d, hs_session *s, const Hysim__CommSplit *m)
 {
     char who[256];
     hs_session_name(s, who, sizeof(who));
-    if (m->parent_nranks == 0 || m->n_calls == 0) {
+    if (m->parent_nranks > 0 && m->n_calls == 0) {
+        answer_local_ranks(d, s, m);
+        return;
+    }
+    if (m->parent_nranks == 0) {
         hs_daemon_fail(d, "hysim: %s: CommSplit of comm 0x%llx with %u ranks and %zu calls", who,
                        (unsigned long long)m->parent_key, m->parent_nranks, m->n_calls);
         return;

@@ -15,6 +15,9 @@
  *   stats_output.c  the files of `hysim run --stats` (stats_output.h)
  *   speculate.c   run.mode: optimistic: answers by a forked copy of the
  *                 daemon that simulates ahead; later revisions counted
+ *   fabric_speculation.c  the fabric as the clock sees it: with a worker-
+ *                 process fabric (run.fabric) it runs ahead while hysimd
+ *                 waits; completions are held back until the safe time
  *
  * Times: picoseconds of simulated time (`_ps`) inside the daemon; the wire
  * carries host nanoseconds (`_ns`), converted as ns × 1000.
@@ -151,6 +154,13 @@ void hs_tl_process_one(struct hs_daemon *d);         /* pops and runs the earlie
 void hs_tl_op_complete(struct hs_daemon *d, hs_op *op, uint64_t t);
 /* One collective part of op is done at time t; the op completes with its last part. */
 void hs_tl_part_done(struct hs_daemon *d, hs_op *op, uint64_t t);
+/* Time of a copy of `bytes` within one GPU's memory (read + write through HBM), in ps. */
+uint64_t hs_tl_local_copy_ps(const struct hs_daemon *d, uint64_t bytes);
+/*
+ * Schedules the end of collective c's copy within op's GPU at time t: then
+ * hs_coll_flow_done(c, 0, 0, t), as if its one flow had completed.
+ */
+void hs_tl_local_copy_at(struct hs_daemon *d, hs_op *op, struct hs_coll *c, uint64_t t);
 void hs_tl_free(struct hs_daemon *d);
 
 /* ----------------------------------------------------------- collective */
@@ -163,6 +173,12 @@ int hs_coll_comm_destroy(struct hs_daemon *d, struct hs_session *s, const Hysim_
  * 0 or -1 after hs_daemon_fail.
  */
 int hs_coll_attach(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *msg, hs_op *op);
+/*
+ * Whether every rank of comm `key` (of nranks) has joined, in any process;
+ * ranks[0..*mine) get the ranks session s joined (ranks: room for nranks).
+ */
+bool hs_coll_comm_joined(const struct hs_daemon *d, uint64_t key, uint32_t nranks, const struct hs_session *s,
+                         uint32_t *ranks, uint32_t *mine);
 /* The op's stream has reached its collective parts (from part `first` on) at time t. */
 void hs_coll_reached(struct hs_daemon *d, hs_op *op, uint32_t first, uint64_t t);
 /* A flow (step, rank: coordinates that depend on the kind) of collective c has completed at time t. */
@@ -284,10 +300,12 @@ typedef struct hs_child {
 typedef struct hs_heap_ev {
     uint64_t time;
     hs_op *op;      /* ref */
-    uint8_t type;   /* HS_EV_START, HS_EV_DONE */
+    uint8_t type;   /* HS_EV_START, HS_EV_DONE, HS_EV_LOCAL_COPY */
+    struct hs_coll *coll; /* HS_EV_LOCAL_COPY: the collective whose copy ends */
 } hs_heap_ev;
 
-enum { HS_EV_START = 0, HS_EV_DONE = 1 };
+/* HS_EV_LOCAL_COPY: a Send/Recv of a rank to itself, copied within its GPU, ends */
+enum { HS_EV_START = 0, HS_EV_DONE = 1, HS_EV_LOCAL_COPY = 2 };
 
 struct hs_daemon {
     hs_scenario sc;
@@ -337,6 +355,8 @@ struct hs_daemon {
     /* speculate.c (run.mode: optimistic) */
     struct hs_spec *spec;   /* answered speculations awaiting their true answer, fork fault injection */
     bool spec_child;        /* this process is a speculation: no output, no bound, answers the target only */
+
+    struct hs_fspec *fspec; /* fabric_speculation.c: completions computed ahead (NULL: no speculation) */
 };
 
 typedef struct hs_daemon hs_daemon;
@@ -345,6 +365,11 @@ typedef struct hs_daemon hs_daemon;
 void hs_daemon_fail(hs_daemon *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Reads every session socket into its buffer, so that no client blocks on a full socket. */
 void hs_daemon_drain_all(hs_daemon *d);
+/*
+ * For the simulation loop, on every step (cheap): true once the run has
+ * failed, now also because a stop signal arrived or a child died (hysimd.c).
+ */
+bool hs_daemon_interrupted(hs_daemon *d);
 /*
  * A session's connection ended without Bye: fails the run naming it, with the
  * exit status of its process where that is one of the children.
@@ -373,6 +398,36 @@ void hs_spec_child_answered(hs_daemon *d, const hs_session *s, const Hysim__Repl
 /* fork(), failing with EAGAIN on the Nth call when HYSIM_FAULT_FORK=N. */
 pid_t hs_spec_fork(hs_daemon *d);
 void hs_spec_free(hs_daemon *d);
+
+/* ----------------------------------------------------- fabric speculation */
+
+/*
+ * The fabric as hs_clock_advance sees it (fabric_speculation.c). Without
+ * speculation every call is the hs_fabric_* one. With it, the fabric may be
+ * ahead of the "applied" time these report: completions it computed there
+ * are held back and handed out by hs_fspec_next_completion as if computed
+ * just then.
+ */
+/* Creates d->fabric as run.fabric and HYSIM_FABRIC_WORKER say. 0, or -1 with the reason in err. */
+int hs_fspec_create_fabric(hs_daemon *d, char *err, size_t errlen);
+/* After the background traffic is known: speculation is off with it. */
+void hs_fspec_configure(hs_daemon *d);
+/* The fabric time the daemon's state reflects: every completion before it is applied. */
+uint64_t hs_fspec_now(const hs_daemon *d);
+/* Flows handed over whose completion has not been applied (background ones included). */
+uint64_t hs_fspec_in_flight(const hs_daemon *d);
+/* hs_fabric_add_flow; a flow in the fabric's speculative past rolls it back. */
+int hs_fspec_add_flow(hs_daemon *d, uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t start_ps,
+                      char *err, size_t errlen);
+/* hs_fabric_next_completion's contract, held-back completions first. After a failure (hs_daemon_fail): 0. */
+int hs_fspec_next_completion(hs_daemon *d, uint64_t limit_ps, hs_flow_done *done);
+/* Where the clock can go no further: runs the fabric ahead by one bounded step. */
+void hs_fspec_run_ahead(hs_daemon *d);
+/* Whether another hs_fspec_run_ahead would simulate something (the poll loop then does not sleep). */
+bool hs_fspec_more(const hs_daemon *d);
+/* Copies the counters into d->sum. */
+void hs_fspec_summarize(hs_daemon *d);
+void hs_fspec_free(hs_daemon *d);
 
 /* ------------------------------------------------------- stall watchdog */
 

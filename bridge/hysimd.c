@@ -1,7 +1,10 @@
 /*
  * hysimd: create/run/destroy, the listening socket and the poll loop over it,
  * the sessions' sockets and one pidfd per child; failure handling (no hangs:
- * a failed run terminates the children, SIGKILL after 2 s).
+ * a failed run terminates the children, SIGKILL after 2 s). SIGINT, SIGTERM
+ * and SIGHUP stop a run, and a child's death fails it, within about
+ * HS_INTERRUPT_CHECK_MS even inside a long stretch of simulation: the
+ * simulation loop calls hs_daemon_interrupted regularly.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 
 #include "daemon_internal.h"
 #include "background.h"
+#include "hysim/fabric_interrupt.h"
 #include "kernel_time.h"
 #include "run_stats.h"
 #include "stats_output.h"
@@ -27,6 +31,10 @@
 #define HS_NO_PIDFD_POLL_MS 50
 /* A connection that has not registered by then is not the program's (the interposer registers at once). */
 #define HS_REGISTER_GRACE_MS 10000
+/* Inside a stretch of simulation: children are looked at every this many ms, the clock every so many steps. */
+#define HS_INTERRUPT_CHECK_MS 100
+#define HS_INTERRUPT_CLOCK_EVERY 256
+#pragma weak hs_fabric_set_interrupt
 
 int64_t hs_daemon_now_ms(void)
 {
@@ -105,10 +113,10 @@ hs_daemon *hs_daemon_create(const hs_scenario *sc, const char *endpoint, char *e
     if (parse_epoch(&d->epoch_ns, err, errlen) < 0 || read_token(d, err, errlen) < 0 ||
         hs_spec_init(d, err, errlen) < 0)
         goto fail;
-    d->fabric = hs_fabric_create(sc, err, errlen);
-    if (!d->fabric)
+    if (hs_fspec_create_fabric(d, err, errlen) < 0) /* run.fabric: in-process or a worker, speculating */
         goto fail;
     d->bg = hs_bg_create(sc);
+    hs_fspec_configure(d);
     if (hs_kernel_time_init(d, err, errlen) < 0)
         goto fail;
     d->listen_fd = hs_transport_listen(endpoint, err, errlen);
@@ -137,6 +145,7 @@ void hs_daemon_destroy(hs_daemon *d)
         hs_session_free(d->sessions[i]);
     free(d->sessions);
     hs_spec_free(d); /* before the timeline: its records hold ops */
+    hs_fspec_free(d);
     hs_stats_free(d);
     hs_statsout_free(d);
     hs_bg_free(d->bg);
@@ -270,6 +279,144 @@ void hs_daemon_session_lost(hs_daemon *d, hs_session *s, const char *how)
     hs_daemon_fail(d, "hysim: %s %s%s", session_name_ranks(s, who, sizeof(who)), how, st);
 }
 
+/* ------------------------------------------------------------- interruptions */
+
+/* Signals that stop a run; the handlers they had before (the caller's) still run. */
+static const int g_stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+#define HS_NSTOP (sizeof(g_stop_signals) / sizeof(g_stop_signals[0]))
+static struct sigaction g_prev_action[HS_NSTOP];
+static bool g_installed[HS_NSTOP];
+static volatile sig_atomic_t g_stop_signal; /* the last stop signal received, 0 if none */
+
+static void on_stop_signal(int sig)
+{
+    g_stop_signal = sig;
+    for (size_t i = 0; i < HS_NSTOP; i++) {
+        const struct sigaction *a = &g_prev_action[i];
+        if (g_stop_signals[i] == sig && !(a->sa_flags & SA_SIGINFO) && a->sa_handler != SIG_DFL &&
+            a->sa_handler != SIG_IGN)
+            a->sa_handler(sig); /* e.g. `hysim run` passing it on to the program */
+    }
+}
+
+static void install_stop_handlers(void)
+{
+    g_stop_signal = 0;
+    for (size_t i = 0; i < HS_NSTOP; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_stop_signal;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART; /* poll still returns at once; reads and writes are not cut short */
+        g_installed[i] = sigaction(g_stop_signals[i], NULL, &g_prev_action[i]) == 0 &&
+                         g_prev_action[i].sa_handler != SIG_IGN && /* nohup: stays ignored */
+                         sigaction(g_stop_signals[i], &sa, NULL) == 0;
+    }
+}
+
+static void restore_stop_handlers(void)
+{
+    for (size_t i = 0; i < HS_NSTOP; i++)
+        if (g_installed[i])
+            sigaction(g_stop_signals[i], &g_prev_action[i], NULL);
+}
+
+/* A stop signal arrived: fail the run naming it; the poll loop then stops the children. */
+static bool check_stop_signal(hs_daemon *d)
+{
+    int sig = g_stop_signal;
+    if (sig == 0)
+        return false;
+    uint64_t t = hs_max_u64(d->processed_ps, hs_fspec_now(d)); /* the fabric may be inside a step */
+    hs_daemon_fail(d, "hysim: stopped by signal %d (%s) at simulated time %.6f s", sig, strsignal(sig),
+                   (double)t * 1e-12);
+    return true;
+}
+
+static const hs_session *session_of(const hs_daemon *d, pid_t pid)
+{
+    for (size_t i = 0; i < d->nsessions; i++)
+        if (d->sessions[i]->registered && d->sessions[i]->pid == (uint32_t)pid)
+            return d->sessions[i];
+    return NULL;
+}
+
+/* A child whose pidfd is readable: reaped, and the run failed if it failed without ending its session. */
+static void child_ended(hs_daemon *d, hs_child *c)
+{
+    if (!reap(d, c) || d->failed) /* reap names it where others still run */
+        return;
+    const hs_session *s = session_of(d, c->pid);
+    bool bad = !WIFEXITED(c->status) || WEXITSTATUS(c->status) != 0;
+    if (bad && !(s && s->said_bye)) {
+        char who[320], how[128];
+        hs_daemon_fail(d, "hysim: %s %s during the simulation", child_name(d, c, who, sizeof(who)),
+                       status_text(c->status, how, sizeof(how)));
+    }
+}
+
+/*
+ * Inside a stretch of simulation: reaps the children that have ended. One
+ * that failed (a signal, a nonzero status) without ending its session fails
+ * the run now rather than when the stretch is over; the poll loop would
+ * reach the same verdict through its lost connection.
+ */
+static void check_children(hs_daemon *d)
+{
+    enum { BATCH = 64 };
+    for (int first = 0; first < d->nchildren && !d->failed; first += BATCH) {
+        struct pollfd p[BATCH];
+        int idx[BATCH], n = 0;
+        for (int i = first; i < d->nchildren && i < first + BATCH; i++)
+            if (!d->children[i].exited && d->children[i].pidfd >= 0) {
+                p[n] = (struct pollfd){.fd = d->children[i].pidfd, .events = POLLIN};
+                idx[n++] = i;
+            }
+        if (n == 0 || poll(p, (nfds_t)n, 0) <= 0)
+            continue;
+        for (int j = 0; j < n && !d->failed; j++)
+            if (p[j].revents & (POLLIN | POLLHUP))
+                child_ended(d, &d->children[idx[j]]);
+    }
+}
+
+static int64_t g_children_checked_ms;
+
+/* A stop signal, or (every HS_INTERRUPT_CHECK_MS) a child that died: fails the run; true once it has failed. */
+static bool interrupted_now(hs_daemon *d)
+{
+    if (d->failed || d->spec_child) /* a speculation's parent watches signals and children */
+        return d->failed;
+    if (check_stop_signal(d))
+        return true;
+    int64_t now = now_ms();
+    if (now - g_children_checked_ms >= HS_INTERRUPT_CHECK_MS) {
+        g_children_checked_ms = now;
+        check_children(d);
+    }
+    return d->failed;
+}
+
+bool hs_daemon_interrupted(hs_daemon *d)
+{
+    static unsigned calls;
+    if (d->failed)
+        return true;
+    if (g_stop_signal == 0 && ++calls % HS_INTERRUPT_CLOCK_EVERY != 0)
+        return false;
+    return interrupted_now(d);
+}
+
+/* Inside one long fabric step (include/hysim/fabric_interrupt.h). */
+static int fabric_interrupted(void *d) { return interrupted_now(d); }
+
+/* The fabric's test doubles need not provide the hook: it is only a faster way out. */
+static void set_fabric_interrupt(hs_daemon *d)
+{
+    if (hs_fabric_set_interrupt)
+        hs_fabric_set_interrupt(d ? fabric_interrupted : NULL, d);
+}
+
 /* ------------------------------------------------------------- run */
 
 static bool open_sessions(const hs_daemon *d)
@@ -376,10 +523,13 @@ int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_
     size_t pfdcap = 0;
     bool shut = false, killed = false;
     int64_t kill_at = 0;
+    install_stop_handlers();
+    set_fabric_interrupt(d);
     hs_stall_start(d, now_ms());
     while (children_left(d) || open_sessions(d)) {
         if (nchildren > 0 && !children_left(d))
             close_strangers(d);
+        check_stop_signal(d);
         if (d->failed && !shut) {
             shut_down(d);
             shut = true;
@@ -420,6 +570,9 @@ int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_
          * simulates: frames already read must be handled before sleeping */
         if (!shut && frames_buffered(d))
             timeout = 0;
+        /* the fabric can run ahead while nothing arrives: look again at once */
+        if (!shut && hs_fspec_more(d))
+            timeout = 0;
         if (poll(pfd, n, timeout) < 0 && errno != EINTR) {
             hs_daemon_fail(d, "hysimd: poll: %s", strerror(errno));
             continue;
@@ -443,6 +596,8 @@ int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_
     free(pfd);
     if (!d->failed)
         finish(d);
+    set_fabric_interrupt(NULL);
+    restore_stop_handlers();
     hs_statsout_finish(d); /* also after a failure: the files show how far it got */
 
     for (int i = 0; i < nchildren; i++)
@@ -451,6 +606,7 @@ int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_
     hs_fabric_stats st;
     hs_fabric_get_stats(d->fabric, &st);
     d->sum.packet_hops = st.packet_hops;
+    hs_fspec_summarize(d);
     if (summary) {
         *summary = d->sum;
         snprintf(summary->error, sizeof(summary->error), "%s", d->error);

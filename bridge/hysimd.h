@@ -41,6 +41,12 @@ typedef struct hs_run_summary {
     uint64_t speculations;          /* forks to speculate, answered or not */
     uint64_t speculation_wall_ns;   /* wall time in them: fork, simulating ahead, reading the answer */
     uint64_t fork_wall_ns;          /* ... of which in fork() itself */
+    /* run.fabric.speculate with a worker-process fabric (bridge/fabric_speculation.c). They depend on
+     * wall-clock timing (how far the fabric got while hysimd waited), not on results; all 0 otherwise. */
+    uint64_t fabric_speculative_completions; /* completions computed ahead of the safe time, held back */
+    uint64_t fabric_withdrawn;      /* ... of those, withdrawn by a rollback before they were applied */
+    uint64_t fabric_rollbacks;      /* late flows that rolled the fabric back to a checkpoint */
+    uint64_t fabric_replayed_flows; /* flows handed again to a resumed checkpoint */
     char error[1024];         /* non-empty: the simulation failed, and why */
 } hs_run_summary;
 

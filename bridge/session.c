@@ -161,7 +161,7 @@ static void on_register(hs_session *s, const Hysim__Register *m)
     snprintf(s->program, sizeof(s->program), "%s", m->program && m->program[0] ? m->program : "?");
     /* A process that is none of the children may register after the simulation
      * has moved on: its clock starts where the simulation is, not in its past. */
-    uint64_t done_ps = hs_max_u64(d->processed_ps, hs_fabric_now_ps(d->fabric));
+    uint64_t done_ps = hs_max_u64(d->processed_ps, hs_fspec_now(d)); /* not where the fabric speculates */
     s->host_ns = hs_max_u64(m->host_ns, hs_ps_to_ns_ceil(done_ps));
     s->state = HS_SESS_RUNNING;
     hs_tl_session_init(s);

@@ -24,6 +24,20 @@
  * answered by a forked copy of the daemon that simulates ahead; the session
  * then bounds the safe time at that answer like any running one.
  *
+ * Speculative fabric (run.fabric.speculate, fabric_speculation.c): with a
+ * worker-process fabric, where this loop can go no further the fabric runs
+ * ahead of the safe time, but every fabric time and completion this file
+ * sees comes through hs_fspec_*, which hold back what was computed ahead
+ * until the limit this loop steps to (never above the safe time) passes it.
+ * A flow started in the fabric's speculative past rolls the fabric back and
+ * the held completions it withdraws are dropped before anyone saw them
+ * (applied ones it withdraws lie before the flow's start: re-reported
+ * unchanged, checked, skipped). This is how "hysimd re-times the
+ * dependent parts of the event DAG" holds: no op, collective step, flow or
+ * answer is ever timed on a speculative completion, so the DAG has nothing
+ * to re-time; the completions it is timed with are the final ones, and the
+ * run is bit-identical to one with the fabric in-process.
+ *
  * Flow ids count up daemon-wide in the order flows are created, which is the
  * simulated-time event order: deterministic.
  */
@@ -56,16 +70,15 @@ int hs_clock_start_flow(hs_daemon *d, const hs_flow *owner, uint32_t src, uint32
     if (owner->op)
         hs_op_ref(owner->op);
     char err[512] = "";
-    if (start_ps < hs_fabric_now_ps(d->fabric)) {
+    if (start_ps < hs_fspec_now(d)) { /* ahead of a speculating fabric's time is fine: it rolls back */
         hs_daemon_fail(d, "hysim: internal error: flow %llu would start at %llu ps, before the fabric's time %llu ps",
-                       (unsigned long long)id, (unsigned long long)start_ps,
-                       (unsigned long long)hs_fabric_now_ps(d->fabric));
+                       (unsigned long long)id, (unsigned long long)start_ps, (unsigned long long)hs_fspec_now(d));
         return -1;
     }
     hs_stats_flow_started(d, start_ps);
     hs_statsout_flow_started(d, id, owner->owner == HS_FLOW_PEER_COPY ? HS_FLOWKIND_COPY : HS_FLOWKIND_COLLECTIVE,
                              src, dst, bytes, start_ps);
-    if (hs_fabric_add_flow(d->fabric, id, src, dst, bytes, start_ps, err, sizeof(err)) < 0) {
+    if (hs_fspec_add_flow(d, id, src, dst, bytes, start_ps, err, sizeof(err)) < 0) {
         hs_daemon_fail(d, "hysim: the fabric refused flow %llu (GPU %u → GPU %u, %llu bytes at %llu ps): %s",
                        (unsigned long long)id, src, dst, (unsigned long long)bytes,
                        (unsigned long long)start_ps, err);
@@ -103,7 +116,7 @@ static void flow_completed(hs_daemon *d, const hs_flow_done *done)
 /* The program's flows in the fabric: background flows never hold anything up. */
 static uint64_t program_flows(const hs_daemon *d)
 {
-    return hs_fabric_flows_in_flight(d->fabric) - hs_bg_in_flight(d);
+    return hs_fspec_in_flight(d) - hs_bg_in_flight(d);
 }
 
 /* ------------------------------------------------------------- bound */
@@ -226,7 +239,7 @@ static int answer_ready(hs_daemon *d, uint64_t bound, uint64_t *cap_tl, uint64_t
     int answered = 0;
     uint64_t next = hs_tl_next_time(d);
     bool fabric_busy = program_flows(d) > 0;
-    uint64_t fabric_now = hs_fabric_now_ps(d->fabric);
+    uint64_t fabric_now = hs_fspec_now(d);
     for (size_t i = 0; i < d->nsessions; i++) {
         hs_session *s = d->sessions[i];
         uint64_t n_ns;
@@ -254,7 +267,7 @@ static int answer_ready(hs_daemon *d, uint64_t bound, uint64_t *cap_tl, uint64_t
 void hs_clock_advance(hs_daemon *d)
 {
     uint64_t since_drain = 0;
-    while (!d->failed) {
+    while (!hs_daemon_interrupted(d)) { /* failed, or a stop signal or a dead child (hysimd.c) */
         uint64_t bound = running_bound(d), cap_tl = HS_TIME_INF, cap_fabric = HS_TIME_INF;
         if (answer_ready(d, bound, &cap_tl, &cap_fabric) > 0)
             continue; /* those sessions run again: the bound moved */
@@ -262,24 +275,25 @@ void hs_clock_advance(hs_daemon *d)
         /* the fabric first, up to the next timeline event: at equal times the
          * timeline's events come first, and may start flows at that time */
         uint64_t flim = hs_min_u64(hs_min_u64(bound, cap_fabric), next);
-        if (program_flows(d) > 0 && flim > hs_fabric_now_ps(d->fabric)) {
+        if (program_flows(d) > 0 && flim > hs_fspec_now(d)) {
             uint64_t next_bg;
             if (hs_bg_inject(d, &next_bg) < 0)
                 break;
             flim = hs_min_u64(flim, next_bg); /* not past a background start not handed over yet */
             hs_flow_done done;
-            int got = hs_fabric_next_completion(d->fabric, flim, &done);
-            d->processed_ps = hs_max_u64(d->processed_ps, hs_fabric_now_ps(d->fabric));
+            int got = hs_fspec_next_completion(d, flim, &done);
+            d->processed_ps = hs_max_u64(d->processed_ps, hs_fspec_now(d));
             if (got == 1)
                 flow_completed(d, &done);
-            else if (hs_fabric_now_ps(d->fabric) < flim)
+            else if (hs_fspec_now(d) < flim && !d->failed)
                 hs_daemon_fail(d, "hysim: internal error: the fabric stopped at %llu ps, short of %llu ps",
-                               (unsigned long long)hs_fabric_now_ps(d->fabric), (unsigned long long)flim);
+                               (unsigned long long)hs_fspec_now(d), (unsigned long long)flim);
             continue; /* a completion, or the fabric reached flim: waits may be answerable */
         }
         if (next >= hs_min_u64(bound, cap_tl)) {
             if (hs_spec_step(d) > 0)
                 continue; /* optimistic answers: those sessions run again */
+            hs_fspec_run_ahead(d); /* one bounded step; the poll loop comes back while there is more */
             break;
         }
         hs_tl_process_one(d);

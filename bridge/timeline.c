@@ -69,12 +69,11 @@ static bool ev_before(const hs_heap_ev *a, const hs_heap_ev *b)
     return a->type < b->type;
 }
 
-static void heap_push(hs_daemon *d, uint64_t time, hs_op *op, uint8_t type)
+static void heap_push_ev(hs_daemon *d, hs_heap_ev ev)
 {
     hs_grow((void **)&d->heap, &d->heapcap, d->heaplen + 1, sizeof(*d->heap));
-    hs_op_ref(op);
+    hs_op_ref(ev.op);
     size_t i = d->heaplen++;
-    hs_heap_ev ev = {.time = time, .op = op, .type = type};
     while (i > 0) {
         size_t parent = (i - 1) / 2;
         if (!ev_before(&ev, &d->heap[parent]))
@@ -83,6 +82,16 @@ static void heap_push(hs_daemon *d, uint64_t time, hs_op *op, uint8_t type)
         i = parent;
     }
     d->heap[i] = ev;
+}
+
+static void heap_push(hs_daemon *d, uint64_t time, hs_op *op, uint8_t type)
+{
+    heap_push_ev(d, (hs_heap_ev){.time = time, .op = op, .type = type});
+}
+
+void hs_tl_local_copy_at(hs_daemon *d, hs_op *op, struct hs_coll *c, uint64_t t)
+{
+    heap_push_ev(d, (hs_heap_ev){.time = t, .op = op, .type = HS_EV_LOCAL_COPY, .coll = c});
 }
 
 static hs_heap_ev heap_pop(hs_daemon *d)
@@ -193,6 +202,11 @@ static uint64_t hbm_ps(uint64_t bytes, double gBps)
     return bits_ps(bytes, gBps * 8.0);
 }
 
+uint64_t hs_tl_local_copy_ps(const hs_daemon *d, uint64_t bytes)
+{
+    return 2 * hbm_ps(bytes, d->sc.gpu.hbm_gbps); /* read + write */
+}
+
 /* Fills kind and duration of a copy op; -1 after failing on a bad message. */
 static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op)
 {
@@ -217,7 +231,7 @@ static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op
             return -1;
         }
         if (c->peer_gpu == m->gpu) {
-            op->dur_ps = 2 * hbm_ps(c->bytes, sc->gpu.hbm_gbps); /* read + write */
+            op->dur_ps = hs_tl_local_copy_ps(d, c->bytes);
             return 0;
         }
         op->kind = HS_OP_PEER_COPY;
@@ -462,6 +476,8 @@ void hs_tl_process_one(hs_daemon *d)
     d->processed_ps = hs_max_u64(d->processed_ps, ev.time);
     if (ev.type == HS_EV_START)
         op_start(d, ev.op, ev.time);
+    else if (ev.type == HS_EV_LOCAL_COPY)
+        hs_coll_flow_done(d, ev.coll, 0, 0, ev.time);
     else
         hs_tl_op_complete(d, ev.op, ev.time);
     hs_op_unref(ev.op);

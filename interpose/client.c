@@ -1137,8 +1137,35 @@ cudaError_t hs_client_comm_init(uint64_t comm_key, int rank, int nranks, int dev
     p->op.kind_case = HYSIM__OP__KIND_COMM_INIT;
     p->op.comm_init = &p->u.comm_init;
     commit_locked();
+    flush_locked(); /* other processes may ask hysimd whether every rank has joined (hs_client_comm_local_ranks) */
     UNLOCK();
     return cudaSuccess;
+}
+
+cudaError_t hs_client_comm_local_ranks(uint64_t parent_key, int parent_nranks, int *complete, int *mine) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    LOCK();
+    flush_locked();
+    Hysim__CommSplit cs = HYSIM__COMM_SPLIT__INIT; /* no calls: a question, answered at once */
+    cs.host_ns = hs_clock_now();
+    cs.parent_key = parent_key;
+    cs.parent_nranks = (uint32_t)parent_nranks;
+    Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+    m.msg_case = HYSIM__CLIENT_MSG__MSG_COMM_SPLIT;
+    m.comm_split = &cs;
+    send_locked(&m);
+    Hysim__Reply *r = read_reply_locked();
+    UNLOCK();
+    if (r->error && r->error[0]) {
+        fprintf(stderr, "hysim: %s\n", r->error);
+        e = cudaErrorUnknown;
+    }
+    *complete = r->done;
+    *mine = (int)r->n_split;
+    hysim__reply__free_unpacked(r, NULL);
+    return e;
 }
 
 cudaError_t hs_client_comm_split(uint64_t parent_key, int parent_nranks, uint64_t gen, size_t n,

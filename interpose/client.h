@@ -169,6 +169,13 @@ HS_API cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device,
 typedef struct hs_split_call { int rank, color, key; } hs_split_call;
 typedef struct hs_split_result { int none; uint64_t comm_key; int rank, nranks; } hs_split_result;
 /*
+ * How many ranks of communicator parent_key (of parent_nranks) this process
+ * holds, as hysimd knows them after the pending ops: *complete = 1 and *mine
+ * once every rank has joined, in any process; *complete = 0 before. Answered
+ * at once; the host clock does not move.
+ */
+HS_API cudaError_t hs_client_comm_local_ranks(uint64_t parent_key, int parent_nranks, int *complete, int *mine);
+/*
  * The gen-th split of parent_key, for this process's ranks (calls[0..n)):
  * sends them after the pending ops and blocks until hysimd has every parent
  * rank's call; out[i] answers calls[i]. Advances the host clock to the answer.

@@ -36,6 +36,18 @@ cudaError_t hs_cublas_send(const char *name, int64_t m, int64_t n, int64_t k, in
     return hs_client_gemm(name, &g, stream);
 }
 
+int hs_cublas_get_property(libraryPropertyType type, int *value)
+{
+    if (!value)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    switch (type) {
+    case MAJOR_VERSION: *value = CUBLAS_VER_MAJOR; return CUBLAS_STATUS_SUCCESS;
+    case MINOR_VERSION: *value = CUBLAS_VER_MINOR; return CUBLAS_STATUS_SUCCESS;
+    case PATCH_LEVEL: *value = CUBLAS_VER_PATCH; return CUBLAS_STATUS_SUCCESS;
+    default: return CUBLAS_STATUS_INVALID_VALUE;
+    }
+}
+
 int hs_cublas_not_supported(const char *name, _Atomic int *said)
 {
     if (!__atomic_exchange_n(said, 1, __ATOMIC_RELAXED))

@@ -1,8 +1,8 @@
 /*
  * What libcublas.so.13 and libcublasLt.so.13 share: turning a GEMM's types
  * into the element type hysimd's roofline is chosen by, sending it as one
- * kernel, and the "not supported yet" answer of every function hysim does
- * not implement.
+ * kernel, their version, and the "not supported yet" answer of every
+ * function hysim does not implement.
  */
 #ifndef HYSIM_INTERPOSE_CUBLAS_COMMON_H
 #define HYSIM_INTERPOSE_CUBLAS_COMMON_H
@@ -21,6 +21,10 @@ HS_CUBLAS_HIDDEN int hs_cublas_dtype(cudaDataType ab, int compute, int tf32_math
 /* Sends the GEMM; cudaSuccess or the client's error. */
 HS_CUBLAS_HIDDEN cudaError_t hs_cublas_send(const char *name, int64_t m, int64_t n, int64_t k, int64_t batch,
                                             int dtype, cudaStream_t stream);
+
+/* cublasGetProperty and cublasLtGetProperty (cuBLASLt ships with cuBLAS and
+ * has its version): a cublasStatus_t. */
+HS_CUBLAS_HIDDEN int hs_cublas_get_property(libraryPropertyType type, int *value);
 
 /* Prints "hysim: NAME is not supported yet" the first time (*said) and returns
  * CUBLAS_STATUS_NOT_SUPPORTED (15). */

@@ -96,14 +96,7 @@ size_t cublasLtGetCudartVersion(void) { return CUDART_VERSION; }
 
 cublasStatus_t cublasLtGetProperty(libraryPropertyType type, int *value)
 {
-    if (!value)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    switch (type) {
-    case MAJOR_VERSION: *value = CUBLAS_VER_MAJOR; return CUBLAS_STATUS_SUCCESS;
-    case MINOR_VERSION: *value = CUBLAS_VER_MINOR; return CUBLAS_STATUS_SUCCESS;
-    case PATCH_LEVEL: *value = CUBLAS_VER_PATCH; return CUBLAS_STATUS_SUCCESS;
-    default: return CUBLAS_STATUS_INVALID_VALUE;
-    }
+    return (cublasStatus_t)hs_cublas_get_property(type, value);
 }
 
 const char *cublasLtGetStatusName(cublasStatus_t status)

@@ -29,11 +29,10 @@ cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src, si
 cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count, size_t offset,
                                            enum cudaMemcpyKind kind, cudaStream_t stream);
 
-#define MAX_DEVICES 64 /* more than any server has */
-
 typedef struct device_var {
     size_t size;
-    void *on[MAX_DEVICES]; /* its memory on each device, NULL until first used there */
+    int ndev;  /* entries in on: the process's device count, known at first use */
+    void **on; /* its memory on each device, NULL until first used there */
 } device_var;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -50,7 +49,10 @@ void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress
     }
     v->size = size;
     pthread_mutex_lock(&g_lock);
-    free((void *)hs_ptrmap_get(&g_vars, (uintptr_t)hostVar)); /* a module loaded again */
+    device_var *old = (device_var *)hs_ptrmap_get(&g_vars, (uintptr_t)hostVar); /* a module loaded again */
+    if (old)
+        free(old->on);
+    free(old);
     hs_ptrmap_put(&g_vars, (uintptr_t)hostVar, (uintptr_t)v);
     pthread_mutex_unlock(&g_lock);
 }
@@ -64,18 +66,27 @@ void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, c
         fprintf(stderr, "hysim: __managed__ variables are not supported yet (%s)\n", deviceName ? deviceName : "?");
 }
 
+/* v's per-device table, sized by the process's device count on first use; NULL if out of memory. */
+static void **device_table(device_var *v, int ndev) {
+    if (!v->on && (v->on = calloc((size_t)ndev, sizeof *v->on)) != NULL)
+        v->ndev = ndev;
+    return v->on;
+}
+
 /* The variable's size and (ptr not NULL) its memory on the current device, allocated on first use. */
 static cudaError_t resolve(const void *symbol, void **ptr, size_t *size) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
-    int dev = hs_client_get_device();
-    if (dev >= MAX_DEVICES)
+    int dev = hs_client_get_device(), ndev = hs_client_gpu_info()->device_count;
+    if (dev < 0 || dev >= ndev)
         return cudaErrorInvalidDevice;
     pthread_mutex_lock(&g_lock);
     device_var *v = (device_var *)hs_ptrmap_get(&g_vars, (uintptr_t)symbol);
     if (!v)
         e = cudaErrorInvalidSymbol;
+    else if (ptr && !device_table(v, ndev))
+        e = cudaErrorMemoryAllocation;
     else if (ptr && !v->on[dev])
         e = hs_client_malloc_on(dev, v->size ? v->size : 1, &v->on[dev]);
     if (e == cudaSuccess) {
@@ -88,12 +99,14 @@ static cudaError_t resolve(const void *symbol, void **ptr, size_t *size) {
 }
 
 void hs_rt_symbols_reset_device(int device) {
-    if (device < 0 || device >= MAX_DEVICES)
+    if (device < 0)
         return;
     pthread_mutex_lock(&g_lock);
-    for (size_t i = 0; i < g_vars.cap; i++)
-        if (g_vars.keys[i])
-            ((device_var *)g_vars.vals[i])->on[device] = NULL; /* cudaDeviceReset freed them */
+    for (size_t i = 0; i < g_vars.cap; i++) {
+        device_var *v = g_vars.keys[i] ? (device_var *)g_vars.vals[i] : NULL;
+        if (v && v->on && device < v->ndev)
+            v->on[device] = NULL; /* cudaDeviceReset freed them */
+    }
     pthread_mutex_unlock(&g_lock);
 }
 

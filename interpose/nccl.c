@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <nccl.h>
@@ -36,6 +37,7 @@ struct ncclComm {
     uint64_t *sends, *recvs; /* [nranks]: Sends to / Recvs from each peer so far */
     int left;     /* CommDestroy sent (finalize, destroy or abort) */
     uint64_t splits; /* ncclCommSplit calls made on it so far */
+    int by_init_rank; /* joined by ncclCommInitRank: this process's other ranks may join later */
 };
 
 static __thread char t_last_error[256];
@@ -214,7 +216,10 @@ static ncclResult_t init_rank(ncclComm_t *comm, int nranks, const ncclUniqueId *
     ncclResult_t r = from_cuda(hs_client_start(), what);
     if (r != ncclSuccess)
         return r;
-    return join(comm, comm_key_of(id), rank, nranks, hs_client_get_device(), what);
+    r = join(comm, comm_key_of(id), rank, nranks, hs_client_get_device(), what);
+    if (r == ncclSuccess)
+        (*comm)->by_init_rank = 1;
+    return r;
 }
 
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank) {
@@ -416,10 +421,37 @@ static ncclResult_t split_exchange(split_meet *sm) {
     return r;
 }
 
+/*
+ * This process's ranks of comm's communicator. ncclCommInitAll and
+ * ncclCommSplit create all of them before any can be used, so counting them
+ * here is exact. With ncclCommInitRank, one thread per rank, a thread can
+ * reach its split before another has even started its init, and nothing here
+ * tells whether more ranks will come: hysimd, which sees every process's
+ * ranks join, says how many are this process's once every rank has joined;
+ * until then this asks again every millisecond, leaving the connection free
+ * to the threads still initialising.
+ */
+static ncclResult_t parent_local_ranks(ncclComm_t comm, int *nlocal) {
+    *nlocal = local_ranks(comm->key);
+    if (!comm->by_init_rank || *nlocal == comm->nranks)
+        return ncclSuccess;
+    for (;;) {
+        int complete = 0;
+        ncclResult_t r =
+            from_cuda(hs_client_comm_local_ranks(comm->key, comm->nranks, &complete, nlocal), "ncclCommSplit");
+        if (r != ncclSuccess || complete)
+            return r;
+        nanosleep(&(struct timespec){0, 1000000}, NULL);
+    }
+}
+
 static ncclResult_t comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm) {
     if (!comm || !newcomm || (color < 0 && color != NCCL_SPLIT_NOCOLOR))
         return fail(ncclInvalidArgument, "%s: NULL comm or newcomm, or a negative color", "ncclCommSplit");
-    int nlocal = local_ranks(comm->key); /* this process's ranks of the parent */
+    int nlocal;
+    ncclResult_t lr = parent_local_ranks(comm, &nlocal);
+    if (lr != ncclSuccess)
+        return lr;
     uint64_t gen = comm->splits++;
     *newcomm = NULL;
     pthread_mutex_lock(&g_split_lock);

@@ -1,7 +1,11 @@
 // hysim: CanonicalScheduler, see canonical_scheduler.h.
 #include "canonical_scheduler.h"
 
+#include "hysim/fabric_interrupt.h"
+
 #include <ns3/log.h>
+
+#include <unistd.h>
 
 #include <limits>
 #include <utility>
@@ -44,10 +48,28 @@ CanonicalScheduler::Insert(const Event& ev)
     SiftUp(m_heap.size() - 1);
 }
 
+namespace {
+// hs_fabric_set_interrupt's hook: ns-3's Run() loops while IsEmpty() is false,
+// so answering "empty" once is how a hook that fired ends the run early.
+hs_fabric_interrupt_fn g_interrupt_fn = nullptr;
+void* g_interrupt_ctx = nullptr;
+pid_t g_interrupt_pid = 0; // the process that set it: never a forked worker
+unsigned g_interrupt_countdown = HS_FABRIC_INTERRUPT_EVERY;
+
+bool
+Interrupted()
+{
+    if (g_interrupt_fn == nullptr || --g_interrupt_countdown != 0)
+        return false;
+    g_interrupt_countdown = HS_FABRIC_INTERRUPT_EVERY;
+    return getpid() == g_interrupt_pid && g_interrupt_fn(g_interrupt_ctx) != 0;
+}
+} // namespace
+
 bool
 CanonicalScheduler::IsEmpty() const
 {
-    return m_heap.empty();
+    return m_heap.empty() || Interrupted();
 }
 
 ns3::Scheduler::Event
@@ -60,31 +82,65 @@ ns3::Scheduler::Event
 CanonicalScheduler::RemoveNext()
 {
     Event ev = m_heap.front().ev;
+    PopTop();
+    PurgeTop();
+    return ev;
+}
+
+// The fabric removes its step-limit event after every step that ends on a
+// completion, so removal must not search the heap: a removed event stays in it,
+// named in m_removed, until it reaches the top or the heap is compacted. ns-3
+// frees its EventImpl at once, so a removed entry's impl is never touched. The
+// order of live events is total (uid last), so where they sit in the heap never
+// changes which runs next.
+void
+CanonicalScheduler::Remove(const Event& ev)
+{
+    if (m_heap.empty())
+        return;
+    if (m_heap.front().ev.key.m_uid == ev.key.m_uid)
+    {
+        PopTop();
+        PurgeTop();
+        return;
+    }
+    m_removed.insert(ev.key.m_uid);
+    if (m_removed.size() > m_heap.size() / 2)
+        Compact();
+}
+
+void
+CanonicalScheduler::PopTop()
+{
     m_heap.front() = m_heap.back();
     m_heap.pop_back();
     if (!m_heap.empty())
         SiftDown(0);
-    return ev;
 }
 
+// Keeps the invariant that the top is live, so PeekNext and IsEmpty need no check.
 void
-CanonicalScheduler::Remove(const Event& ev)
+CanonicalScheduler::PurgeTop()
 {
-    // Rare (only the fabric's step-limit event is ever removed): linear search.
-    for (size_t i = 0; i < m_heap.size(); i++)
+    while (!m_removed.empty() && !m_heap.empty() && m_removed.erase(m_heap.front().ev.key.m_uid) != 0)
+        PopTop();
+}
+
+// Drops every removed entry and rebuilds the heap (bottom-up, O(n)); run when
+// they are more than half the heap, so removal stays O(1) amortised.
+void
+CanonicalScheduler::Compact()
+{
+    size_t n = 0;
+    for (const Entry& e : m_heap)
     {
-        if (m_heap[i].ev.key.m_uid == ev.key.m_uid && m_heap[i].ev.impl == ev.impl)
-        {
-            m_heap[i] = m_heap.back();
-            m_heap.pop_back();
-            if (i < m_heap.size())
-            {
-                SiftUp(i);
-                SiftDown(i);
-            }
-            return;
-        }
+        if (m_removed.count(e.ev.key.m_uid) == 0)
+            m_heap[n++] = e;
     }
+    m_heap.resize(n);
+    m_removed.clear();
+    for (size_t i = n / 2; i-- > 0;)
+        SiftDown(i);
 }
 
 void
@@ -123,3 +179,12 @@ CanonicalScheduler::SiftDown(size_t i)
 }
 
 } // namespace hysim
+
+extern "C" void
+hs_fabric_set_interrupt(hs_fabric_interrupt_fn fn, void* ctx)
+{
+    hysim::g_interrupt_fn = fn;
+    hysim::g_interrupt_ctx = ctx;
+    hysim::g_interrupt_pid = getpid();
+    hysim::g_interrupt_countdown = HS_FABRIC_INTERRUPT_EVERY;
+}

@@ -9,6 +9,9 @@
 // uid never decides anything for its own events; events that are not
 // CanonicalEvents (none in hysim) sort after all canonical ones at equal time,
 // in uid order.
+//
+// Remove (ns-3's Simulator::Remove) is lazy and O(1) amortised: the fabric
+// removes its step-limit event after every step, so it must not search.
 #ifndef HYSIM_NS3GLUE_CANONICAL_SCHEDULER_H
 #define HYSIM_NS3GLUE_CANONICAL_SCHEDULER_H
 
@@ -16,6 +19,7 @@
 #include <ns3/scheduler.h>
 
 #include <cstdint>
+#include <unordered_set>
 #include <vector>
 
 namespace hysim {
@@ -59,10 +63,14 @@ class CanonicalScheduler : public ns3::Scheduler
             return a.k2 < b.k2;
         return a.ev.key.m_uid < b.ev.key.m_uid;
     }
+    void PopTop();
+    void PurgeTop();
+    void Compact();
     void SiftUp(size_t i);
     void SiftDown(size_t i);
 
-    std::vector<Entry> m_heap; // binary min-heap
+    std::vector<Entry> m_heap; // binary min-heap; its top is never a removed event
+    std::unordered_set<uint32_t> m_removed; // uids of removed events still in m_heap
 };
 
 } // namespace hysim

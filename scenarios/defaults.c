@@ -102,6 +102,8 @@ void hs_scenario_defaults(hs_scenario *sc)
     sc->run.stall_timeout_s = 60.0;
     sc->run.checkpoint_interval_us = 100.0;
     sc->run.checkpoints_max = 16;
+    sc->run.fabric.speculate = true; /* takes effect with a worker-mode fabric only */
+    sc->run.fabric.speculate_window_us = 1000.0;
     sc->background.message_bytes = HS_DEFAULT_BG_MESSAGE_KIB * 1024; /* background and stats: off */
     sc->nccl.calibrated = true; /* algo, proto AUTO and channels 0: NCCL's own choice */
 }

@@ -576,7 +576,7 @@ static void load_servers(ctx *c, const slot *sec, hs_scenario *sc)
         if (!k[i].key)
             missing(c, sec->key, "servers", keys[i], NULL);
     get_int(c, &k[0], "servers.count", 1, 1000000, &sc->servers.count);
-    get_int(c, &k[1], "servers.gpus_per_server", 1, 64, &sc->servers.gpus_per_server);
+    get_int(c, &k[1], "servers.gpus_per_server", 1, HS_MAX_GPUS_PER_SERVER, &sc->servers.gpus_per_server);
 }
 
 static void load_nvlink(ctx *c, const slot *sec, hs_scenario *sc)
@@ -764,14 +764,38 @@ static void load_host_time(ctx *c, const slot *sl, hs_scenario *sc)
                what(n, buf, sizeof buf));
 }
 
+/* run.fabric: {process: inline|worker, speculate, speculate_window_us} (bridge/fabric_speculation.c). */
+static void load_run_fabric(ctx *c, const slot *sec, hs_scenario *sc)
+{
+    static const char *const keys[] = {"process", "speculate", "speculate_window_us", NULL};
+    static const char *const processes[] = {"inline", "worker", NULL};
+    slot k[3];
+    if (!collect(c, sec->val, "run.fabric", keys, k))
+        return;
+    int process;
+    if (get_enum(c, &k[0], "run.fabric.process", processes, &process))
+        sc->run.fabric.process = process == 0 ? HS_FABRIC_PROCESS_INLINE : HS_FABRIC_PROCESS_WORKER;
+    bool speculate;
+    if (get_bool(c, &k[1], "run.fabric.speculate", &speculate)) {
+        sc->run.fabric.speculate = speculate;
+        if (speculate && sc->run.fabric.process == HS_FABRIC_PROCESS_INLINE)
+            problem_at(c, AT(k[1].val->start_mark),
+                       "run.fabric.speculate: true needs run.fabric.process: worker (only a worker-process "
+                       "fabric can roll back)");
+    }
+    static const numspec window = {0, true, 1e9, false};
+    get_num(c, &k[2], "run.fabric.speculate_window_us", &window, &sc->run.fabric.speculate_window_us);
+}
+
 static void load_run(ctx *c, const slot *sec, hs_scenario *sc)
 {
     static const char *const keys[] = {"mode", "host_time", "seed", "stall_timeout_s",
-                                       "checkpoint_interval_us", "checkpoints_max", NULL};
+                                       "checkpoint_interval_us", "checkpoints_max", "fabric", NULL};
     static const char *const modes[] = {"exact", "optimistic", NULL};
-    slot k[6];
+    slot k[7];
     if (!collect(c, sec->val, "run", keys, k))
         return;
+    load_run_fabric(c, &k[6], sc);
     int mode;
     if (get_enum(c, &k[0], "run.mode", modes, &mode))
         sc->run.mode = (enum hs_run_mode)mode;

@@ -328,6 +328,12 @@ int report_write_json(hs_daemon *d, const report_run *run, const char *path)
             run->sc->run.mode == HS_MODE_OPTIMISTIC ? "optimistic" : "exact", (unsigned long long)s->optimistic_answers,
             (unsigned long long)s->answers_revised, (unsigned long long)s->max_revision_ns,
             (unsigned long long)s->speculations);
+    /* run.fabric (bridge/fabric_speculation.c): the counts depend on wall-clock timing, never the results */
+    fprintf(f,
+            "  \"fabric_speculation\": {\"speculative_completions\": %llu, \"withdrawn\": %llu, "
+            "\"rollbacks\": %llu, \"replayed_flows\": %llu},\n",
+            (unsigned long long)s->fabric_speculative_completions, (unsigned long long)s->fabric_withdrawn,
+            (unsigned long long)s->fabric_rollbacks, (unsigned long long)s->fabric_replayed_flows);
     json_gpus(f, d, run);
     json_links(f, d, s->sim_end_ps);
     fputs("}\n", f);

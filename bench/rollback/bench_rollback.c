@@ -13,6 +13,7 @@
  *                       [--max-late-us L] [--kib K] [--interval-us T] [--seed X]
  */
 #include "hysim/fabric.h"
+#include "test_scenario.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -58,28 +59,28 @@ static int by_arrival(const void *a, const void *b)
 
 static void scenario(hs_scenario *sc, uint32_t servers)
 {
-    memset(sc, 0, sizeof *sc);
-    snprintf(sc->name, sizeof sc->name, "bench-rollback");
-    sc->servers.count = servers;
-    sc->servers.gpus_per_server = 8;
-    sc->nvlink.gbps_per_gpu = 3600.0;
-    sc->nvlink.latency_ns = 500;
-    sc->nvlink.segment_bytes = 64 * 1024;
-    sc->pcie.gbps = 512.0;
-    sc->pcie.latency_ns = 1000;
-    sc->nics.per_server = 8;
-    sc->nics.gbps = 400.0;
-    sc->nics.rail_aligned = true;
-    sc->fabric.present = true;
-    sc->fabric.topology = HS_TOPOLOGY_RAIL_OPTIMIZED;
-    sc->fabric.spines = 2;
-    sc->fabric.link_latency_ns = 1000;
-    sc->fabric.mtu = 4096;
-    sc->fabric.oversubscription = 1.0;
-    sc->fabric.switch_buffer_mib = 32;
-    sc->fabric.pfc = true;
-    sc->fabric.dcqcn = true;
-    sc->run.seed = 1;
+    hs_test_scenario_fill(sc, &(hs_test_scenario){
+                                  .name = "bench-rollback",
+                                  .servers = (int)servers,
+                                  .gpus_per_server = 8,
+                                  .nvlink_gbps = 3600.0,
+                                  .nvlink_latency_ns = 500,
+                                  .segment_bytes = 64 * 1024,
+                                  .pcie_gbps = 512.0,
+                                  .pcie_latency_ns = 1000,
+                                  .nics_per_server = 8,
+                                  .nic_gbps = 400.0,
+                                  .rail_aligned = true,
+                                  .fabric = true,
+                                  .topology = HS_TOPOLOGY_RAIL_OPTIMIZED,
+                                  .spines = 2,
+                                  .link_latency_ns = 1000,
+                                  .mtu = 4096,
+                                  .oversubscription = 1.0,
+                                  .switch_buffer_mib = 32,
+                                  .roce = true,
+                                  .seed = 1,
+                              });
 }
 
 /* Every flow known at time 0, in this process. */

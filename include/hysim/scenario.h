@@ -26,6 +26,10 @@ enum hs_topology {
 
 enum hs_run_mode { HS_MODE_EXACT = 0, HS_MODE_OPTIMISTIC };
 
+/* Where the fabric model runs (run.fabric.process): DEFAULT = in hysimd's process
+ * unless HYSIM_FABRIC_WORKER=1; WORKER = a worker process with checkpoints. */
+enum hs_fabric_process { HS_FABRIC_PROCESS_DEFAULT = 0, HS_FABRIC_PROCESS_INLINE, HS_FABRIC_PROCESS_WORKER };
+
 /* NCCL algorithm and protocol (hs_scenario.nccl); AUTO = NCCL's tuner chooses. */
 enum hs_nccl_algo { HS_NCCL_ALGO_AUTO = 0, HS_NCCL_ALGO_RING, HS_NCCL_ALGO_TREE };
 enum hs_nccl_proto { HS_NCCL_PROTO_AUTO = 0, HS_NCCL_PROTO_LL, HS_NCCL_PROTO_LL128, HS_NCCL_PROTO_SIMPLE };
@@ -33,6 +37,12 @@ enum hs_nccl_proto { HS_NCCL_PROTO_AUTO = 0, HS_NCCL_PROTO_LL, HS_NCCL_PROTO_LL1
 /* Generated background traffic (hs_scenario.background). */
 enum hs_bg_pattern { HS_BG_NONE = 0, HS_BG_PERMUTATION, HS_BG_INCAST };
 #define HS_BG_MAX_FLOWS 64 /* explicit background flows per scenario */
+
+/* Most GPUs one server may have (servers.gpus_per_server). A process sees at
+ * most one server's GPUs, so this is also the interposer's per-process device
+ * bound. Not a modelling limit (one NVSwitch plane has no size): the per-GPU
+ * state is small, and the all-reduce flows, O(G^2), bound what is practical. */
+#define HS_MAX_GPUS_PER_SERVER 1024
 
 /* How a process's host clock advances between intercepted calls (DESIGN.md, "Time"). */
 enum hs_host_time {
@@ -116,6 +126,11 @@ typedef struct hs_scenario {
         double stall_timeout_s;     /* wall seconds without simulated progress before hysimd gives up; 0 = never */
         double checkpoint_interval_us; /* worker-mode fabric: a checkpoint every this much simulated time */
         uint32_t checkpoints_max;      /* worker-mode fabric: paused checkpoints kept (1..64) */
+        struct {
+            enum hs_fabric_process process;
+            bool speculate;               /* worker-mode fabric: run ahead of the safe time while hysimd waits */
+            double speculate_window_us;   /* ... by at most this much simulated time */
+        } fabric;                         /* run.fabric (bridge/fabric_speculation.c) */
     } run;
 
     /* Traffic of other tenants (scenarios/README.md, "background"); nothing waits for it. */

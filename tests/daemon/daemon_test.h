@@ -66,6 +66,17 @@ int dt_nvalues(int idx);
 /* True when the daemon runs against the analytic test fabric. */
 bool dt_fake_fabric(void);
 
+/* One test case of a program: `PROGRAM CASE` runs it. */
+typedef struct dt_case {
+    const char *name;
+    void (*fn)(void);
+} dt_case;
+#define DT_NCASES(cases) (sizeof(cases) / sizeof((cases)[0]))
+
+/* main of a test program: runs the case argv[1] names, prints "CASE: ok" and
+ * returns 0; with no such case prints the usage and the cases, returns 2. */
+int dt_main(int argc, char **argv, const dt_case *cases, size_t ncases);
+
 /* ------------------------------------------------------------- client */
 
 typedef struct dt_client {

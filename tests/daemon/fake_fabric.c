@@ -131,3 +131,37 @@ void hs_fabric_destroy(hs_fabric *f)
     free(f->flows);
     free(f);
 }
+
+/* Worker mode is not modelled: in-process only, no checkpoints, no rollbacks. */
+hs_fabric *hs_fabric_create_opts(const hs_scenario *sc, const hs_fabric_options *opts, char *err, size_t errlen)
+{
+    if (opts && opts->worker) {
+        snprintf(err, errlen, "fake fabric: no worker mode");
+        return NULL;
+    }
+    return hs_fabric_create(sc, err, errlen);
+}
+
+int hs_fabric_set_safe_time(hs_fabric *f, uint64_t safe_ps, char *err, size_t errlen)
+{
+    (void)f, (void)safe_ps, (void)err, (void)errlen;
+    return 0;
+}
+
+int hs_fabric_next_revision(hs_fabric *f, hs_flow_done *withdrawn)
+{
+    (void)f, (void)withdrawn;
+    return 0;
+}
+
+uint64_t hs_fabric_generation(const hs_fabric *f)
+{
+    (void)f;
+    return 0;
+}
+
+void hs_fabric_get_checkpoint_stats(const hs_fabric *f, hs_fabric_checkpoint_stats *out)
+{
+    (void)f;
+    memset(out, 0, sizeof(*out));
+}

@@ -326,3 +326,19 @@ void dt_send_raw(dt_client *c, const void *bytes, size_t len)
         len -= (size_t)w;
     }
 }
+
+int dt_main(int argc, char **argv, const dt_case *cases, size_t ncases)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (size_t i = 0; argc == 2 && i < ncases; i++)
+        if (strcmp(argv[1], cases[i].name) == 0) {
+            cases[i].fn();
+            printf("%s: ok\n", cases[i].name);
+            return 0;
+        }
+    fprintf(stderr, "usage: %s CASE\ncases:", argv[0]);
+    for (size_t i = 0; i < ncases; i++)
+        fprintf(stderr, " %s", cases[i].name);
+    fputc('\n', stderr);
+    return 2;
+}

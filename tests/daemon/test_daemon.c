@@ -15,6 +15,7 @@
 
 #include "collective_tuner.h"
 #include "daemon_test.h"
+#include "test_scenario.h"
 #include "transport.h"
 
 #define KERNEL_NS 10000ull
@@ -22,38 +23,32 @@
 
 void dt_scenario(hs_scenario *sc)
 {
-#ifdef HS_HAVE_SCENARIO_LIB
-    hs_scenario_defaults(sc); /* what a real fabric needs besides the figures below */
-#else
-    memset(sc, 0, sizeof(*sc));
-#endif
-    snprintf(sc->name, sizeof(sc->name), "hysimd tests");
-    snprintf(sc->gpu.model, sizeof(sc->gpu.model), "NVIDIA H200");
-    sc->gpu.memory_bytes = 141ull << 30;
-    sc->gpu.hbm_gbps = 4800;
-    sc->gpu.sm_count = 132;
-    sc->gpu.cc_major = 9;
-    sc->gpu.cc_minor = 0;
-    sc->servers.count = 1;
-    sc->servers.gpus_per_server = 4;
-    sc->nvlink.gbps_per_gpu = 800;
-    sc->nvlink.latency_ns = 500;
-    sc->nvlink.segment_bytes = 16 << 10; /* store-and-forward adds one segment: 164 ns */
-    sc->pcie.gen = 5;
-    sc->pcie.lanes = 16;
-    sc->pcie.gbps = 500;
-    sc->pcie.latency_ns = 1000;
-    sc->nics.per_server = 4;
-    sc->nics.gbps = 400;
-    sc->compute.default_kernel_ns = KERNEL_NS;
-    sc->run.mode = HS_MODE_EXACT;
-    sc->run.host_time = HS_HOST_TIME_ZERO;
-    sc->run.seed = 1;
-    /* the bare link model the arithmetic below asserts: one ring, Simple, no NCCL latencies */
-    sc->nccl.algo = HS_NCCL_ALGO_RING;
-    sc->nccl.proto = HS_NCCL_PROTO_SIMPLE;
-    sc->nccl.channels = 1;
-    sc->nccl.calibrated = false;
+    hs_test_scenario_fill(sc, &(hs_test_scenario){
+                                  .name = "hysimd tests",
+                                  .defaults = true, /* what a real fabric needs besides the figures below */
+                                  .gpu_model = "NVIDIA H200",
+                                  .h200 = true,
+                                  .hbm_gbps = 4800,
+                                  .servers = 1,
+                                  .gpus_per_server = 4,
+                                  .nvlink_gbps = 800,
+                                  .nvlink_latency_ns = 500,
+                                  .segment_bytes = 16 << 10, /* store-and-forward adds one segment: 164 ns */
+                                  .pcie_gen = 5,
+                                  .pcie_lanes = 16,
+                                  .pcie_gbps = 500,
+                                  .pcie_latency_ns = 1000,
+                                  .nics_per_server = 4,
+                                  .nic_gbps = 400,
+                                  .default_kernel_ns = KERNEL_NS,
+                                  .host_time_zero = true,
+                                  .seed = 1,
+                                  /* the bare link model the arithmetic below asserts: one ring, Simple,
+                                   * no NCCL latencies */
+                                  .nccl_algo = HS_NCCL_ALGO_RING,
+                                  .nccl_proto = HS_NCCL_PROTO_SIMPLE,
+                                  .nccl_channels = 1,
+                              });
 }
 
 bool dt_fake_fabric(void)
@@ -618,6 +613,63 @@ static void test_sendrecv(void)
 }
 
 /*
+ * Send/Recv of a rank to itself: a copy within its GPU, 2 × bytes through HBM
+ * (4.8 MB at 4800 GB/s: 2 µs), both parts ending together, no fabric flow.
+ * (1) AllToAll as grouped Sends and Recvs to every rank, itself included: the
+ * self copy hides under the 1 MB flows between the two ranks. (2) A self pair
+ * alone in a group. (3) Outside groups on two streams, the Recv issued 500 ns
+ * after the Send: both end 2 µs after the later one.
+ */
+#define SELF_BYTES 4800000ull
+#define SELF_COPY_NS 2000ull
+
+static void child_sendrecv_self(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    uint32_t g = (uint32_t)idx;
+    dt_client c;
+    dt_connect(&c, ep, 0, g, 1, 0);
+    dt_comm_init(&c, 0, g, COMM, g, 2);
+    for (uint32_t peer = 0; peer < 2; peer++)
+        dt_collective_ex(&c, 0, g, 0, COMM, g, 0, HYSIM__COLL_KIND__SEND, 1000000, (int32_t)peer, 5 + g);
+    for (uint32_t peer = 0; peer < 2; peer++)
+        dt_collective_ex(&c, 0, g, 0, COMM, g, 0, HYSIM__COLL_KIND__RECV, 1000000, (int32_t)peer, 5 + g);
+    uint64_t t1 = dt_sync_stream(&c, 0, g, 0);
+    dt_collective_ex(&c, t1, g, 0, COMM, g, 1, HYSIM__COLL_KIND__SEND, SELF_BYTES, (int32_t)g, 7 + g);
+    dt_collective_ex(&c, t1, g, 0, COMM, g, 1, HYSIM__COLL_KIND__RECV, SELF_BYTES, (int32_t)g, 7 + g);
+    uint64_t t2 = dt_sync_stream(&c, t1, g, 0);
+    dt_stream_create(&c, t2, g, 1, true);
+    dt_stream_create(&c, t2, g, 2, true);
+    dt_collective_ex(&c, t2, g, 1, COMM, g, 2, HYSIM__COLL_KIND__SEND, SELF_BYTES, (int32_t)g, 0);
+    dt_collective_ex(&c, t2 + 500, g, 2, COMM, g, 2, HYSIM__COLL_KIND__RECV, SELF_BYTES, (int32_t)g, 0);
+    uint64_t t3 = dt_sync_stream(&c, t2 + 500, g, 1);
+    uint64_t t4 = dt_sync_stream(&c, t3, g, 2);
+    dt_record(idx, t1);
+    dt_record(idx, t2);
+    dt_record(idx, t3);
+    dt_record(idx, t4);
+    dt_bye(&c, t4, NULL, 0);
+}
+
+static void test_sendrecv_self(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 2, child_sendrecv_self, NULL);
+    expect_ok(r);
+    for (int i = 0; i < 2; i++) {
+        const uint64_t *v = r->values[i];
+        check_fabric_ns(v[0], ps_to_ns_ceil(flow_ps(1000000)), "AllToAll as Sends/Recvs, self included");
+        CHECK_EQ(v[1] - v[0], SELF_COPY_NS);
+        CHECK_EQ(v[2], v[1] + 500 + SELF_COPY_NS);
+        CHECK_EQ(v[3], v[2]);
+    }
+    CHECK_EQ(r->sum.collectives, 8);
+    CHECK_EQ(r->sum.flows, 2);
+    dt_free(r);
+}
+
+/*
  * A peer copy's direction: GPU 0 → GPU 1 (on GPU 1's stream, from_peer) and
  * GPU 2 → GPU 1 (on GPU 2's stream) at once. In the packet model both enter
  * GPU 1's link and share it; read the other way they would not meet.
@@ -815,7 +867,7 @@ static const violation violations[] = {
     {"collective without CommInit", "which it never joined (no CommInit)"},
     {"wrong seq", "expected seq 0"},
     {"unsupported collective", "hysim: collective kind 99 is not supported yet"},
-    {"send to itself", "Send of rank 0 to itself on comm 0xc0ffee is not supported yet"},
+    {"send to a peer out of range", "Send on comm 0xc0ffee with peer 2 of 2 ranks"},
     {"broadcast root out of range", "Broadcast on comm 0xc0ffee with root 5 of 2 ranks"},
 };
 
@@ -887,7 +939,7 @@ static void child_violation(const char *ep, int idx, void *arg)
         case 13:
             dt_comm_init(&c, 0, 0, COMM, 0, 2); /* rank 1 never needed: both fail on attach */
             if (which == 12)
-                dt_collective_ex(&c, 0, 0, 0, COMM, 0, 0, HYSIM__COLL_KIND__SEND, 8, 0, 0);
+                dt_collective_ex(&c, 0, 0, 0, COMM, 0, 0, HYSIM__COLL_KIND__SEND, 8, 2, 0);
             else
                 dt_collective_ex(&c, 0, 0, 0, COMM, 0, 0, HYSIM__COLL_KIND__BROADCAST, 8, 5, 0);
             break;
@@ -1115,10 +1167,7 @@ static void test_tuner(void)
     CHECK_EQ(tuner_plan(&sc, AR, 1 << 20, 16, 2, HS_NCCL_ALGO_TREE, 0).algo, HS_NCCL_ALGO_TREE);
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const dt_case cases[] = {
     {"nccl_tuner", test_tuner},
     {"kernel_sync", test_kernel_sync},
     {"buffered_wait", test_buffered_wait},
@@ -1136,6 +1185,7 @@ static const struct {
     {"reduce4", test_reduce4},
     {"alltoall4", test_alltoall4},
     {"sendrecv", test_sendrecv},
+    {"sendrecv_self", test_sendrecv_self},
     {"copy_direction", test_copy_direction},
     {"deadlock", test_deadlock},
     {"unmatched_send", test_unmatched_send},
@@ -1149,17 +1199,6 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGPIPE, SIG_IGN);
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        if (argc == 2 && strcmp(argv[1], cases[i].name) == 0) {
-            cases[i].fn();
-            printf("%s: ok\n", cases[i].name);
-            return 0;
-        }
-    fprintf(stderr, "usage: %s CASE\ncases:", argv[0]);
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        fprintf(stderr, " %s", cases[i].name);
-    fputc('\n', stderr);
-    return 2;
+    return dt_main(argc, argv, cases, DT_NCASES(cases));
 }

@@ -1,9 +1,10 @@
 /* Helpers for the fabric tests: an hs_scenario filled by hand (the scenario
- * loader is a separate module) and small checks. */
+ * loader is a separate module; tests/common/test_scenario.h) and small checks. */
 #ifndef HYSIM_TESTS_FABRIC_UTIL_H
 #define HYSIM_TESTS_FABRIC_UTIL_H
 
 #include "hysim/fabric.h"
+#include "test_scenario.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -14,26 +15,26 @@
 /* One H200-like server: 8 GPUs, NVLink 3600 Gb/s per GPU each way, 500 ns GPU->GPU. */
 static inline void fab_test_scenario(hs_scenario *sc, uint32_t segment_bytes)
 {
-    memset(sc, 0, sizeof *sc);
-    snprintf(sc->name, sizeof sc->name, "fabric-test-h200x8");
-    snprintf(sc->gpu.model, sizeof sc->gpu.model, "NVIDIA H200");
-    sc->servers.count = 1;
-    sc->servers.gpus_per_server = 8;
-    sc->nvlink.gbps_per_gpu = 3600.0;
-    sc->nvlink.latency_ns = 500;
-    sc->nvlink.segment_bytes = segment_bytes;
-    sc->pcie.gen = 5;
-    sc->pcie.lanes = 16;
-    sc->pcie.gbps = 512.0;
-    sc->pcie.latency_ns = 1000;
-    sc->nics.per_server = 8;
-    sc->nics.gbps = 400.0;
-    sc->nics.rail_aligned = true;
-    sc->fabric.present = false;
-    sc->fabric.topology = HS_TOPOLOGY_RAIL_OPTIMIZED;
-    sc->fabric.link_latency_ns = 1000;
-    sc->fabric.mtu = 4096;
-    sc->fabric.oversubscription = 1.0;
+    hs_test_scenario_fill(sc, &(hs_test_scenario){
+                                  .name = "fabric-test-h200x8",
+                                  .gpu_model = "NVIDIA H200",
+                                  .servers = 1,
+                                  .gpus_per_server = 8,
+                                  .nvlink_gbps = 3600.0,
+                                  .nvlink_latency_ns = 500,
+                                  .segment_bytes = segment_bytes,
+                                  .pcie_gen = 5,
+                                  .pcie_lanes = 16,
+                                  .pcie_gbps = 512.0,
+                                  .pcie_latency_ns = 1000,
+                                  .nics_per_server = 8,
+                                  .nic_gbps = 400.0,
+                                  .rail_aligned = true,
+                                  .topology = HS_TOPOLOGY_RAIL_OPTIMIZED,
+                                  .link_latency_ns = 1000,
+                                  .mtu = 4096,
+                                  .oversubscription = 1.0,
+                              });
 }
 
 static int fab_test_failures __attribute__((unused));

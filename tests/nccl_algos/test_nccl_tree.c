@@ -21,6 +21,7 @@
 
 #include "collective_tuner.h"
 #include "daemon_test.h"
+#include "test_scenario.h"
 
 #define COMM 0x7ee0ull
 #define NV_GBPS 800
@@ -30,32 +31,26 @@
 
 void dt_scenario(hs_scenario *sc)
 {
-#ifdef HS_HAVE_SCENARIO_LIB
-    hs_scenario_defaults(sc);
-#else
-    memset(sc, 0, sizeof(*sc));
-#endif
-    snprintf(sc->name, sizeof(sc->name), "tree tests");
-    snprintf(sc->gpu.model, sizeof(sc->gpu.model), "NVIDIA H200");
-    sc->gpu.memory_bytes = 141ull << 30;
-    sc->gpu.sm_count = 132;
-    sc->gpu.cc_major = 9;
-    sc->servers.count = 2;
-    sc->servers.gpus_per_server = 2;
-    sc->nvlink.gbps_per_gpu = NV_GBPS;
-    sc->nvlink.latency_ns = NV_LAT_NS;
-    sc->pcie.gbps = 500;
-    sc->nics.per_server = 2;
-    sc->nics.gbps = NIC_GBPS;
-    sc->fabric.link_latency_ns = NIC_LAT_NS;
-    sc->compute.default_kernel_ns = 1000;
-    sc->run.mode = HS_MODE_EXACT;
-    sc->run.host_time = HS_HOST_TIME_ZERO;
-    sc->run.seed = 1;
-    sc->nccl.algo = HS_NCCL_ALGO_TREE;
-    sc->nccl.proto = HS_NCCL_PROTO_SIMPLE;
-    sc->nccl.channels = 2;
-    sc->nccl.calibrated = false;
+    hs_test_scenario_fill(sc, &(hs_test_scenario){
+                                  .name = "tree tests",
+                                  .defaults = true,
+                                  .gpu_model = "NVIDIA H200",
+                                  .h200 = true,
+                                  .servers = 2,
+                                  .gpus_per_server = 2,
+                                  .nvlink_gbps = NV_GBPS,
+                                  .nvlink_latency_ns = NV_LAT_NS,
+                                  .pcie_gbps = 500,
+                                  .nics_per_server = 2,
+                                  .nic_gbps = NIC_GBPS,
+                                  .link_latency_ns = NIC_LAT_NS,
+                                  .default_kernel_ns = 1000,
+                                  .host_time_zero = true,
+                                  .seed = 1,
+                                  .nccl_algo = HS_NCCL_ALGO_TREE,
+                                  .nccl_proto = HS_NCCL_PROTO_SIMPLE,
+                                  .nccl_channels = 2,
+                              });
 }
 
 bool dt_fake_fabric(void) { return true; }
@@ -252,10 +247,7 @@ static void test_env_algo(void)
            (unsigned long long)ring);
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} cases[] = {
+static const dt_case cases[] = {
     {"tree_tuner", test_tuner},
     {"tree_latency", test_latency},
     {"tree_pipeline", test_pipeline},
@@ -265,14 +257,6 @@ static const struct {
 
 int main(int argc, char **argv)
 {
-    setvbuf(stdout, NULL, _IOLBF, 0);
     signal(SIGPIPE, SIG_IGN);
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-        if (argc == 2 && strcmp(argv[1], cases[i].name) == 0) {
-            cases[i].fn();
-            printf("%s: ok\n", cases[i].name);
-            return 0;
-        }
-    fprintf(stderr, "usage: %s CASE\n", argv[0]);
-    return 2;
+    return dt_main(argc, argv, cases, DT_NCASES(cases));
 }

@@ -20,20 +20,22 @@
 #include <unistd.h>
 
 #include "daemon_test.h"
+#include "test_scenario.h"
 
 #define COPY_BYTES 1000000ull
 
 void dt_scenario(hs_scenario *sc)
 {
-    hs_scenario_defaults(sc);
-    snprintf(sc->name, sizeof(sc->name), "optimistic tests");
-    sc->servers.count = 1;
-    sc->servers.gpus_per_server = 4;
-    sc->nvlink.gbps_per_gpu = 800;
-    sc->nvlink.latency_ns = 500;
-    sc->run.mode = HS_MODE_EXACT;
-    sc->run.host_time = HS_HOST_TIME_ZERO;
-    sc->run.seed = 1;
+    hs_test_scenario_fill(sc, &(hs_test_scenario){
+                                  .name = "optimistic tests",
+                                  .defaults = true,
+                                  .servers = 1,
+                                  .gpus_per_server = 4,
+                                  .nvlink_gbps = 800,
+                                  .nvlink_latency_ns = 500,
+                                  .host_time_zero = true,
+                                  .seed = 1,
+                              });
 }
 
 typedef struct pair_args {
@@ -176,22 +178,11 @@ static void test_worker_refused(void)
 
 int main(int argc, char **argv)
 {
-    static const struct {
-        const char *name;
-        void (*fn)(void);
-    } cases[] = {
+    static const dt_case cases[] = {
         {"late_flow", test_late_flow},
         {"no_contention", test_no_contention},
         {"fork_fails", test_fork_fails},
         {"worker_refused", test_worker_refused},
     };
-    setvbuf(stdout, NULL, _IONBF, 0);
-    for (size_t i = 0; argc == 2 && i < sizeof(cases) / sizeof(cases[0]); i++)
-        if (strcmp(argv[1], cases[i].name) == 0) {
-            cases[i].fn();
-            printf("ok\n");
-            return 0;
-        }
-    fprintf(stderr, "usage: test_optimistic late_flow|no_contention|fork_fails|worker_refused\n");
-    return 2;
+    return dt_main(argc, argv, cases, DT_NCASES(cases));
 }

@@ -8,6 +8,10 @@
  *   reliability_prog stall              2 ranks, one per server: rank 0 runs an
  *                                       all-reduce and waits for it; rank 1
  *                                       never joins it and sleeps for 60 s
+ *   reliability_prog long MIB DIR       one all-reduce of MIB MiB over every GPU
+ *                                       it sees (ncclCommInitAll), issued, then
+ *                                       DIR/pid.SERVER written, then waited for:
+ *                                       one long stretch of simulation
  *
  * Real time comes from the system call: the program's clocks read simulated time.
  */
@@ -97,12 +101,50 @@ static int stall(void)
     return 0;
 }
 
+static int long_allreduce(double mib, const char *dir)
+{
+    int n;
+    CUDA_OK(cudaGetDeviceCount(&n));
+    ncclComm_t *comms = calloc((size_t)n, sizeof *comms);
+    float **bufs = calloc((size_t)n, sizeof *bufs);
+    size_t count = (size_t)(mib * 1048576.0) / sizeof(float);
+    if (!comms || !bufs || count == 0) {
+        fprintf(stderr, "reliability_prog: out of memory or an empty all-reduce\n");
+        return 1;
+    }
+    NCCL_OK(ncclCommInitAll(comms, n, NULL));
+    for (int d = 0; d < n; d++) {
+        CUDA_OK(cudaSetDevice(d));
+        CUDA_OK(cudaMalloc((void **)&bufs[d], count * sizeof(float)));
+    }
+    NCCL_OK(ncclGroupStart());
+    for (int d = 0; d < n; d++)
+        NCCL_OK(ncclAllReduce(bufs[d], bufs[d], count, ncclFloat, ncclSum, comms[d], 0));
+    NCCL_OK(ncclGroupEnd());
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/pid.%d", dir, server());
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f || fprintf(f, "%d\n", (int)getpid()) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
+        perror(path);
+        return 1;
+    }
+    for (int d = 0; d < n; d++) {
+        CUDA_OK(cudaSetDevice(d));
+        CUDA_OK(cudaDeviceSynchronize());
+    }
+    fprintf(stderr, "reliability_prog: the all-reduce of %.0f MiB over %d GPUs completed\n", mib, n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 4 && !strcmp(argv[1], "busy"))
         return busy(atof(argv[2]), argv[3]);
     if (argc == 2 && !strcmp(argv[1], "stall"))
         return stall();
-    fprintf(stderr, "usage: reliability_prog busy SECONDS DIR | stall\n");
+    if (argc == 4 && !strcmp(argv[1], "long"))
+        return long_allreduce(atof(argv[2]), argv[3]);
+    fprintf(stderr, "usage: reliability_prog busy SECONDS DIR | stall | long MIB DIR\n");
     return 2;
 }

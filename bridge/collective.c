@@ -129,6 +129,7 @@ static void coll_free(hs_coll *c)
     free(c->parts);
     free(c->pstate);
     free(c->fstate);
+    free(c->fmin);
     free(c->left);
     free(c->order);
     free(c->pos);

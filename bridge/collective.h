@@ -41,6 +41,7 @@ typedef struct hs_coll {
     uint64_t chunk;         /* ring: bytes per flow; chain: bytes per full chunk */
     uint64_t ch_bytes;      /* chain: bytes one channel moves */
     uint8_t *fstate;        /* [channels × rows × cols] HS_FLOW_* */
+    uint64_t *fmin;         /* [channels × rows × cols] earliest end of each flow (a channel's rate cap); NULL: none */
     uint32_t *left;         /* per rank: AllToAll flows, ring/chain channels not done */
     uint32_t *order;        /* ring: [channels × n] rank at each ring position */
     uint32_t *pos;          /* ring: [channels × n] position of each rank */

@@ -36,7 +36,12 @@
  * A rank is done when, on every channel, its last outgoing and last incoming
  * flows are. Every flow carries payload × the plan's wire factor; step-0
  * flows start after the plan's start-up latency, and every flow after its
- * per-hop latency.
+ * per-hop latency. With the plan's per-channel cap (channel_gbps), a flow
+ * the fabric finishes sooner than wire bytes / cap after its start counts as
+ * done only then: a duration floor per step, not pacing in the fabric (the
+ * fabric's ABI has no per-flow rate), which matches a paced sender wherever a
+ * capped flow's fabric rate stays above the cap while it runs (a channel's
+ * flows share links evenly: its fellow channels are capped alike).
  *
  * Flow grid per channel (rows × cols): ring (step, position), chain (chunk,
  * hop), tree (chunk, r: r's flow up / n + r: down to r), pairs (sender,
@@ -221,6 +226,8 @@ int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t en
     for (uint32_t r = 0; r < n; r++)
         co->left[r] = co->kind == HYSIM__COLL_KIND__ALL_TO_ALL ? 2 * (n - 1) : nch;
     co->fstate = hs_xcalloc((size_t)nch * co->rows * co->cols, 1);
+    if (co->plan.channel_gbps > 0)
+        co->fmin = hs_xcalloc((size_t)nch * co->rows * co->cols, sizeof(*co->fmin));
     return 0;
 }
 
@@ -237,8 +244,11 @@ static void start_flow(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t row, uin
     *fs(co, ch, row, col) = HS_FLOW_RUNNING;
     co->flows_running++;
     hs_flow f = {.owner = HS_FLOW_COLL, .coll = co, .step = ch * co->rows + row, .rank = col};
-    uint64_t wire = (uint64_t)((double)bytes * co->plan.wire_factor + 0.5);
-    hs_clock_start_flow(d, &f, sg, dg, wire ? wire : 1, t + delay + co->plan.hop_ps);
+    uint64_t wire = (uint64_t)((double)bytes * co->plan.wire_factor + 0.5), start = t + delay + co->plan.hop_ps;
+    if (co->fmin) /* bytes / (GB/s) = ns; × 1000 = ps */
+        co->fmin[((size_t)ch * co->rows + row) * co->cols + col] =
+            start + (uint64_t)((double)wire * 1000.0 / co->plan.channel_gbps + 0.5);
+    hs_clock_start_flow(d, &f, sg, dg, wire ? wire : 1, start);
 }
 
 /* Rank r has finished channel ch: done with its last channel. */
@@ -546,9 +556,23 @@ void hs_algo_reached(hs_daemon *d, hs_coll *co, uint32_t idx, uint64_t t)
         p2p_reached(d, co, t);
 }
 
+/* A part of co that has been issued, to hold while a capped flow waits (the first, for determinism). */
+static hs_op *any_part(const hs_coll *co)
+{
+    uint32_t r = 0;
+    while (r + 1 < co->n && !co->parts[r])
+        r++;
+    return co->parts[r];
+}
+
 void hs_algo_flow_done(hs_daemon *d, hs_coll *co, uint32_t step, uint32_t col, uint64_t t)
 {
     uint32_t ch = step / co->rows, row = step % co->rows;
+    if (co->fmin && t < co->fmin[(size_t)step * co->cols + col]) {
+        /* the fabric moved it faster than the channel can: done at the cap (still running till then) */
+        hs_tl_coll_flow_at(d, any_part(co), co, step, col, co->fmin[(size_t)step * co->cols + col]);
+        return;
+    }
     *fs(co, ch, row, col) = HS_FLOW_DONE;
     co->flows_running--;
     if (co->plan.algo == HS_NCCL_ALGO_TREE) {

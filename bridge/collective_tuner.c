@@ -26,9 +26,17 @@
  * so every NIC carries a ring; NCCL_MAX_NCHANNELS lowers and NCCL_MIN_NCHANNELS
  * raises that count as in NCCL (read here, from the environment `hysim run`
  * passes on to the daemon and the program alike); nccl.channels overrides
- * all three. A channel's own throughput is not modelled (one thread block
- * per channel caps it on real GPUs): fewer channels change the flows, not
- * the time (bench/RESULTS.md, "Held-out validation"). As NCCL does, a small
+ * all three. A channel is one thread block on a real GPU, whose copy loop
+ * caps its rate: calibrated, on one server, each flow of a channelled kind
+ * (not Send/Recv, not AllToAll) moves at most the kind's channel_gbps of
+ * wire bytes (collective_algos.c holds its completion until then), or
+ * nccl.channel_gbps for every kind where the scenario sets it. Each kind's
+ * cap is fitted on 1, 2, 3 and 6 forced channels of 2 × H200
+ * (bench/real/data/channels_h200x2.txt, 64 MiB..1 GiB): kinds differ as
+ * their channel loops do (copy-send, receive-reduce-send, receive-copy, a
+ * root's extra local copy); at 24 channels the link binds first, so the
+ * default figures move by at most 1.4 % (bench/RESULTS.md, "Held-out
+ * validation"). As NCCL does, a small
  * collective uses fewer: channels drop while bytes < channels × threads ×
  * threadThreshold (512 × 16 B LL, 640 × 8 B LL128, 512 × 64 B Simple).
  *
@@ -85,19 +93,20 @@ static const uint32_t THREAD_BYTES[NPROTO] = {0, 512 * 16, 640 * 8, 512 * 64};
 
 #define CALIBRATED_FROM_BYTES (64ull << 20) /* smallest size of the fit */
 
-/* Measured on 2 × H200 (see the file comment): fraction of the link rate, start-up µs. */
-typedef struct calib { double efficiency, startup_us; } calib;
+/* Measured on 2 × H200 (see the file comment): fraction of the link rate, start-up µs,
+ * one channel's most wire GB/s (0: one flow, no channels). */
+typedef struct calib { double efficiency, startup_us, channel_gbps; } calib;
 
 static calib calibration(Hysim__CollKind k)
 {
     switch (k) {
-    case HYSIM__COLL_KIND__ALL_REDUCE: return (calib){0.724, 35.0};
-    case HYSIM__COLL_KIND__ALL_GATHER: return (calib){0.596, 24.0};
-    case HYSIM__COLL_KIND__REDUCE_SCATTER: return (calib){0.596, 30.0};
-    case HYSIM__COLL_KIND__BROADCAST: return (calib){0.816, 10.0};
-    case HYSIM__COLL_KIND__REDUCE: return (calib){0.827, 6.0};
-    case HYSIM__COLL_KIND__ALL_TO_ALL: return (calib){0.718, 28.0};
-    default: return (calib){0.782, 62.0}; /* Send/Recv */
+    case HYSIM__COLL_KIND__ALL_REDUCE: return (calib){0.724, 35.0, 29.0};
+    case HYSIM__COLL_KIND__ALL_GATHER: return (calib){0.596, 24.0, 25.6};
+    case HYSIM__COLL_KIND__REDUCE_SCATTER: return (calib){0.596, 30.0, 31.0};
+    case HYSIM__COLL_KIND__BROADCAST: return (calib){0.816, 10.0, 32.3};
+    case HYSIM__COLL_KIND__REDUCE: return (calib){0.827, 6.0, 52.5};
+    case HYSIM__COLL_KIND__ALL_TO_ALL: return (calib){0.718, 28.0, 0};
+    default: return (calib){0.782, 62.0, 0}; /* Send/Recv */
     }
 }
 
@@ -291,6 +300,7 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
         out->channels = 2; /* NCCL always runs both trees of the double binary tree */
     out->wire_factor = proto == HS_NCCL_PROTO_LL ? 2.0 : proto == HS_NCCL_PROTO_LL128 ? 128.0 / 120.0 : 1.0;
     out->start_ps = out->hop_ps = out->hop_net_ps = 0;
+    out->channel_gbps = 0;
     if (!sc->nccl.calibrated)
         return 0; /* the bare link model: payload × protocol factor at the link's rate */
     bool tree = algo == HS_NCCL_ALGO_TREE;
@@ -302,6 +312,8 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
         uint64_t total = kind == HYSIM__COLL_KIND__ALL_TO_ALL ? bytes * nranks : nbytes;
         double share = (double)total / (double)CALIBRATED_FROM_BYTES;
         start_us += cb.startup_us * (share < 1 ? share : 1);
+        if (cb.channel_gbps > 0) /* Send/Recv and AllToAll run one flow, not NCCL's channels */
+            out->channel_gbps = sc->nccl.channel_gbps < 0 ? cb.channel_gbps : sc->nccl.channel_gbps;
     }
     out->start_ps = (uint64_t)(start_us * 1e6);
     if (tree) {

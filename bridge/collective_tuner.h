@@ -21,6 +21,7 @@ typedef struct hs_nccl_plan {
     uint64_t start_ps;        /* once per collective: NCCL's base latency plus the calibrated start-up */
     uint64_t hop_ps;          /* per ring step / chain hop: the protocol's per-hop latency */
     uint64_t hop_net_ps;      /* tree: per hop between servers (hop_ps: within one) */
+    double channel_gbps;      /* most wire GB/s one flow of a channel moves; 0 = no cap */
 } hs_nccl_plan;
 
 /*

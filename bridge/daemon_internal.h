@@ -161,6 +161,8 @@ uint64_t hs_tl_local_copy_ps(const struct hs_daemon *d, uint64_t bytes);
  * hs_coll_flow_done(c, 0, 0, t), as if its one flow had completed.
  */
 void hs_tl_local_copy_at(struct hs_daemon *d, hs_op *op, struct hs_coll *c, uint64_t t);
+/* Schedules hs_coll_flow_done(c, step, rank, t) at time t (op: any part of c, held until then). */
+void hs_tl_coll_flow_at(struct hs_daemon *d, hs_op *op, struct hs_coll *c, uint32_t step, uint32_t rank, uint64_t t);
 void hs_tl_free(struct hs_daemon *d);
 
 /* ----------------------------------------------------------- collective */
@@ -225,7 +227,7 @@ void hs_clock_saw(struct hs_daemon *d, uint64_t t_ps);
 enum hs_sess_state {
     HS_SESS_NEW,     /* connected, not registered: bounds safe time at 0 */
     HS_SESS_RUNNING, /* bounds safe time at its host time */
-    HS_SESS_WAITING, /* blocked in a Wait: does not bound */
+    HS_SESS_WAITING, /* every thread that issued work is blocked in a Wait: does not bound */
     HS_SESS_CLOSED,  /* Bye received, or the connection is gone */
 };
 
@@ -239,6 +241,7 @@ typedef struct hs_wait {
     uint64_t *timed;
     size_t ntimed;
     uint64_t spec_mark; /* speculate.c: work issued when a speculation last found no answer (0: never tried) */
+    uint64_t id;        /* Wait.id: its Reply carries it (0: the one-thread protocol) */
 } hs_wait;
 
 /* What a waiting session waits for, in words ("stream 3 of GPU 1 to go idle"). */
@@ -265,7 +268,14 @@ typedef struct hs_session {
     uint64_t pending;       /* ops issued and not done */
     uint64_t last_done_ps;
 
+    /* Unanswered Waits, oldest first: wait, then more_waits[0..nwaits-2]. The
+     * session is WAITING when nwaits reaches threads (its threads that issued
+     * work, as the client last said; at least 1), RUNNING otherwise. */
     hs_wait wait;
+    hs_wait *more_waits;
+    size_t nwaits, capwaits;
+    uint32_t threads;
+    bool threaded;          /* has had several threads: a new one may still come (no deadlock is certain) */
     bool split_waiting;     /* its CommSplit is unanswered (comm_split.c); state stays RUNNING */
 } hs_session;
 
@@ -275,10 +285,15 @@ void hs_session_drain(hs_session *s);
 /* Decodes and handles every complete frame buffered; handles EOF. */
 void hs_session_process(hs_session *s);
 /*
- * Sends a reply. A session has at most one request unanswered, so a small
- * reply always finds room in the socket; a peer that is gone shows as EOF.
+ * Sends a reply. A session has at most one request unanswered per thread of
+ * its process, so a small reply always finds room in the socket; a peer that
+ * is gone shows as EOF.
  */
 void hs_session_reply(hs_session *s, const Hysim__Reply *r);
+/* The i-th unanswered Wait of s, oldest first (i < s->nwaits). */
+hs_wait *hs_session_wait(hs_session *s, size_t i);
+/* Forgets s's i-th Wait, answered at host time n_ns; the session runs again. */
+void hs_session_wait_answered(hs_session *s, size_t i, uint64_t n_ns);
 /* Closes the connection (state CLOSED); the session's ops live on. */
 void hs_session_close(hs_session *s);
 void hs_session_free(hs_session *s);
@@ -300,12 +315,14 @@ typedef struct hs_child {
 typedef struct hs_heap_ev {
     uint64_t time;
     hs_op *op;      /* ref */
-    uint8_t type;   /* HS_EV_START, HS_EV_DONE, HS_EV_LOCAL_COPY */
-    struct hs_coll *coll; /* HS_EV_LOCAL_COPY: the collective whose copy ends */
+    uint8_t type;   /* HS_EV_START, HS_EV_DONE, HS_EV_LOCAL_COPY, HS_EV_COLL_FLOW */
+    struct hs_coll *coll; /* HS_EV_LOCAL_COPY, HS_EV_COLL_FLOW: the collective */
+    uint32_t step, rank;  /* HS_EV_COLL_FLOW: the flow within it */
 } hs_heap_ev;
 
-/* HS_EV_LOCAL_COPY: a Send/Recv of a rank to itself, copied within its GPU, ends */
-enum { HS_EV_START = 0, HS_EV_DONE = 1, HS_EV_LOCAL_COPY = 2 };
+/* HS_EV_LOCAL_COPY: a Send/Recv of a rank to itself, copied within its GPU, ends.
+ * HS_EV_COLL_FLOW: a collective flow held past the fabric's end (a channel's rate cap) ends. */
+enum { HS_EV_START = 0, HS_EV_DONE = 1, HS_EV_LOCAL_COPY = 2, HS_EV_COLL_FLOW = 3 };
 
 struct hs_daemon {
     hs_scenario sc;

@@ -27,6 +27,15 @@
  * flow's start, which cannot change them) are remembered in `reapply` and
  * their re-reports are checked to be identical and skipped.
  *
+ * Back-off (policy only: results never depend on it): each rollback costs a
+ * resume and a re-simulation, so a rollback halves the window, a clean stretch
+ * (HS_FSPEC_CLEAN_TO_GROW held completions applied without a rollback) doubles
+ * it back up to speculate_window_us, and HS_FSPEC_MAX_STRIKES rollbacks with
+ * no clean stretch between (one that replays many flows counts as several:
+ * it re-simulates them all) stop running ahead for a pause counted in
+ * completions applied, 16 times longer with each pause in a row, and at
+ * least 4 completions per flow the rollback re-simulated; then it tries again.
+ *
  * Without speculation every function here is the plain hs_fabric_* call.
  */
 #include <stdio.h>
@@ -40,6 +49,15 @@
 #define HS_FSPEC_REREPORTS_PER_STEP 8
 /* Simulated time one run-ahead step may cover: the window in this many steps. */
 #define HS_FSPEC_STEPS_PER_WINDOW 16
+/* Back-off (see above). */
+#define HS_FSPEC_CLEAN_TO_GROW 8
+#define HS_FSPEC_MAX_STRIKES 2
+#define HS_FSPEC_MIN_WINDOW_SHIFT 5         /* the window never goes below 1/32 of the configured one */
+#define HS_FSPEC_PAUSE_COMPLETIONS 256      /* the first pause */
+#define HS_FSPEC_PAUSE_GROWTH_SHIFT 4       /* each pause in a row is 16 times the one before */
+#define HS_FSPEC_MAX_PAUSE_SHIFT 16         /* at most 65536 times the first: speculation is off */
+#define HS_FSPEC_REPLAYS_PER_STRIKE 256     /* a rollback that re-simulates many flows counts more */
+#define HS_FSPEC_PAUSE_PER_REPLAYED 4       /* and pauses for 4 completions per flow it re-simulated */
 
 typedef struct hs_done_list {
     hs_flow_done *v;
@@ -48,7 +66,14 @@ typedef struct hs_done_list {
 
 struct hs_fspec {
     bool on;
-    uint64_t window_ps;    /* how far the fabric may be ahead of `applied_ps` */
+    uint64_t window_ps;    /* how far the fabric may be ahead of `applied_ps` now (back-off) */
+    uint64_t window_max_ps; /* the configured window */
+    uint32_t clean;        /* held completions applied since the last rollback or growth */
+    uint32_t strikes;      /* rollbacks since the last clean stretch */
+    uint32_t pauses;       /* pauses in a row (no clean stretch at full window between) */
+    uint64_t pause_left;   /* completions to apply before running ahead again */
+    uint64_t replayed;     /* the fabric's replayed_flows when last weighed */
+    bool weigh;            /* a rollback since: weigh its replayed flows */
     uint64_t chunk_ps;     /* simulated time per run-ahead step */
     uint64_t applied_ps;   /* every completion before it is applied (the fabric time the clock sees) */
     uint64_t safe_sent_ps; /* the last safe time told to the worker */
@@ -86,6 +111,67 @@ static void list_remove(hs_done_list *l, size_t i)
     l->len--;
 }
 
+/* ------------------------------------------------------------- back-off */
+
+static void set_window(struct hs_fspec *fs, uint64_t window)
+{
+    uint64_t floor = hs_max_u64(fs->window_max_ps >> HS_FSPEC_MIN_WINDOW_SHIFT, 1);
+    fs->window_ps = hs_min_u64(hs_max_u64(window, floor), fs->window_max_ps);
+    fs->chunk_ps = hs_max_u64(fs->window_ps / HS_FSPEC_STEPS_PER_WINDOW, 1);
+}
+
+static void strike(struct hs_fspec *fs, uint64_t weight)
+{
+    fs->strikes = (uint32_t)hs_min_u64(fs->strikes + weight, HS_FSPEC_MAX_STRIKES);
+    if (weight == 0 || fs->strikes < HS_FSPEC_MAX_STRIKES)
+        return;
+    fs->strikes = 0;
+    fs->pause_left = (uint64_t)HS_FSPEC_PAUSE_COMPLETIONS
+                     << hs_min_u64((uint64_t)fs->pauses * HS_FSPEC_PAUSE_GROWTH_SHIFT, HS_FSPEC_MAX_PAUSE_SHIFT);
+    fs->pauses++;
+}
+
+static void backoff_rollback(struct hs_fspec *fs)
+{
+    fs->clean = 0;
+    fs->weigh = true;
+    set_window(fs, fs->window_ps / 2);
+    strike(fs, 1);
+}
+
+/* The flows the rollbacks since the last call replayed, as extra strikes. Not in
+ * hs_fspec_add_flow: reading the counts hands the worker the flows logged so
+ * far, and late flows added together should cost one resume. */
+static void backoff_weigh(hs_daemon *d)
+{
+    struct hs_fspec *fs = d->fspec;
+    if (!fs->weigh)
+        return;
+    fs->weigh = false;
+    hs_fabric_checkpoint_stats cs;
+    hs_fabric_get_checkpoint_stats(d->fabric, &cs);
+    uint64_t replayed = cs.replayed_flows - fs->replayed;
+    fs->replayed = cs.replayed_flows;
+    strike(fs, replayed / HS_FSPEC_REPLAYS_PER_STRIKE);
+    /* re-simulating them cost about as much as simulating them: keep that under a quarter of the simulation */
+    if (fs->pause_left > 0)
+        fs->pause_left = hs_max_u64(fs->pause_left, replayed * HS_FSPEC_PAUSE_PER_REPLAYED);
+}
+
+/* A completion applied; `held`: one computed ahead that no rollback withdrew. */
+static void backoff_applied(struct hs_fspec *fs, bool held)
+{
+    if (fs->pause_left > 0)
+        fs->pause_left--;
+    if (!held || ++fs->clean < HS_FSPEC_CLEAN_TO_GROW)
+        return;
+    fs->clean = 0;
+    fs->strikes = 0;
+    if (fs->window_ps == fs->window_max_ps)
+        fs->pauses = 0; /* a clean stretch at the full window: speculation pays again */
+    set_window(fs, fs->window_ps * 2);
+}
+
 /* ------------------------------------------------------------- setup */
 
 static bool worker_wanted(const hs_scenario *sc)
@@ -121,8 +207,8 @@ int hs_fspec_create_fabric(hs_daemon *d, char *err, size_t errlen)
         return 0; /* a single checkpoint: nothing could be rolled back */
     struct hs_fspec *fs = hs_xcalloc(1, sizeof(*fs));
     fs->on = true;
-    fs->window_ps = window;
-    fs->chunk_ps = hs_max_u64(window / HS_FSPEC_STEPS_PER_WINDOW, 1);
+    fs->window_max_ps = window;
+    set_window(fs, window);
     d->fspec = fs;
     return 0;
 }
@@ -187,8 +273,10 @@ int hs_fspec_add_flow(hs_daemon *d, uint64_t id, uint32_t src, uint32_t dst, uin
     uint64_t gen = hs_fabric_generation(d->fabric);
     if (hs_fabric_add_flow(d->fabric, id, src, dst, bytes, start_ps, err, errlen) < 0)
         return -1;
-    if (speculating(d) && hs_fabric_generation(d->fabric) != gen)
+    if (speculating(d) && hs_fabric_generation(d->fabric) != gen) {
         take_withdrawn(d);
+        backoff_rollback(d->fspec);
+    }
     return 0;
 }
 
@@ -222,10 +310,12 @@ int hs_fspec_next_completion(hs_daemon *d, uint64_t limit_ps, hs_flow_done *done
     struct hs_fspec *fs = d->fspec;
     if (limit_ps <= fs->applied_ps)
         return 0;
+    backoff_weigh(d);
     /* held completions are in report order: the earliest first */
     if (list_size(&fs->held) > 0 && fs->held.v[fs->held.head].finish_ps < limit_ps) {
         *done = fs->held.v[fs->held.head++];
         fs->applied_ps = done->finish_ps;
+        backoff_applied(fs, true);
         return 1;
     }
     /* every completion before the fabric's time has been reported, so none below the limit is left */
@@ -234,6 +324,7 @@ int hs_fspec_next_completion(hs_daemon *d, uint64_t limit_ps, hs_flow_done *done
             break;
         if (fresh(d, done)) {
             fs->applied_ps = done->finish_ps;
+            backoff_applied(fs, false);
             return 1;
         }
     }
@@ -247,12 +338,12 @@ int hs_fspec_next_completion(hs_daemon *d, uint64_t limit_ps, hs_flow_done *done
     return 0;
 }
 
-/* Nothing held yet, program flows the clock still waits for, the fabric simulating something, within the window. */
+/* Not paused, nothing held yet, program flows the clock still waits for, the fabric simulating something, within the window. */
 static bool worth_running_ahead(const hs_daemon *d)
 {
     const struct hs_fspec *fs = d->fspec;
     uint64_t now = hs_fabric_now_ps(d->fabric);
-    return list_size(&fs->held) == 0 && hs_fspec_in_flight(d) > hs_bg_in_flight(d) &&
+    return fs->pause_left == 0 && list_size(&fs->held) == 0 && hs_fspec_in_flight(d) > hs_bg_in_flight(d) &&
            hs_fabric_flows_in_flight(d->fabric) > 0 &&
            now < fs->applied_ps + fs->window_ps && now < HS_TIME_INF - fs->window_ps;
 }
@@ -264,6 +355,8 @@ bool hs_fspec_more(const hs_daemon *d)
 
 void hs_fspec_run_ahead(hs_daemon *d)
 {
+    if (d->fspec && d->fspec->on)
+        backoff_weigh(d);
     if (!hs_fspec_more(d))
         return;
     struct hs_fspec *fs = d->fspec;

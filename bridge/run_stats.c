@@ -408,7 +408,7 @@ static void on_fabric_sample(void *ctx, uint64_t t, const hs_fabric_link_sample 
 {
     hs_daemon *d = ctx;
     struct hs_run_stats *r = d->stats;
-    if (!r->trace || t < r->sample_ps)
+    if (!r || !r->trace || t < r->sample_ps) /* none: a speculation child's fresh statistics */
         return;
     uint64_t dt = t - r->sample_ps;
     for (size_t i = 0; i < n && i < r->nlinks; i++) {

@@ -1,9 +1,19 @@
 /*
  * hysimd sessions: one per connection. Decodes ClientMsg frames and hands
  * them on: Register → Reply{setup}, Batch → timeline, Wait → clock (answered
- * by hs_clock_advance), CommSplit → comm_split.c (answered once every rank of
- * the parent has called), Bye → closed cleanly. A frame that does not decode or
- * a protocol violation fails the run with a message naming the process.
+ * by hs_clock_advance), Threads → how many waits block it, CommSplit →
+ * comm_split.c (answered once every rank of the parent has called), Bye →
+ * closed cleanly.
+ *
+ * Threads: a process's threads may each have a Wait unanswered (Wait.id);
+ * the session is WAITING only while every thread that issued work waits
+ * (sim_clock.c says why that bound is sound). Work arriving while all of
+ * them wait comes from a thread new to the simulator; it is accepted when
+ * the simulation has not moved past its host time, and fails the run with a
+ * message otherwise (it cannot be timed in the simulated past).
+ *
+ * A frame that does not decode or a protocol violation fails the run with a
+ * message naming the process.
  *
  * A connection that has not registered is not known to be part of the
  * program (over TCP it may be anyone): a wrong token in its Register, a
@@ -191,6 +201,49 @@ static void on_register(hs_session *s, const Hysim__Register *m)
     hs_session_reply(s, &r);
 }
 
+hs_wait *hs_session_wait(hs_session *s, size_t i)
+{
+    return i == 0 ? &s->wait : &s->more_waits[i - 1];
+}
+
+/* WAITING once every thread that issued work waits. */
+static void settle(hs_session *s)
+{
+    uint32_t threads = s->threads ? s->threads : 1;
+    if (s->state == HS_SESS_RUNNING || s->state == HS_SESS_WAITING)
+        s->state = s->nwaits > 0 && s->nwaits >= threads ? HS_SESS_WAITING : HS_SESS_RUNNING;
+}
+
+static hs_wait *push_wait(hs_session *s)
+{
+    if (s->nwaits > 0)
+        hs_grow((void **)&s->more_waits, &s->capwaits, s->nwaits, sizeof(*s->more_waits));
+    hs_wait *w = hs_session_wait(s, s->nwaits++);
+    memset(w, 0, sizeof(*w));
+    return w;
+}
+
+void hs_session_wait_answered(hs_session *s, size_t i, uint64_t n_ns)
+{
+    bool all_waited = s->state == HS_SESS_WAITING;
+    hs_wait *w = hs_session_wait(s, i);
+    hs_op_unref(w->target);
+    free(w->timed);
+    if (i == 0 && s->nwaits > 1)
+        s->wait = s->more_waits[0];
+    size_t from = i == 0 ? 1 : i; /* more_waits[from..] move down by one */
+    if (s->nwaits > 1 && from < s->nwaits - 1)
+        memmove(&s->more_waits[from - 1], &s->more_waits[from], (s->nwaits - 1 - from) * sizeof(*s->more_waits));
+    s->nwaits--;
+    memset(hs_session_wait(s, s->nwaits), 0, sizeof(hs_wait));
+    /* Its thread runs from n_ns. Other threads that ran may have sent work
+     * stamped earlier, which must still be accepted: only a session whose
+     * threads all waited moves on to n_ns. */
+    if (all_waited)
+        s->host_ns = hs_max_u64(s->host_ns, n_ns);
+    settle(s);
+}
+
 static void on_wait(hs_session *s, const Hysim__Wait *m)
 {
     char what[256];
@@ -208,8 +261,12 @@ static void on_wait(hs_session *s, const Hysim__Wait *m)
         violation(s, what);
         return;
     }
-    hs_wait *w = &s->wait;
-    memset(w, 0, sizeof(*w));
+    if (s->nwaits > 0 && s->d->sc.run.mode == HS_MODE_OPTIMISTIC) {
+        hs_daemon_fail(s->d, "hysim: run.mode: optimistic does not support several threads of one process "
+                             "waiting at once (use the exact mode)");
+        return;
+    }
+    hs_wait *w = push_wait(s);
     if (m->cond == HYSIM__WAIT__COND__STREAM_IDLE) {
         hs_stream *st = hs_tl_stream(s, m->gpu, m->stream);
         if (!st) {
@@ -230,14 +287,61 @@ static void on_wait(hs_session *s, const Hysim__Wait *m)
     w->gpu = m->gpu;
     w->stream_id = m->stream;
     w->event_id = m->event;
+    w->id = m->id;
     if (m->n_timed_events) {
         w->timed = hs_xcalloc(m->n_timed_events, sizeof(*w->timed));
         memcpy(w->timed, m->timed_events, m->n_timed_events * sizeof(*w->timed));
         w->ntimed = m->n_timed_events;
     }
     s->host_ns = m->host_ns;
-    s->state = HS_SESS_WAITING;
+    if (m->threads)
+        s->threads = m->threads;
+    s->threaded |= s->threads > 1;
+    settle(s);
     hs_clock_saw(s->d, hs_ns_to_ps(m->host_ns));
+}
+
+static void on_threads(hs_session *s, const Hysim__Threads *m)
+{
+    if (!host_ok(s, m->host_ns, "Threads"))
+        return;
+    s->host_ns = m->host_ns;
+    s->threads = m->threads;
+    s->threaded |= s->threads > 1;
+    settle(s);
+    hs_clock_saw(s->d, hs_ns_to_ps(m->host_ns));
+}
+
+/* The host time a message was sent at (Batch: its first op's). */
+static uint64_t sent_ns(const Hysim__ClientMsg *m)
+{
+    switch (m->msg_case) {
+    case HYSIM__CLIENT_MSG__MSG_BATCH: return m->batch->n_ops ? m->batch->ops[0]->host_ns : UINT64_MAX;
+    case HYSIM__CLIENT_MSG__MSG_WAIT: return m->wait->host_ns;
+    case HYSIM__CLIENT_MSG__MSG_BYE: return m->bye->host_ns;
+    case HYSIM__CLIENT_MSG__MSG_COMM_SPLIT: return m->comm_split->host_ns;
+    case HYSIM__CLIENT_MSG__MSG_THREADS: return m->threads->host_ns;
+    default: return UINT64_MAX;
+    }
+}
+
+/*
+ * A message while every thread that issued work waits: a thread new to the
+ * simulator (or one leaving). Fine unless the simulation has gone past it.
+ */
+static bool late_thread_ok(hs_session *s, const Hysim__ClientMsg *m)
+{
+    uint64_t done_ps = hs_max_u64(s->d->processed_ps, hs_fspec_now(s->d));
+    uint64_t t = sent_ns(m);
+    if (t == UINT64_MAX || hs_ns_to_ps(t) >= done_ps)
+        return true;
+    char who[256];
+    hs_daemon_fail(s->d,
+                   "hysim: %s: a thread sent its first work at host time %llu ns while every other thread "
+                   "of the process waited and the simulation had reached %llu ps; it cannot be timed in the "
+                   "simulated past (let each thread make a CUDA call that issues work before the others block)",
+                   hs_session_name(s, who, sizeof(who)), (unsigned long long)t, (unsigned long long)done_ps);
+    return false;
 }
 
 static void on_bye(hs_session *s, const Hysim__Bye *m)
@@ -265,10 +369,12 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
         violation(s, "empty ClientMsg");
         return;
     }
-    if (s->state == HS_SESS_WAITING) {
+    if (s->nwaits > 0 && s->wait.id == 0) {
         violation(s, "a message while its Wait is unanswered");
         return;
     }
+    if (s->state == HS_SESS_WAITING && !late_thread_ok(s, m))
+        return;
     if (s->split_waiting) {
         violation(s, "a message while its CommSplit is unanswered");
         return;
@@ -287,6 +393,9 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
         break;
     case HYSIM__CLIENT_MSG__MSG_BYE:
         on_bye(s, m->bye);
+        break;
+    case HYSIM__CLIENT_MSG__MSG_THREADS:
+        on_threads(s, m->threads);
         break;
     case HYSIM__CLIENT_MSG__MSG_COMM_SPLIT:
         if (host_ok(s, m->comm_split->host_ns, "CommSplit"))
@@ -355,8 +464,12 @@ void hs_session_free(hs_session *s)
 {
     if (s->fd >= 0)
         close(s->fd);
-    hs_op_unref(s->wait.target);
-    free(s->wait.timed);
+    while (s->nwaits > 0) {
+        hs_wait *w = hs_session_wait(s, --s->nwaits);
+        hs_op_unref(w->target);
+        free(w->timed);
+    }
+    free(s->more_waits);
     hs_tl_session_free(s);
     hs_frame_reader_free(&s->rd);
     free(s);

@@ -8,6 +8,24 @@
  * WAITING and closed sessions do not bound. No session can issue work before
  * the bound, so every event strictly below it can be simulated for good.
  *
+ * Threads: a process's host clock is one (interpose/host_clock.c); each of
+ * its threads may block in a Wait of its own. A session is WAITING only when
+ * as many Waits are unanswered as it has threads that issued work (Wait.threads,
+ * Threads); while any of them runs it bounds at the latest host time it sent,
+ * which no later message of any of its threads can precede (a thread stamps
+ * under the client's lock with a clock that only grows). Answering one Wait
+ * of a WAITING session moves its host time to the answer (that thread runs
+ * from there, the others still wait); answering one while others run leaves
+ * it where their messages are (their next ones may be stamped earlier).
+ * A thread new to the simulator that sends while all others wait cannot be
+ * timed if the simulation went past its clock: session.c fails the run then.
+ * Nor is a process that has had several threads ever deadlocked for certain
+ * (another may start): its hangs are the stall watchdog's. A thread that
+ * issued work and then blocks outside CUDA (pthread_join, a lock) counts as
+ * running: the simulation does not pass its host time until it goes on.
+ * At most one Wait of a session is answered per pass, so that the bound is
+ * recomputed before the next (a single-threaded session has at most one).
+ *
  * A Wait is answered at host time N: a blocking one once its condition holds,
  * N = max(host_ns, ceil(completion / 1000)); a query at N = host_ns. It is
  * answered at once when everything the answer says is final already: the
@@ -142,9 +160,8 @@ static uint64_t running_bound(const hs_daemon *d)
 /* ------------------------------------------------------------- waits */
 
 /* Whether the condition holds by what has been simulated, and since when. */
-static bool wait_cond(const hs_session *s, uint64_t *t_ps)
+static bool wait_cond(const hs_session *s, const hs_wait *w, uint64_t *t_ps)
 {
-    const hs_wait *w = &s->wait;
     switch (w->cond) {
     case HYSIM__WAIT__COND__STREAM_IDLE:
     case HYSIM__WAIT__COND__EVENT_DONE:
@@ -166,40 +183,41 @@ static bool wait_cond(const hs_session *s, uint64_t *t_ps)
 }
 
 /* The host time the answer will carry, once known. */
-static bool wait_wake_ns(const hs_session *s, uint64_t *n_ns)
+static bool wait_wake_ns(const hs_session *s, const hs_wait *w, uint64_t *n_ns)
 {
     uint64_t t;
-    if (s->wait.query) {
-        *n_ns = s->wait.host_ns;
+    if (w->query) {
+        *n_ns = w->host_ns;
         return true;
     }
-    if (!wait_cond(s, &t))
+    if (!wait_cond(s, w, &t))
         return false;
-    *n_ns = hs_max_u64(s->wait.host_ns, hs_ps_to_ns_ceil(t));
+    *n_ns = hs_max_u64(w->host_ns, hs_ps_to_ns_ceil(t));
     return true;
 }
 
 /* Whether everything the answer would say is final already. */
-static bool wait_final(const hs_session *s)
+static bool wait_final(const hs_session *s, const hs_wait *w)
 {
     uint64_t t;
-    if (s->wait.query && !wait_cond(s, &t))
+    if (w->query && !wait_cond(s, w, &t))
         return false; /* may still become true by N */
-    for (size_t i = 0; i < s->wait.ntimed; i++) {
-        const hs_op *rec = hs_u64map_get(&s->events, s->wait.timed[i]);
+    for (size_t i = 0; i < w->ntimed; i++) {
+        const hs_op *rec = hs_u64map_get(&s->events, w->timed[i]);
         if (rec && !rec->done)
             return false;
     }
     return true;
 }
 
-static void answer(hs_daemon *d, hs_session *s, uint64_t n_ns)
+static void answer(hs_daemon *d, hs_session *s, size_t wi, uint64_t n_ns)
 {
-    hs_wait *w = &s->wait;
+    hs_wait *w = hs_session_wait(s, wi);
     uint64_t now_ps = hs_ns_to_ps(n_ns), t = 0;
     Hysim__Reply r = HYSIM__REPLY__INIT;
     r.now_ns = n_ns;
-    r.done = wait_cond(s, &t) && t <= now_ps;
+    r.done = wait_cond(s, w, &t) && t <= now_ps;
+    r.id = w->id;
 
     Hysim__EventTime *et = hs_xcalloc(w->ntimed, sizeof(*et));
     Hysim__EventTime **etp = hs_xcalloc(w->ntimed, sizeof(*etp));
@@ -222,11 +240,7 @@ static void answer(hs_daemon *d, hs_session *s, uint64_t n_ns)
 
     char what[128];
     hs_stats_wait_answered(d, s, hs_wait_describe(w, what, sizeof(what)), w->host_ns, n_ns);
-    hs_op_unref(w->target);
-    free(w->timed);
-    memset(w, 0, sizeof(*w));
-    s->state = HS_SESS_RUNNING;
-    s->host_ns = n_ns;
+    hs_session_wait_answered(s, wi, n_ns);
     hs_clock_saw(d, now_ps);
 }
 
@@ -242,19 +256,24 @@ static int answer_ready(hs_daemon *d, uint64_t bound, uint64_t *cap_tl, uint64_t
     uint64_t fabric_now = hs_fspec_now(d);
     for (size_t i = 0; i < d->nsessions; i++) {
         hs_session *s = d->sessions[i];
-        uint64_t n_ns;
-        if (s->state != HS_SESS_WAITING || !wait_wake_ns(s, &n_ns))
+        if (s->state != HS_SESS_WAITING && s->state != HS_SESS_RUNNING)
             continue;
-        uint64_t c = hs_ns_to_ps(n_ns);
-        if (c == HS_TIME_INF) {
-            hs_daemon_fail(d, "hysim: simulated time ran out of range (a Wait at %llu ns)",
-                           (unsigned long long)n_ns);
-            return 0;
-        }
-        if (wait_final(s) || (bound > c && next > c && (!fabric_busy || fabric_now >= c))) {
-            answer(d, s, n_ns);
-            answered++;
-        } else {
+        for (size_t wi = 0; wi < s->nwaits; wi++) {
+            const hs_wait *w = hs_session_wait(s, wi);
+            uint64_t n_ns;
+            if (!wait_wake_ns(s, w, &n_ns))
+                continue;
+            uint64_t c = hs_ns_to_ps(n_ns);
+            if (c == HS_TIME_INF) {
+                hs_daemon_fail(d, "hysim: simulated time ran out of range (a Wait at %llu ns)",
+                               (unsigned long long)n_ns);
+                return 0;
+            }
+            if (wait_final(s, w) || (bound > c && next > c && (!fabric_busy || fabric_now >= c))) {
+                answer(d, s, wi, n_ns);
+                answered++;
+                break; /* the session's bound changed: its other waits in the next pass */
+            }
             *cap_tl = hs_min_u64(*cap_tl, c + 1);
             *cap_fabric = hs_min_u64(*cap_fabric, c);
         }
@@ -330,8 +349,8 @@ bool hs_clock_check_deadlock(hs_daemon *d)
     size_t waiting = 0;
     for (size_t i = 0; i < d->nsessions; i++) {
         enum hs_sess_state st = d->sessions[i]->state;
-        if (st == HS_SESS_NEW || st == HS_SESS_RUNNING)
-            return false;
+        if (st == HS_SESS_NEW || st == HS_SESS_RUNNING || d->sessions[i]->threaded)
+            return false; /* a process with several threads may start another: the stall watchdog decides */
         waiting += st == HS_SESS_WAITING;
     }
     for (int i = 0; i < d->nchildren; i++)

@@ -386,6 +386,7 @@ static void answer_speculatively(hs_daemon *d, hs_session *s, const hs_spec_msg 
     Hysim__Reply r = HYSIM__REPLY__INIT;
     r.now_ns = m->n_ns;
     r.done = m->done;
+    r.id = w->id;
     Hysim__EventTime *et = hs_xcalloc(w->ntimed ? w->ntimed : 1, sizeof(*et));
     Hysim__EventTime **etp = hs_xcalloc(w->ntimed ? w->ntimed : 1, sizeof(*etp));
     for (size_t i = 0; i < w->ntimed; i++) {
@@ -406,11 +407,7 @@ static void answer_speculatively(hs_daemon *d, hs_session *s, const hs_spec_msg 
     hs_stats_wait_answered(d, s, hs_wait_describe(w, what, sizeof(what)), w->host_ns, m->n_ns);
     keep_record(d, s, m, ev);
     d->sum.optimistic_answers++;
-    hs_op_unref(w->target);
-    free(w->timed);
-    memset(w, 0, sizeof(*w));
-    s->state = HS_SESS_RUNNING;
-    s->host_ns = m->n_ns;
+    hs_session_wait_answered(s, 0, m->n_ns); /* one wait at a time in this mode (session.c) */
     hs_clock_saw(d, hs_ns_to_ps(m->n_ns));
 }
 

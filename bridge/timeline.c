@@ -66,7 +66,9 @@ static bool ev_before(const hs_heap_ev *a, const hs_heap_ev *b)
         return hs_session_cmp(a->op->s, b->op->s) < 0;
     if (a->op->seq != b->op->seq)
         return a->op->seq < b->op->seq;
-    return a->type < b->type;
+    if (a->type != b->type)
+        return a->type < b->type;
+    return a->step != b->step ? a->step < b->step : a->rank < b->rank; /* HS_EV_COLL_FLOW of one op */
 }
 
 static void heap_push_ev(hs_daemon *d, hs_heap_ev ev)
@@ -92,6 +94,11 @@ static void heap_push(hs_daemon *d, uint64_t time, hs_op *op, uint8_t type)
 void hs_tl_local_copy_at(hs_daemon *d, hs_op *op, struct hs_coll *c, uint64_t t)
 {
     heap_push_ev(d, (hs_heap_ev){.time = t, .op = op, .type = HS_EV_LOCAL_COPY, .coll = c});
+}
+
+void hs_tl_coll_flow_at(hs_daemon *d, hs_op *op, struct hs_coll *c, uint32_t step, uint32_t rank, uint64_t t)
+{
+    heap_push_ev(d, (hs_heap_ev){.time = t, .op = op, .type = HS_EV_COLL_FLOW, .coll = c, .step = step, .rank = rank});
 }
 
 static hs_heap_ev heap_pop(hs_daemon *d)
@@ -478,6 +485,8 @@ void hs_tl_process_one(hs_daemon *d)
         op_start(d, ev.op, ev.time);
     else if (ev.type == HS_EV_LOCAL_COPY)
         hs_coll_flow_done(d, ev.coll, 0, 0, ev.time);
+    else if (ev.type == HS_EV_COLL_FLOW)
+        hs_coll_flow_done(d, ev.coll, ev.step, ev.rank, ev.time);
     else
         hs_tl_op_complete(d, ev.op, ev.time);
     hs_op_unref(ev.op);

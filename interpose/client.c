@@ -12,6 +12,16 @@
  * process with status 1 (it never hangs and never returns wrong answers).
  * A watcher thread notices it within milliseconds even while the program
  * computes on the host and makes no CUDA call (watch_connection).
+ *
+ * Threads: a Wait is sent under the mutex after the pending ops, but its
+ * answer is awaited without it, so that other threads issue work and Waits
+ * of their own meanwhile. Each Wait carries an id; whichever waiting thread
+ * is free reads the next Reply and hands it to the Wait with its id
+ * (await_reply). hysimd bounds the simulation at the process's host time
+ * until every thread that has issued work waits: each Wait says how many
+ * such threads there are, and a Threads message says so when one starts or
+ * exits between Waits (a process that only ever works from one thread sends
+ * none). CommSplit still holds the mutex until answered.
  */
 #include <errno.h>
 #include <poll.h>
@@ -105,6 +115,10 @@ static hs_ptrmap g_kernel_handles; /* hs_kernel * → 1 */
 static hs_ptrmap g_pinned;         /* host block → size */
 
 static __thread int t_device;
+static __thread int t_works;      /* this thread has issued work (an op or a Wait) */
+static uint32_t g_threads;        /* threads that have issued work and not exited */
+static int g_threads_said;        /* a Threads message went out: keep hysimd's count exact */
+static pthread_key_t g_works_key; /* its destructor counts the thread out */
 static __thread uint64_t *t_ptds; /* per-thread default stream id per device, 0 = none yet */
 static pthread_key_t g_ptds_key;
 
@@ -215,7 +229,7 @@ static void send_locked(const Hysim__ClientMsg *m) {
         lost(err);
 }
 
-static Hysim__Reply *read_reply_locked(void) {
+static Hysim__Reply *read_reply(void) {
     char err[256];
     uint8_t *body;
     size_t len;
@@ -227,6 +241,78 @@ static Hysim__Reply *read_reply_locked(void) {
     if (!r)
         lost(err);
     return r;
+}
+
+/*
+ * Unanswered requests, each awaited by one thread. Lock order: g_lock, then
+ * g_reply_lock; await_reply takes only the latter.
+ */
+typedef struct reply_slot {
+    uint64_t id; /* Wait.id; 0 for a CommSplit (at most one: it holds g_lock) */
+    Hysim__Reply *reply;
+    struct reply_slot *next; /* g_slots: newest first */
+} reply_slot;
+
+static pthread_mutex_t g_reply_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_reply_cond = PTHREAD_COND_INITIALIZER;
+static reply_slot *g_slots;
+static int g_reader_busy; /* a thread reads the socket: the others sleep on g_reply_cond */
+static uint64_t g_next_wait_id = 1;
+
+/* Called with g_lock held, before the request is sent. */
+static void expect_reply_locked(reply_slot *slot, uint64_t id) {
+    memset(slot, 0, sizeof *slot);
+    slot->id = id;
+    pthread_mutex_lock(&g_reply_lock);
+    slot->next = g_slots;
+    g_slots = slot;
+    pthread_mutex_unlock(&g_reply_lock);
+}
+
+/* Hands r to the request it answers (g_reply_lock held). */
+static void deliver_reply(Hysim__Reply *r) {
+    hs_clock_advance_to(r->now_ns); /* before anyone runs on: one host clock per process */
+    reply_slot *oldest = NULL;
+    for (reply_slot *s = g_slots; s; s = s->next) {
+        if (s->reply)
+            continue;
+        if (s->id == r->id) {
+            s->reply = r;
+            return;
+        }
+        oldest = s;
+    }
+    if (r->id == 0 && oldest) {
+        oldest->reply = r; /* hysimd's last word (an error), or a daemon without Wait.id: it answers in order */
+        return;
+    }
+    char why[128];
+    snprintf(why, sizeof why, "it answered request %llu, which no thread waits for", (unsigned long long)r->id);
+    lost(why);
+}
+
+/* Blocks until slot is answered, reading the socket while no other thread does. */
+static Hysim__Reply *await_reply(reply_slot *slot) {
+    pthread_mutex_lock(&g_reply_lock);
+    while (!slot->reply) {
+        if (g_reader_busy) {
+            pthread_cond_wait(&g_reply_cond, &g_reply_lock);
+            continue;
+        }
+        g_reader_busy = 1;
+        pthread_mutex_unlock(&g_reply_lock);
+        Hysim__Reply *r = read_reply(); /* the only reader (g_reader_busy); g_reply_lock is free meanwhile */
+        pthread_mutex_lock(&g_reply_lock);
+        g_reader_busy = 0;
+        deliver_reply(r);
+        pthread_cond_broadcast(&g_reply_cond);
+    }
+    reply_slot **pp = &g_slots;
+    while (*pp != slot)
+        pp = &(*pp)->next;
+    *pp = slot->next;
+    pthread_mutex_unlock(&g_reply_lock);
+    return slot->reply;
 }
 
 static void flush_locked(void) {
@@ -313,7 +399,7 @@ static void connect_locked(void) {
     m.msg_case = HYSIM__CLIENT_MSG__MSG_REGISTER;
     m.register_ = &reg;
     send_locked(&m);
-    Hysim__Reply *r = read_reply_locked();
+    Hysim__Reply *r = read_reply();
     hs_clock_advance_to(r->now_ns);
 
     char msg[512] = "";
@@ -383,8 +469,41 @@ const hs_gpu_info *hs_client_gpu_info(void) {
 
 static uint32_t global_gpu(int dev) { return g_info.first_gpu + (uint32_t)dev; }
 
+static void send_threads_locked(void) {
+    flush_locked();
+    Hysim__Threads t = HYSIM__THREADS__INIT;
+    t.host_ns = hs_clock_now();
+    t.threads = g_threads;
+    Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+    m.msg_case = HYSIM__CLIENT_MSG__MSG_THREADS;
+    m.threads = &t;
+    send_locked(&m);
+    g_threads_said = 1;
+}
+
+/* The calling thread issues work: counted from its first op or Wait until it exits. */
+static void note_work_locked(void) {
+    if (t_works)
+        return;
+    t_works = 1;
+    pthread_setspecific(g_works_key, (void *)1);
+    if (++g_threads > 1) /* hysimd must not simulate past this thread's work while the others wait */
+        send_threads_locked();
+}
+
+static void thread_left(void *unused) {
+    (void)unused;
+    LOCK();
+    if (g_threads > 0)
+        g_threads--;
+    if (atomic_load(&g_state) == ST_READY && g_threads_said && g_threads > 0)
+        send_threads_locked(); /* the others may all wait now */
+    UNLOCK();
+}
+
 /* A new op on (dev, stream) stamped with the host clock; the caller fills the kind, then commits. */
 static pending_op *append_locked(int dev, uint64_t stream) {
+    note_work_locked();
     pending_op *p = &g_ops[g_nops];
     hysim__op__init(&p->op);
     p->op.host_ns = hs_clock_now();
@@ -402,12 +521,16 @@ static void commit_locked(void) {
 /*
  * Sends a Wait after the pending ops and returns hysimd's Reply in *out
  * (the caller frees it) or frees it when out is NULL. cudaErrorUnknown when
- * the Reply carried an error (printed).
+ * the Reply carried an error (printed). Called and returns with g_lock held,
+ * but releases it while the answer is awaited: other threads run meanwhile.
  */
 static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event,
                                int query, uint64_t *timed, size_t ntimed, Hysim__Reply **out) {
+    note_work_locked();
     flush_locked();
     Hysim__Wait w = HYSIM__WAIT__INIT;
+    w.id = g_next_wait_id++;
+    w.threads = g_threads;
     w.host_ns = hs_clock_now();
     w.cond = cond;
     w.gpu = global_gpu(dev);
@@ -419,9 +542,12 @@ static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream,
     Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
     m.msg_case = HYSIM__CLIENT_MSG__MSG_WAIT;
     m.wait = &w;
+    reply_slot slot;
+    expect_reply_locked(&slot, w.id);
     send_locked(&m);
-    Hysim__Reply *r = read_reply_locked();
-    hs_clock_advance_to(r->now_ns);
+    UNLOCK();
+    Hysim__Reply *r = await_reply(&slot);
+    LOCK();
     if (r->error && r->error[0]) {
         fprintf(stderr, "hysim: %s\n", r->error);
         hysim__reply__free_unpacked(r, NULL);
@@ -1155,8 +1281,10 @@ cudaError_t hs_client_comm_local_ranks(uint64_t parent_key, int parent_nranks, i
     Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
     m.msg_case = HYSIM__CLIENT_MSG__MSG_COMM_SPLIT;
     m.comm_split = &cs;
+    reply_slot slot;
+    expect_reply_locked(&slot, 0);
     send_locked(&m);
-    Hysim__Reply *r = read_reply_locked();
+    Hysim__Reply *r = await_reply(&slot);
     UNLOCK();
     if (r->error && r->error[0]) {
         fprintf(stderr, "hysim: %s\n", r->error);
@@ -1194,9 +1322,10 @@ cudaError_t hs_client_comm_split(uint64_t parent_key, int parent_nranks, uint64_
     Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
     m.msg_case = HYSIM__CLIENT_MSG__MSG_COMM_SPLIT;
     m.comm_split = &cs;
+    reply_slot slot;
+    expect_reply_locked(&slot, 0);
     send_locked(&m); /* answered once every rank of the parent, in every process, has called */
-    Hysim__Reply *r = read_reply_locked();
-    hs_clock_advance_to(r->now_ns);
+    Hysim__Reply *r = await_reply(&slot);
     UNLOCK();
     free(ptrs);
     free(sc);
@@ -1276,8 +1405,14 @@ cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64
 
 /* ---- process life ---- */
 
-static void atfork_prepare(void) { LOCK(); }
-static void atfork_parent(void) { UNLOCK(); }
+static void atfork_prepare(void) {
+    LOCK();
+    pthread_mutex_lock(&g_reply_lock);
+}
+static void atfork_parent(void) {
+    pthread_mutex_unlock(&g_reply_lock);
+    UNLOCK();
+}
 
 /* The child must not speak on its parent's connection; like real CUDA, it cannot use the GPUs its parent initialised. */
 static void atfork_child(void) {
@@ -1287,11 +1422,15 @@ static void atfork_child(void) {
         g_nops = 0;
         atomic_store(&g_state, ST_FORKED);
     }
+    g_slots = NULL; /* the parent's waiting threads are not the child's */
+    g_reader_busy = 0;
+    pthread_mutex_unlock(&g_reply_lock);
     UNLOCK();
 }
 
 __attribute__((constructor)) static void client_init(void) {
     pthread_key_create(&g_ptds_key, free_ptds);
+    pthread_key_create(&g_works_key, thread_left);
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
@@ -1308,7 +1447,10 @@ __attribute__((destructor)) static void client_fini(void) {
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     if (!locked)
         return;
-    if (atomic_load(&g_state) == ST_READY) {
+    pthread_mutex_lock(&g_reply_lock);
+    int waiting = g_slots != NULL; /* a thread still blocked in a Wait: as if it held the lock */
+    pthread_mutex_unlock(&g_reply_lock);
+    if (!waiting && atomic_load(&g_state) == ST_READY) {
         flush_locked();
         uint64_t peaks[hs_devmem_ndevices() + 1];
         Hysim__Bye bye = HYSIM__BYE__INIT;

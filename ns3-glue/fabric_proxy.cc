@@ -4,6 +4,17 @@
 // fabric_wire.h). The proxy keeps the log of flows handed over, in the order
 // the current history received them, and the completions it reported: that is
 // what a rollback replays and withdraws.
+//
+// Flows travel in batches: hs_fabric_add_flow checks a flow here (everything
+// the model would check) and only logs it; the flows not yet handed over go to
+// the worker in one message before the next request that needs them (a step,
+// the safe time, link statistics). A rollback is deferred the same way: the
+// proxy picks the checkpoint, withdraws the completions and answers now() at
+// once, and resumes the checkpoint only then, handing it every flow logged
+// after it in one message; several late flows before the next step cost one
+// resume (of the checkpoint the earliest of them needs). The model sees the
+// same calls in the same order as with one message per flow and a rollback
+// per late flow, so results are unchanged.
 #include "fabric_internal.h"
 #include "fabric_proxy.h"
 #include "fabric_wire.h"
@@ -13,6 +24,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <deque>
 #include <unordered_set>
 #include <vector>
@@ -35,17 +47,19 @@ bool g_force_local = false; // hs_fabric_create_opts without worker: ignore the 
 
 struct WorkerProxy
 {
-    struct LoggedFlow
-    {
-        uint64_t id, src, dst, bytes, start;
-    };
+    using LoggedFlow = WireFlow;
 
     pid_t hub = -1;
     int cmd = -1;  // SOCK_SEQPACKET to the worker
     int ctrl = -1; // pipe to the hub: closing it ends every worker process
     uint32_t ngpus = 0;
     WireRep rep;   // the last reply: time, stats, checkpoint table
-    std::vector<LoggedFlow> log;
+    std::vector<LoggedFlow> log; // log[0 .. sent-1] are in the worker's history
+    size_t sent = 0;
+    size_t replay_end = 0; // log[sent .. replay_end-1] were in the history a rollback undid
+    bool resume_pending = false; // a rollback chosen, not yet sent
+    WireCheckpoint resume{};     // the checkpoint it resumes
+    uint64_t undone = 0;         // completions it withdrew (rep.stats counts them done)
     std::unordered_set<uint64_t> ids;
     std::vector<hs_flow_done> reported; // completions standing, in report order
     std::deque<hs_flow_done> revisions; // withdrawn, not yet returned
@@ -53,10 +67,17 @@ struct WorkerProxy
     uint64_t max_ckpt_id = 0;
     uint64_t generation = 0;
     uint64_t replayed = 0;
-    char dead[256] = ""; // set once the worker is lost: every later call fails with it
+    uint64_t replay_messages = 0; // batches that carried replayed flows
+    uint64_t flow_messages = 0;   // batches sent
+    char dead[512] = ""; // set once the worker is lost: every later call fails with it
 
     // One request, one reply. false (and dead set, unless the worker replied an error).
     bool Call(const WireReq& rq, char* err, size_t errlen);
+    // As Call, for a request followed by count flow records in the same message.
+    bool CallWith(const WireReq& rq, const WireFlow* flows, size_t count, char* err,
+                  size_t errlen);
+    // Hands the worker every logged flow it does not have yet.
+    bool Flush(char* err, size_t errlen);
 };
 
 namespace {
@@ -74,12 +95,25 @@ NoteCheckpoints(WorkerProxy& p)
 bool
 WorkerProxy::Call(const WireReq& rq, char* err, size_t errlen)
 {
+    return CallWith(rq, nullptr, 0, err, errlen);
+}
+
+bool
+WorkerProxy::CallWith(const WireReq& rq, const WireFlow* flows, size_t count, char* err,
+                      size_t errlen)
+{
     if (dead[0] != '\0')
     {
         SetErr(err, errlen, "%s", dead);
         return false;
     }
-    if (send(cmd, &rq, sizeof rq, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof rq))
+    iovec iov[2] = {{const_cast<WireReq*>(&rq), sizeof rq},
+                    {const_cast<WireFlow*>(flows), count * sizeof(WireFlow)}};
+    msghdr mh{};
+    mh.msg_iov = iov;
+    mh.msg_iovlen = count > 0 ? 2 : 1;
+    const ssize_t want = static_cast<ssize_t>(sizeof rq + count * sizeof(WireFlow));
+    if (sendmsg(cmd, &mh, MSG_NOSIGNAL) != want)
     {
         snprintf(dead, sizeof dead, "fabric: the worker process is gone (send: %s)",
                  strerror(errno));
@@ -102,6 +136,47 @@ WorkerProxy::Call(const WireReq& rq, char* err, size_t errlen)
     {
         SetErr(err, errlen, "%s", rep.err);
         return false;
+    }
+    return true;
+}
+
+bool
+WorkerProxy::Flush(char* err, size_t errlen)
+{
+    if (resume_pending)
+    {
+        WireReq rq;
+        rq.op = kOpRollback;
+        rq.a[0] = resume.id;
+        rq.a[1] = max_ckpt_id + 1;
+        if (!Call(rq, err, errlen))
+        {
+            if (dead[0] == '\0')
+                snprintf(dead, sizeof dead, "fabric: a rollback failed: %s", rep.err);
+            return false;
+        }
+        // That reply came from the history it ended; the next (there is a late flow to send) from the resumed one.
+        resume_pending = false;
+        undone = 0;
+    }
+    while (sent < log.size())
+    {
+        const size_t n = std::min<size_t>(log.size() - sent, kWireMaxBatch);
+        WireReq rq;
+        rq.op = kOpAddBatch;
+        rq.a[0] = n;
+        const bool replay = sent < replay_end;
+        if (!CallWith(rq, &log[sent], n, err, errlen))
+        {
+            // Every flow was checked when it was added: the histories now differ.
+            if (dead[0] == '\0')
+                snprintf(dead, sizeof dead, "fabric: handing %zu flows to the worker failed: %s", n,
+                         rep.err);
+            return false;
+        }
+        flow_messages++;
+        replay_messages += replay;
+        sent += n;
     }
     return true;
 }
@@ -191,8 +266,9 @@ ProxyCreate(const hs_scenario* sc, const hs_fabric_options* o, char* err, size_t
 
 namespace {
 
-// Resumes the newest checkpoint at or before start, replays the flows handed
-// over after it and withdraws the completions it reported from then on.
+// Chooses the newest checkpoint at or before start to resume (at the next
+// flush, with the flows logged after it) and withdraws the completions
+// reported from then on.
 int
 Rollback(WorkerProxy& p, uint64_t id, uint64_t start, char* err, size_t errlen)
 {
@@ -209,36 +285,20 @@ Rollback(WorkerProxy& p, uint64_t id, uint64_t start, char* err, size_t errlen)
         return -1;
     }
     const WireCheckpoint target = *ck;
-    WireReq rq;
-    rq.op = kOpRollback;
-    rq.a[0] = target.id;
-    rq.a[1] = p.max_ckpt_id + 1;
-    if (!p.Call(rq, err, errlen))
-        return -1;
+    p.resume = target;
+    p.resume_pending = true;
     while (!p.reported.empty() && p.reported.back().finish_ps >= target.time_ps)
     {
         p.revisions.push_front(p.reported.back());
         p.reported.pop_back();
+        p.undone++;
     }
     p.generation++;
-    for (size_t i = target.nflows; i < p.log.size(); i++)
-    {
-        const WorkerProxy::LoggedFlow& lf = p.log[i];
-        rq = WireReq{};
-        rq.op = kOpAdd;
-        rq.a[0] = lf.id;
-        rq.a[1] = lf.src;
-        rq.a[2] = lf.dst;
-        rq.a[3] = lf.bytes;
-        rq.a[4] = lf.start;
-        if (!p.Call(rq, err, errlen))
-        {
-            snprintf(p.dead, sizeof p.dead, "fabric: replaying flow %" PRIu64 " after a rollback failed",
-                     lf.id);
-            return -1;
-        }
-        p.replayed++;
-    }
+    // The resumed history holds the first target.nflows flows; the rest go
+    // with the late flow at the next flush, in one message.
+    p.replayed += p.sent - target.nflows;
+    p.replay_end = std::max(p.replay_end, p.sent);
+    p.sent = target.nflows;
     return 0;
 }
 
@@ -249,6 +309,11 @@ ProxyAddFlow(hs_fabric* f, uint64_t id, uint32_t src, uint32_t dst, uint64_t byt
              uint64_t start, char* err, size_t errlen)
 {
     WorkerProxy& p = *f->remote;
+    if (p.dead[0] != '\0')
+    {
+        SetErr(err, errlen, "%s", p.dead);
+        return -1;
+    }
     // Checked here too, so a bad late flow fails before anything is rolled back.
     if (src >= p.ngpus || dst >= p.ngpus || src == dst || bytes == 0 || p.ids.count(id) != 0)
     {
@@ -266,16 +331,7 @@ ProxyAddFlow(hs_fabric* f, uint64_t id, uint32_t src, uint32_t dst, uint64_t byt
                id, start, p.safe_ps);
         return -1;
     }
-    if (start < p.rep.now_ps && Rollback(p, id, start, err, errlen) != 0)
-        return -1;
-    WireReq rq;
-    rq.op = kOpAdd;
-    rq.a[0] = id;
-    rq.a[1] = src;
-    rq.a[2] = dst;
-    rq.a[3] = bytes;
-    rq.a[4] = start;
-    if (!p.Call(rq, err, errlen))
+    if (start < ProxyNow(f) && Rollback(p, id, start, err, errlen) != 0)
         return -1;
     p.log.push_back({id, src, dst, bytes, start});
     p.ids.insert(id);
@@ -289,8 +345,8 @@ ProxyNextCompletion(hs_fabric* f, uint64_t limit_ps, hs_flow_done* done)
     WireReq rq;
     rq.op = kOpNext;
     rq.a[0] = limit_ps;
-    char err[256];
-    if (!p.Call(rq, err, sizeof err))
+    char err[512];
+    if (!p.Flush(err, sizeof err) || !p.Call(rq, err, sizeof err))
     {
         fprintf(stderr, "%s\n", err);
         return 0;
@@ -306,13 +362,21 @@ ProxyNextCompletion(hs_fabric* f, uint64_t limit_ps, hs_flow_done* done)
 uint64_t
 ProxyNow(const hs_fabric* f)
 {
-    return f->remote->rep.now_ps;
+    const WorkerProxy& p = *f->remote;
+    return p.resume_pending ? p.resume.time_ps : p.rep.now_ps;
 }
 
 void
 ProxyStats(const hs_fabric* f, hs_fabric_stats* out)
 {
-    *out = f->remote->rep.stats;
+    const WorkerProxy& p = *f->remote;
+    *out = p.rep.stats;
+    out->flows_added += p.log.size() - p.sent; // checked, so the worker will add them
+    if (p.resume_pending) // the resumed history had neither the replayed flows nor the withdrawn completions
+    {
+        out->flows_added -= p.replay_end - p.sent;
+        out->flows_done -= p.undone;
+    }
 }
 
 size_t
@@ -328,8 +392,8 @@ ProxyLinkStats(const hs_fabric* f, size_t i, hs_fabric_link_stats* out)
     WireReq rq;
     rq.op = kOpLinkStats;
     rq.a[0] = i;
-    char err[256];
-    if (!p.Call(rq, err, sizeof err))
+    char err[512];
+    if (!p.Flush(err, sizeof err) || !p.Call(rq, err, sizeof err))
         return -1;
     *out = p.rep.link;
     return 0;
@@ -386,7 +450,7 @@ hs_fabric_set_safe_time(hs_fabric* f, uint64_t safe_ps, char* err, size_t errlen
     WireReq rq;
     rq.op = kOpSafe;
     rq.a[0] = safe_ps;
-    return p.Call(rq, err, errlen) ? 0 : -1;
+    return p.Flush(err, errlen) && p.Call(rq, err, errlen) ? 0 : -1;
 }
 
 int
@@ -414,12 +478,17 @@ hs_fabric_get_checkpoint_stats(const hs_fabric* f, hs_fabric_checkpoint_stats* o
     memset(out, 0, sizeof *out);
     if (f == nullptr || f->remote == nullptr)
         return;
-    const WorkerProxy& p = *f->remote;
+    WorkerProxy& p = *f->remote;
+    char err[512];
+    if (p.resume_pending && !p.Flush(err, sizeof err)) // the checkpoint table after the rollback
+        fprintf(stderr, "%s\n", err);
     out->taken = p.max_ckpt_id;
     out->live = p.rep.nckpt;
     out->oldest_ps = p.rep.nckpt > 0 ? p.rep.ckpt[0].time_ps : 0;
     out->rollbacks = p.generation;
     out->replayed_flows = p.replayed;
+    out->replay_messages = p.replay_messages;
+    out->flow_messages = p.flow_messages;
     out->worker_pid = static_cast<uint64_t>(p.rep.pid);
 }
 

@@ -2,6 +2,8 @@
 // (fabric_proxy.cc) and its worker process (fabric_worker.cc). One request,
 // one reply, over a SOCK_SEQPACKET socketpair: a message is never split or
 // merged, so a process that reads one request reads nothing of the next.
+// Flows travel in batches (kOpAddBatch): a WireReq followed, in the same
+// message, by up to kWireMaxBatch WireFlow records.
 #ifndef HYSIM_NS3GLUE_FABRIC_WIRE_H
 #define HYSIM_NS3GLUE_FABRIC_WIRE_H
 
@@ -13,6 +15,7 @@
 namespace hysim_fab {
 
 constexpr uint32_t kWireMaxCheckpoints = 64; // bound on hs_fabric_options.checkpoints_max
+constexpr uint32_t kWireMaxBatch = 2048;     // flows per kOpAddBatch message (80 KiB)
 
 enum WireOp : uint32_t
 {
@@ -22,6 +25,12 @@ enum WireOp : uint32_t
     kOpSafe = 4,      // a[0] = safe time: drop checkpoints no rollback can need
     kOpRollback = 5,  // a[0] = checkpoint id to resume, a[1] = next checkpoint id to assign
     kOpQuit = 6,
+    kOpAddBatch = 7,  // a[0] = count; count WireFlow records follow in the message
+};
+
+struct WireFlow
+{
+    uint64_t id, src, dst, bytes, start_ps;
 };
 
 struct WireReq

@@ -58,6 +58,8 @@ uint64_t g_safe_ps = 0;
 WireRep g_rep;             // static: frames stay small across nested resumes
 uint64_t g_fault_fork = 0; // HYSIM_FAULT_FORK=N (tests): the Nth checkpoint fork fails
 uint64_t g_forks = 0;      // checkpoint forks tried in this history
+// One request as received; static for the same reason as g_rep. Aligned for WireFlow.
+alignas(8) unsigned char g_rx[sizeof(WireReq) + kWireMaxBatch * sizeof(WireFlow)];
 
 [[noreturn]] void ServeLoop();
 
@@ -288,20 +290,45 @@ DoRollback(uint64_t id, uint64_t next_id)
     _exit(0); // the resumed checkpoint serves from now on
 }
 
+int
+AddOne(const WireFlow& w)
+{
+    const int rc = hs_fabric_add_flow(g_fab, w.id, static_cast<uint32_t>(w.src),
+                                      static_cast<uint32_t>(w.dst), w.bytes, w.start_ps, g_rep.err,
+                                      sizeof g_rep.err);
+    if (rc == 0)
+        g_nflows++;
+    return rc;
+}
+
+// The flows of one batch, in order; stops at the first that fails.
 void
-Handle(const WireReq& rq)
+DoAddBatch(const WireReq& rq, size_t len)
+{
+    const uint64_t n = rq.a[0];
+    if (n > kWireMaxBatch || len != sizeof rq + n * sizeof(WireFlow))
+    {
+        snprintf(g_rep.err, sizeof g_rep.err, "fabric worker: malformed batch of %llu flows",
+                 static_cast<unsigned long long>(n));
+        return Reply(-1);
+    }
+    const auto* flows = reinterpret_cast<const WireFlow*>(g_rx + sizeof rq);
+    for (uint64_t i = 0; i < n; i++)
+        if (AddOne(flows[i]) != 0)
+            return Reply(-1);
+    Reply(0);
+}
+
+void
+Handle(const WireReq& rq, size_t len)
 {
     g_rep.err[0] = '\0';
     switch (rq.op)
     {
-    case kOpAdd: {
-        const int rc = hs_fabric_add_flow(g_fab, rq.a[0], static_cast<uint32_t>(rq.a[1]),
-                                          static_cast<uint32_t>(rq.a[2]), rq.a[3], rq.a[4],
-                                          g_rep.err, sizeof g_rep.err);
-        if (rc == 0)
-            g_nflows++;
-        return Reply(rc);
-    }
+    case kOpAdd:
+        return Reply(AddOne({rq.a[0], rq.a[1], rq.a[2], rq.a[3], rq.a[4]}));
+    case kOpAddBatch:
+        return DoAddBatch(rq, len);
     case kOpNext:
         return DoNext(rq.a[0]);
     case kOpLinkStats:
@@ -322,6 +349,23 @@ Handle(const WireReq& rq)
     }
 }
 
+// Reads and handles requests until the owner closes the socket or dies.
+[[noreturn]] void
+ServeRequests()
+{
+    for (;;)
+    {
+        const ssize_t n = recv(g_cmd, g_rx, sizeof g_rx, MSG_TRUNC);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < static_cast<ssize_t>(sizeof(WireReq)) || n > static_cast<ssize_t>(sizeof g_rx))
+            _exit(0); // the owner closed the socket or died
+        WireReq rq;
+        memcpy(&rq, g_rx, sizeof rq);
+        Handle(rq, static_cast<size_t>(n));
+    }
+}
+
 [[noreturn]] void
 ServeLoop()
 {
@@ -329,16 +373,7 @@ ServeLoop()
     if (!TakeCheckpoint(g_rep.err, sizeof g_rep.err))
         fprintf(stderr, "%s\n", g_rep.err); // still serves; the owner sees fewer checkpoints
     g_next_ckpt = NextBoundary(hs_fabric_now_ps(g_fab));
-    for (;;)
-    {
-        WireReq rq;
-        const ssize_t n = recv(g_cmd, &rq, sizeof rq, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n != static_cast<ssize_t>(sizeof rq))
-            _exit(0); // the owner closed the socket or died
-        Handle(rq);
-    }
+    ServeRequests();
 }
 
 // Kills and reaps every child (children may still appear while middle
@@ -409,16 +444,7 @@ WorkerMain(const hs_scenario* sc, int cmd_fd)
     }
     g_next_ckpt = NextBoundary(0);
     Reply(0); // ready
-    for (;;)
-    {
-        WireReq rq;
-        const ssize_t n = recv(g_cmd, &rq, sizeof rq, 0);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n != static_cast<ssize_t>(sizeof rq))
-            _exit(0);
-        Handle(rq);
-    }
+    ServeRequests();
 }
 
 } // namespace

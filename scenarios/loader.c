@@ -833,13 +833,13 @@ static void load_run(ctx *c, const slot *sec, hs_scenario *sc)
     }
 }
 
-/* nccl: {algo, proto, channels, calibrated} — forces what NCCL's tuner would choose. */
+/* nccl: {algo, proto, channels, calibrated, channel_gbps} — forces what NCCL's tuner would choose. */
 static void load_nccl(ctx *c, const slot *sec, hs_scenario *sc)
 {
-    static const char *const keys[] = {"algo", "proto", "channels", "calibrated", NULL};
+    static const char *const keys[] = {"algo", "proto", "channels", "calibrated", "channel_gbps", NULL};
     static const char *const algos[] = {"auto", "ring", "tree", NULL};
     static const char *const protos[] = {"auto", "ll", "ll128", "simple", NULL};
-    slot k[4];
+    slot k[5];
     if (!collect(c, sec->val, "nccl", keys, k))
         return;
     int v;
@@ -849,6 +849,8 @@ static void load_nccl(ctx *c, const slot *sec, hs_scenario *sc)
         sc->nccl.proto = (enum hs_nccl_proto)v;
     get_int(c, &k[2], "nccl.channels", 1, 64, &sc->nccl.channels);
     get_bool(c, &k[3], "nccl.calibrated", &sc->nccl.calibrated);
+    static const numspec gbps = {0, false, 1e6, false}; /* 0 = no per-channel cap */
+    get_num(c, &k[4], "nccl.channel_gbps", &gbps, &sc->nccl.channel_gbps);
 }
 
 /* containers: {image: NAME} — the image `hysim run --containers` starts instead of hysim's own. */

@@ -157,6 +157,13 @@ typedef struct hs_fabric_checkpoint_stats {
     uint64_t rollbacks;
     uint64_t replayed_flows; /* flows handed again to resumed checkpoints */
     uint64_t worker_pid;     /* the process running the model now (0: in-process) */
+    /* Flows reach the worker in batches: those added before the next step (or
+     * safe time, link statistics, these statistics) in one message, 2048 flows
+     * a message. A rollback resumes its checkpoint only then, with the replayed
+     * flows in the same batch, so late flows added before the next step cost
+     * one resume; what the calls above return is as if it happened at once. */
+    uint64_t replay_messages; /* messages that carried replayed flows */
+    uint64_t flow_messages;   /* messages that carried flows */
 } hs_fabric_checkpoint_stats;
 
 /* As hs_fabric_create, with options (NULL: in-process, ignoring the environment). */

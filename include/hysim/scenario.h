@@ -115,6 +115,8 @@ typedef struct hs_scenario {
         enum hs_nccl_proto proto;
         int channels;    /* 0 = as NCCL picks them for the topology */
         bool calibrated; /* apply the measured efficiency of NCCL's kernels (bridge/collective_tuner.c) */
+        double channel_gbps; /* calibrated, one server: most wire GB/s one channel's flow moves; 0 = no
+                                cap; < 0 (default) = each kind's fitted cap (bridge/collective_tuner.c) */
     } nccl;
 
     struct {

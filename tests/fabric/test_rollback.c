@@ -168,6 +168,10 @@ static int compare_runs(const hs_scenario *sc, size_t n, uint64_t span_ps, uint6
     FAB_CHECK(cs.rollbacks >= n / 10, "only %" PRIu64 " rollbacks: the test exercises too few",
               cs.rollbacks);
     FAB_CHECK(cs.taken > cs.rollbacks, "checkpoints taken: %" PRIu64, cs.taken);
+    /* each rollback hands its replayed flows over in one message (fewer than 2048 here) */
+    FAB_CHECK(cs.replay_messages <= cs.rollbacks && cs.replayed_flows > cs.replay_messages,
+              "%" PRIu64 " replay messages for %" PRIu64 " rollbacks, %" PRIu64 " flows",
+              cs.replay_messages, cs.rollbacks, cs.replayed_flows);
     free(fl);
     free(want);
     free(got);
@@ -244,6 +248,56 @@ static int case_revisions(void)
               "in-process late flow: %s", err);
     FAB_CHECK(hs_fabric_generation(f) == 0, "in-process generation");
     hs_fabric_destroy(f);
+    FAB_TEST_END();
+}
+
+/*
+ * Batches: flows added before a step reach the worker together, and a rollback
+ * hands every flow after the resumed checkpoint over with the late flow, 2048
+ * a message; completions equal an in-process run's.
+ */
+static int case_batched_replay(void)
+{
+    enum { N = 2500 }; /* more than one message's worth */
+    hs_scenario sc;
+    fab_test_scenario(&sc, 64 * KIB);
+    test_flow *fl = calloc(N + 1, sizeof *fl);
+    uint64_t *want = malloc((N + 1) * sizeof *want), *got = malloc((N + 1) * sizeof *got);
+    for (size_t i = 0; i <= N; i++) {
+        fl[i] = (test_flow){.id = i, .bytes = rng_range(KIB, 16 * KIB), .start = 2 * US + i * 1000,
+                            .src = (uint32_t)(i % 8), .dst = (uint32_t)((i + 1 + i / 8 % 7) % 8)};
+        want[i] = got[i] = UINT64_MAX;
+    }
+    fl[N].start = US / 2; /* the late one */
+    hs_fabric *f = create_worker(&sc, 1 * US, 16);
+    for (size_t i = 0; i < N; i++)
+        fab_test_add(f, fl[i].id, fl[i].src, fl[i].dst, fl[i].bytes, fl[i].start);
+    FAB_CHECK(hs_fabric_flows_in_flight(f) == N, "%" PRIu64 " in flight before the first step",
+              hs_fabric_flows_in_flight(f));
+    hs_flow_done d;
+    FAB_CHECK(hs_fabric_next_completion(f, 3 * US / 2, &d) == 0, "nothing done by 1.5 us");
+    hs_fabric_checkpoint_stats cs;
+    hs_fabric_get_checkpoint_stats(f, &cs);
+    FAB_CHECK(cs.flow_messages == 2 && cs.replay_messages == 0, "%" PRIu64 " messages for %d flows",
+              cs.flow_messages, N);
+    fab_test_add(f, fl[N].id, fl[N].src, fl[N].dst, fl[N].bytes, fl[N].start);
+    hs_fabric_get_checkpoint_stats(f, &cs);
+    FAB_CHECK(cs.rollbacks == 1 && hs_fabric_now_ps(f) == 0, "rolled back to 0: %" PRIu64 " ps",
+              hs_fabric_now_ps(f));
+    FAB_CHECK(cs.replayed_flows == N, "replayed %" PRIu64, cs.replayed_flows);
+    FAB_CHECK(cs.replay_messages == 2 && cs.flow_messages == 4,
+              "%" PRIu64 " replay messages, %" PRIu64 " in all: one per 2048 flows",
+              cs.replay_messages, cs.flow_messages);
+    while (hs_fabric_next_completion(f, UINT64_MAX, &d) == 1)
+        got[d.flow_id] = d.finish_ps;
+    hs_fabric_destroy(f);
+    run_reference(&sc, fl, N + 1, want);
+    for (size_t i = 0; i <= N; i++)
+        FAB_CHECK(got[i] == want[i] && got[i] != UINT64_MAX,
+                  "flow %zu: %" PRIu64 " ps replayed, %" PRIu64 " ps in-process", i, got[i], want[i]);
+    free(fl);
+    free(want);
+    free(got);
     FAB_TEST_END();
 }
 
@@ -328,7 +382,8 @@ int main(int argc, char **argv)
         int (*fn)(void);
     } cases[] = {{"nvlink_random", case_nvlink_random}, {"roce_random", case_roce_random},
                  {"revisions", case_revisions},         {"pruning", case_pruning},
-                 {"worker_dies", case_worker_dies},     {"scenario_keys", case_scenario_keys}};
+                 {"worker_dies", case_worker_dies},     {"scenario_keys", case_scenario_keys},
+                 {"batched_replay", case_batched_replay}};
     rng_state = argc > 2 ? strtoull(argv[2], NULL, 0) : 12345;
     for (size_t i = 0; argc > 1 && i < sizeof cases / sizeof cases[0]; i++)
         if (strcmp(argv[1], cases[i].name) == 0)

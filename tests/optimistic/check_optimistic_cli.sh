@@ -26,13 +26,14 @@ run() {
   grep -qF "$want" "$work/$name.stderr" || fail "$name: no \"$want\" on stderr"
 }
 
-# a run that goes through: the summary line and the report's mode
-"$hysim" run --report "$work/report.json" "$optimistic" -- "$prog" busy 0 "$work" 2>"$work/ok.stderr" ||
+# a run that goes through, with a trace (link sampling runs in the
+# speculation's fork too): the summary line and the report's mode
+"$hysim" run --out "$work/out" "$optimistic" -- "$prog" busy 0 "$work" 2>"$work/ok.stderr" ||
   { cat "$work/ok.stderr"; fail "an optimistic run failed"; }
 cat "$work/ok.stderr"
 grep -q "^hysim: optimistic mode: [0-9]* answers ahead of the safe time, [0-9]* later revised" "$work/ok.stderr" ||
   fail "no optimistic-mode line in the summary"
-grep -q '"mode": {"name": "optimistic", "optimistic_answers": [0-9]*, "answers_revised": [0-9]*' "$work/report.json" ||
+grep -q '"mode": {"name": "optimistic", "optimistic_answers": [0-9]*, "answers_revised": [0-9]*' "$work/out/report.json" ||
   fail "the report lacks mode.name optimistic and its counts"
 
 run speculation "hysim: fork failed (run.mode: optimistic" \

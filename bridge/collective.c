@@ -354,18 +354,6 @@ void hs_coll_flow_done(hs_daemon *d, hs_coll *co, uint32_t step, uint32_t rank, 
 
 /* ------------------------------------------------------------- reports */
 
-static size_t appendf(char *buf, size_t len, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static size_t appendf(char *buf, size_t len, size_t at, const char *fmt, ...)
-{
-    if (at >= len)
-        return at;
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(buf + at, len - at, fmt, ap);
-    va_end(ap);
-    return w < 0 ? at : at + (size_t)w;
-}
-
 /* Sorted keys of a map, so that reports do not depend on hash order. */
 static uint64_t *sorted_keys(const hs_u64map *m, size_t *n)
 {
@@ -387,13 +375,13 @@ static uint64_t *sorted_keys(const hs_u64map *m, size_t *n)
 static size_t rank_list(char *buf, size_t len, size_t at, const hs_coll *co, bool joined)
 {
     bool first = true;
-    at = appendf(buf, len, at, "[");
+    at = hs_appendf(buf, len, at, "[");
     for (uint32_t r = 0; r < co->n; r++)
         if ((co->parts[r] != NULL) == joined) {
-            at = appendf(buf, len, at, first ? "%u" : ", %u", r);
+            at = hs_appendf(buf, len, at, first ? "%u" : ", %u", r);
             first = false;
         }
-    return appendf(buf, len, at, "]");
+    return hs_appendf(buf, len, at, "]");
 }
 
 /* Unfinished Send/Recv pairs of one communicator, by (sender, receiver, number). */
@@ -407,7 +395,7 @@ static size_t describe_pairs(const hs_comm *c, char *buf, size_t len, size_t at,
         uint64_t *ks = sorted_keys(&ch->pairs, &npairs);
         for (size_t j = 0; j < npairs; j++) {
             const hs_coll *co = hs_u64map_get(&ch->pairs, ks[j]);
-            at = appendf(buf, len, at, "\n  Send #%llu from rank %u to rank %u on comm 0x%llx: %s",
+            at = hs_appendf(buf, len, at, "\n  Send #%llu from rank %u to rank %u on comm 0x%llx: %s",
                          (unsigned long long)co->seq, ch->from, ch->to, (unsigned long long)c->key,
                          !co->parts[0] ? "its Send is missing" : !co->parts[1] ? "its Recv is missing"
                                                                                : "both issued");
@@ -429,10 +417,10 @@ size_t hs_coll_describe_unfinished(const hs_daemon *d, char *buf, size_t len)
         uint64_t *seqs = sorted_keys(&c->colls, &nseq);
         for (size_t j = 0; j < nseq; j++) {
             const hs_coll *co = hs_u64map_get(&c->colls, seqs[j]);
-            at = appendf(buf, len, at, "\n  %s on comm 0x%llx, seq %llu: ranks joined ", hs_coll_kind_name(co->kind),
+            at = hs_appendf(buf, len, at, "\n  %s on comm 0x%llx, seq %llu: ranks joined ", hs_coll_kind_name(co->kind),
                          (unsigned long long)c->key, (unsigned long long)co->seq);
             at = rank_list(buf, len, at, co, true);
-            at = appendf(buf, len, at, ", missing ");
+            at = hs_appendf(buf, len, at, ", missing ");
             at = rank_list(buf, len, at, co, false);
             count++;
         }

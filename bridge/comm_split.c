@@ -213,28 +213,16 @@ void hs_split_call(hs_daemon *d, hs_session *s, const Hysim__CommSplit *m)
     split_free(sp);
 }
 
-static size_t appendf(char *buf, size_t len, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static size_t appendf(char *buf, size_t len, size_t at, const char *fmt, ...)
-{
-    if (at >= len)
-        return at;
-    va_list ap;
-    va_start(ap, fmt);
-    int w = vsnprintf(buf + at, len - at, fmt, ap);
-    va_end(ap);
-    return w < 0 ? at : at + (size_t)w;
-}
-
 static size_t rank_list(char *buf, size_t len, size_t at, const hs_split *sp, bool called)
 {
     bool first = true;
-    at = appendf(buf, len, at, "[");
+    at = hs_appendf(buf, len, at, "[");
     for (uint32_t r = 0; r < sp->nranks; r++)
         if ((sp->by[r] != NULL) == called) {
-            at = appendf(buf, len, at, first ? "%u" : ", %u", r);
+            at = hs_appendf(buf, len, at, first ? "%u" : ", %u", r);
             first = false;
         }
-    return appendf(buf, len, at, "]");
+    return hs_appendf(buf, len, at, "]");
 }
 
 size_t hs_split_describe_unfinished(const hs_daemon *d, char *buf, size_t len)
@@ -254,10 +242,10 @@ size_t hs_split_describe_unfinished(const hs_daemon *d, char *buf, size_t len)
         if (!next)
             return count;
         size_t at = strlen(buf);
-        at = appendf(buf, len, at, "\n  ncclCommSplit #%llu of comm 0x%llx: ranks called ", (unsigned long long)next->gen,
+        at = hs_appendf(buf, len, at, "\n  ncclCommSplit #%llu of comm 0x%llx: ranks called ", (unsigned long long)next->gen,
                      (unsigned long long)next->parent);
         at = rank_list(buf, len, at, next, true);
-        at = appendf(buf, len, at, ", missing ");
+        at = hs_appendf(buf, len, at, ", missing ");
         rank_list(buf, len, at, next, false);
         count++;
         prev = next;

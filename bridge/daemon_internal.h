@@ -43,6 +43,8 @@ void *hs_xcalloc(size_t n, size_t size); /* aborts with a message when memory ru
 void *hs_xrealloc(void *p, size_t n, size_t size);
 /* Grows *arr (element size `size`) so that index `need - 1` fits. */
 void hs_grow(void **arr, size_t *cap, size_t need, size_t size);
+/* Appends printf-style text to buf[at..len); returns the new end (saturates past len). */
+size_t hs_appendf(char *buf, size_t len, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 static inline uint64_t hs_min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static inline uint64_t hs_max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }

@@ -130,3 +130,14 @@ void hs_u64map_free(hs_u64map *m)
     free(m->used);
     memset(m, 0, sizeof(*m));
 }
+
+size_t hs_appendf(char *buf, size_t len, size_t at, const char *fmt, ...)
+{
+    if (at >= len)
+        return at;
+    va_list ap;
+    va_start(ap, fmt);
+    int w = vsnprintf(buf + at, len - at, fmt, ap);
+    va_end(ap);
+    return w < 0 ? at : at + (size_t)w;
+}

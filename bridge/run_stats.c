@@ -407,8 +407,8 @@ static void link_table(hs_daemon *d, struct hs_run_stats *r)
 static void on_fabric_sample(void *ctx, uint64_t t, const hs_fabric_link_sample *s, size_t n)
 {
     hs_daemon *d = ctx;
-    struct hs_run_stats *r = d->stats;
-    if (!r || !r->trace || t < r->sample_ps) /* none: a speculation child's fresh statistics */
+    struct hs_run_stats *r = stats_of(d); /* fresh (no trace) in a speculation child */
+    if (!r->trace || t < r->sample_ps)
         return;
     uint64_t dt = t - r->sample_ps;
     for (size_t i = 0; i < n && i < r->nlinks; i++) {

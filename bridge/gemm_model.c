@@ -2,15 +2,18 @@
  * GEMM roofline × efficiency curve (gemm_model.h). Per product:
  *   t = t0 + flops / (peak × eff) + ab × (A + B bytes) / hbm + c × (C bytes) / hbm
  *       + l2 × (operand bytes of the waves of output tiles) / hbm
- * with the constants fitted per type on an H100 (gemm_efficiency.h,
- * bench/compute/fit_gemm.sh, which describes the wave term). Types
- * without their own fit borrow the closest one: TF32 and FP8 the BF16 curve
- * (tensor cores, at half and twice the BF16 peak), FP64 the FP32 curve at the
- * FP32 peak (Hopper's FP64 tensor peak equals its FP32 peak).
+ * with the constants fitted per GPU and type on real H100 and H200 timings
+ * (gemm_efficiency.h, bench/compute/fit_gemm.sh, which describes the wave
+ * term). A GPU named H200 takes the H200 curves, any other GPU the H100's
+ * (the closest measured). Types without a fit of their own borrow the
+ * closest one: TF32 on the H100 and FP8 the BF16 curve (tensor cores, at half
+ * and twice the BF16 peak), FP64 the FP32 curve at the FP32 peak (Hopper's
+ * FP64 tensor peak equals its FP32 peak).
  */
 #include "gemm_model.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "gemm_efficiency.h"
 
@@ -18,12 +21,25 @@ typedef struct curve {
     double eff, ab, c, t0_us, l2;
 } curve;
 
-static const curve CURVE_FP32 = {HS_GEMM_EFF_FP32, HS_GEMM_AB_FP32, HS_GEMM_C_FP32, HS_GEMM_T0_US_FP32,
-                                 HS_GEMM_L2_FP32};
-static const curve CURVE_FP16 = {HS_GEMM_EFF_FP16, HS_GEMM_AB_FP16, HS_GEMM_C_FP16, HS_GEMM_T0_US_FP16,
-                                 HS_GEMM_L2_FP16};
-static const curve CURVE_BF16 = {HS_GEMM_EFF_BF16, HS_GEMM_AB_BF16, HS_GEMM_C_BF16, HS_GEMM_T0_US_BF16,
-                                 HS_GEMM_L2_BF16};
+/* gemm_efficiency.h's five constants of one GPU and type */
+#define HS_CURVE(GPU, T)                                                                                   \
+    {HS_GEMM_##GPU##_EFF_##T, HS_GEMM_##GPU##_AB_##T, HS_GEMM_##GPU##_C_##T, HS_GEMM_##GPU##_T0_US_##T,    \
+     HS_GEMM_##GPU##_L2_##T}
+
+/* One GPU's measured curves (has_tf32: 0 where TF32 was not measured). */
+typedef struct gpu_curves {
+    curve fp32, fp16, bf16, tf32;
+    int has_tf32;
+} gpu_curves;
+
+static const gpu_curves CURVES_H100 = {HS_CURVE(H100, FP32), HS_CURVE(H100, FP16), HS_CURVE(H100, BF16), {0, 0, 0, 0, 0}, 0};
+static const gpu_curves CURVES_H200 = {HS_CURVE(H200, FP32), HS_CURVE(H200, FP16), HS_CURVE(H200, BF16),
+                                       HS_CURVE(H200, TF32), 1};
+
+static const gpu_curves *curves_of(const hs_scenario *sc)
+{
+    return strstr(sc->gpu.model, "H200") ? &CURVES_H200 : &CURVES_H100;
+}
 
 const char *hs_gemm_dtype_name(int dtype)
 {
@@ -42,13 +58,16 @@ const char *hs_gemm_dtype_name(int dtype)
 static void type_params(const hs_scenario *sc, int dtype, double *tflops, double *in_bytes, double *out_bytes,
                         const curve **cv)
 {
+    const gpu_curves *g = curves_of(sc);
     switch (dtype) {
-    case HS_GEMM_FP16: *tflops = sc->gpu.bf16_tflops; *in_bytes = *out_bytes = 2; *cv = &CURVE_FP16; return;
-    case HS_GEMM_BF16: *tflops = sc->gpu.bf16_tflops; *in_bytes = *out_bytes = 2; *cv = &CURVE_BF16; return;
-    case HS_GEMM_TF32: *tflops = sc->gpu.bf16_tflops / 2; *in_bytes = *out_bytes = 4; *cv = &CURVE_BF16; return;
-    case HS_GEMM_FP8: *tflops = sc->gpu.bf16_tflops * 2; *in_bytes = 1; *out_bytes = 2; *cv = &CURVE_BF16; return;
-    case HS_GEMM_FP64: *tflops = sc->gpu.fp32_tflops; *in_bytes = *out_bytes = 8; *cv = &CURVE_FP32; return;
-    default: *tflops = sc->gpu.fp32_tflops; *in_bytes = *out_bytes = 4; *cv = &CURVE_FP32; return;
+    case HS_GEMM_FP16: *tflops = sc->gpu.bf16_tflops; *in_bytes = *out_bytes = 2; *cv = &g->fp16; return;
+    case HS_GEMM_BF16: *tflops = sc->gpu.bf16_tflops; *in_bytes = *out_bytes = 2; *cv = &g->bf16; return;
+    case HS_GEMM_TF32:
+        *tflops = sc->gpu.bf16_tflops / 2, *in_bytes = *out_bytes = 4, *cv = g->has_tf32 ? &g->tf32 : &g->bf16;
+        return;
+    case HS_GEMM_FP8: *tflops = sc->gpu.bf16_tflops * 2; *in_bytes = 1; *out_bytes = 2; *cv = &g->bf16; return;
+    case HS_GEMM_FP64: *tflops = sc->gpu.fp32_tflops; *in_bytes = *out_bytes = 8; *cv = &g->fp32; return;
+    default: *tflops = sc->gpu.fp32_tflops; *in_bytes = *out_bytes = 4; *cv = &g->fp32; return;
     }
 }
 

@@ -6,21 +6,49 @@ the mean of 10. Output: CSV on stdout, one row per (dtype, m, n, k), where
 m x n is torch.mm's row-major product (m x k times k x n); cuBLAS runs it as
 the column-major n x m product, which is the shape hysim's model is given
 (tests/compute/gemm_calibration_test.c swaps them).
-usage: python3 bench/real/gemm_grid.py > gemm_<gpu>.csv
+
+With --kernels, every row also names the kernels cuBLAS ran for it and their
+launch grids (torch.profiler, one extra product per shape): cuBLAS's own
+choice of tile, cluster and split-k, which the model has to predict from the
+shape alone. tf32 is fp32 with TF32 tensor cores allowed (cuBLAS's
+CUBLAS_COMPUTE_32F_FAST_TF32).
+With --kernel-times, the time of a row is the GPU's own: each product's
+kernels' durations as CUPTI records them (torch.profiler), summed per product
+(a split-k GEMM runs two kernels), the median of the 10 timed products. That
+is free of the host's launch rate, so small shapes measure their GPU time too,
+and a median is robust to the odd slow product. The grid is measured twice,
+one whole pass after the other (columns us and us_repeat), to show how well a
+row repeats; event_us is the CUDA-event mean of the first pass, as before.
+usage: python3 bench/real/gemm_grid.py [--kernels | --kernel-times] [--types bf16,fp16,fp32,tf32] > gemm_<gpu>.csv
 """
+import argparse
 import itertools
+import json
+import os
+import statistics
 import sys
+import tempfile
 
 import torch
 
 SIZES = [256, 512, 1024, 2048, 4096, 8192, 16384]
-DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "tf32": torch.float32}
 WARMUP, REPS = 3, 10
 
 
-def time_gemm(m, n, k, dtype):
-    a = torch.randn(m, k, device="cuda", dtype=dtype)
-    b = torch.randn(k, n, device="cuda", dtype=dtype)
+def shapes(name):
+    for m, n, k in itertools.product(SIZES, SIZES, SIZES):
+        if name in ("fp32", "tf32") and m * n * k > 4096 ** 3:
+            continue  # slow (fp32) and not needed for the curve
+        yield m, n, k
+
+
+def operands(m, n, k, dtype):
+    return (torch.randn(m, k, device="cuda", dtype=dtype),
+            torch.randn(k, n, device="cuda", dtype=dtype))
+
+
+def time_gemm(a, b):
     for _ in range(WARMUP):
         torch.mm(a, b)
     start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -32,18 +60,106 @@ def time_gemm(m, n, k, dtype):
     return start.elapsed_time(stop) / REPS * 1e3  # microseconds
 
 
+def kernels_of(name, dtype):
+    """{(m, n, k): 'kernel@gx.gy.gz+...'} for one product of every shape."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
+        for m, n, k in shapes(name):
+            a, b = operands(m, n, k, dtype)
+            torch.mm(a, b)
+            torch.cuda.synchronize()
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    os.unlink(path)
+    shape_of, found = {}, {}
+    for e in events:
+        args = e.get("args", {})
+        if e.get("cat") == "cpu_op" and e.get("name") == "aten::mm" and "Input Dims" in args:
+            (m, k), (_, n) = args["Input Dims"][:2]
+            shape_of[args.get("External id")] = (m, n, k)
+    for e in sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e.get("ts", 0)):
+        args = e["args"]
+        key = shape_of.get(args.get("External id"))
+        if key is None:
+            continue  # randn's kernels
+        grid = ".".join(str(g) for g in args.get("grid", []))
+        found.setdefault(key, []).append(f"{e['name'].replace(',', ';')}@{grid}")
+    return {key: "+".join(v) for key, v in found.items()}
+
+
+def profiled_products(name, dtype):
+    """{(m, n, k): (median kernel us per product, event mean us, kernels)} over the grid."""
+    from torch.profiler import ProfilerActivity, profile
+
+    events_us = {}
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
+        for m, n, k in shapes(name):
+            events_us[(m, n, k)] = time_gemm(*operands(m, n, k, dtype))
+    fd, path = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    prof.export_chrome_trace(path)
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    os.unlink(path)
+    shape_of, per_call, names = {}, {}, {}
+    for e in events:
+        args = e.get("args", {})
+        if e.get("cat") == "cpu_op" and e.get("name") == "aten::mm" and "Input Dims" in args:
+            (m, k), (_, n) = args["Input Dims"][:2]
+            shape_of[args.get("External id")] = (m, n, k)
+    for e in sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e.get("ts", 0)):
+        ext = e["args"].get("External id")
+        key = shape_of.get(ext)
+        if key is None:
+            continue  # randn's kernels
+        calls = per_call.setdefault(key, {})
+        calls[ext] = calls.get(ext, 0.0) + float(e["dur"])
+        grid = ".".join(str(g) for g in e["args"].get("grid", []))
+        names.setdefault(key, {}).setdefault(ext, []).append(f"{e['name'].replace(',', ';')}@{grid}")
+    out = {}
+    for key, calls in per_call.items():
+        ordered = [calls[ext] for ext in sorted(calls)][-REPS:]  # the timed products, after the warm-up
+        last = names[key][max(calls)]
+        out[key] = (statistics.median(ordered), events_us[key], "+".join(last))
+    return out
+
+
 def main():
-    torch.backends.cuda.matmul.allow_tf32 = False  # fp32 means fp32 here
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kernels", action="store_true")
+    ap.add_argument("--kernel-times", action="store_true")
+    ap.add_argument("--types", default="bf16,fp16,fp32")
+    opt = ap.parse_args()
     props = torch.cuda.get_device_properties(0)
     print(f"# {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}, "
-          f"cuda {torch.version.cuda}; {WARMUP} warm-up, mean of {REPS}; tf32 off")
-    print("dtype,m,n,k,us,tflops")
-    for name, dtype in DTYPES.items():
-        for m, n, k in itertools.product(SIZES, SIZES, SIZES):
-            if name == "fp32" and m * n * k > 4096 ** 3:
-                continue  # slow and far from the tensor-core roofline anyway
-            us = time_gemm(m, n, k, dtype)
-            print(f"{name},{m},{n},{k},{us:.3f},{2 * m * n * k / us / 1e6:.2f}")
+          f"cuda {torch.version.cuda}; {WARMUP} warm-up, mean of {REPS}; tf32 only in tf32 rows")
+    if opt.kernel_times:
+        print("# us, us_repeat: median CUPTI kernel time per product of two whole passes; event_us: CUDA events")
+        print("dtype,m,n,k,us,tflops,us_repeat,event_us,kernels")
+    else:
+        print("dtype,m,n,k,us,tflops" + (",kernels" if opt.kernels else ""))
+    for name in opt.types.split(","):
+        dtype = DTYPES[name]
+        torch.backends.cuda.matmul.allow_tf32 = name == "tf32"
+        if opt.kernel_times:
+            first, second = profiled_products(name, dtype), profiled_products(name, dtype)
+            for m, n, k in shapes(name):
+                us, ev, kern = first[(m, n, k)]
+                print(f"{name},{m},{n},{k},{us:.3f},{2 * m * n * k / us / 1e6:.2f},"
+                      f"{second[(m, n, k)][0]:.3f},{ev:.3f},{kern}")
+            sys.stdout.flush()
+            continue
+        names = kernels_of(name, dtype) if opt.kernels else {}
+        for m, n, k in shapes(name):
+            us = time_gemm(*operands(m, n, k, dtype))
+            row = f"{name},{m},{n},{k},{us:.3f},{2 * m * n * k / us / 1e6:.2f}"
+            if opt.kernels:
+                row += "," + names.get((m, n, k), "?")
+            print(row)
             sys.stdout.flush()
 
 

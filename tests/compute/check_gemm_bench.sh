@@ -2,7 +2,7 @@
 # Runs examples/gemm_bench (nvcc-built, linked against the real cuBLAS) under
 # hysim on one H100 and checks each row's time, measured by the program's own
 # CUDA events, against the roofline arithmetic written out here from the
-# fitted constants (bridge/gemm_efficiency.h) and the H100 preset (989 BF16,
+# fitted H100 constants (bridge/gemm_efficiency.h) and the H100 preset (989 BF16,
 # 67 FP32 TFLOP/s, 3350 GB/s, 132 SMs), wave-traffic term included
 # (bench/compute/fit_gemm.sh); and that the run summary counts the GEMMs as
 # roofline kernels and gemm_bench's own kernel by the profile database.
@@ -26,9 +26,9 @@ echo "$out"
     api = $1; t = $2; m = $3; n = $4; k = $5; b = $6; us = $7; rows++
     T = toupper(t); s = (t == "fp32") ? 4 : 2
     peak = ((t == "fp32") ? 67 : 989) * 1e6; hbm = 3350 * 1e3
-    one = 2 * m * n * k / (peak * c["HS_GEMM_EFF_" T]) + c["HS_GEMM_AB_" T] * (m * k + k * n) * s / hbm \
-          + c["HS_GEMM_C_" T] * m * n * s / hbm + c["HS_GEMM_L2_" T] * wave_bytes(m, n, k, s) / hbm
-    want = c["HS_GEMM_T0_US_" T] + b * one
+    one = 2 * m * n * k / (peak * c["HS_GEMM_H100_EFF_" T]) + c["HS_GEMM_H100_AB_" T] * (m * k + k * n) * s / hbm \
+          + c["HS_GEMM_H100_C_" T] * m * n * s / hbm + c["HS_GEMM_H100_L2_" T] * wave_bytes(m, n, k, s) / hbm
+    want = c["HS_GEMM_H100_T0_US_" T] + b * one
     err = us / want - 1
     printf "%s %s batch %d: %.3f us, roofline %.3f us (%+.4f %%)\n", api, t, b, us, want, 100 * err
     if (err > 0.001 || err < -0.001) bad++

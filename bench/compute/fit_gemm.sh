@@ -58,7 +58,14 @@ if [ $# -eq 0 ]; then
 fi
 [ $# -eq 6 ] || { echo "usage: $0 [-h] [GPU CSV BF16_TFLOPS FP32_TFLOPS HBM_GBPS SMS]" >&2; exit 2; }
 gpu=$1 csv=$2 bf16=$3 fp32=$4 hbm=$5 sms=$6
-awk -F, -v gpu="$gpu" -v bf16="$bf16" -v fp32="$fp32" -v hbm="$hbm" -v sms="$sms" -v src="$csv" -v holdout="$holdout" '
+# t0, the fixed cost of a GEMM, cannot exceed the GPU time of the fastest one:
+# per type, the shortest CUPTI kernel time of the same GPU's kernel-times
+# grid (gemm_grid.py --kernel-times, mean of its two passes), when there is one
+ktimes=${csv%.csv}_kernel_times.csv
+t0max=$( [ -f "$ktimes" ] && awk -F, '/^#/ || $1 == "dtype" { next }
+  { v = ($5 + $7) / 2; if (!($1 in mn) || v < mn[$1]) mn[$1] = v }
+  END { for (t in mn) { printf "%s%s=%.3f", sep, t, mn[t]; sep = " " } }' "$ktimes" )
+awk -F, -v t0max="$t0max" -v gpu="$gpu" -v bf16="$bf16" -v fp32="$fp32" -v hbm="$hbm" -v sms="$sms" -v src="$csv" -v holdout="$holdout" '
   /^#/ || $1 == "dtype" { next }
   { n++; d[n] = $1; m[n] = $3; nn[n] = $2; k[n] = $4; us[n] = $5   # cuBLAS m, n = torch n, m
     if ($2 == 256 && $3 == 256 && $4 == 256 && $5 > floor) floor = $5 }
@@ -91,7 +98,7 @@ awk -F, -v gpu="$gpu" -v bf16="$bf16" -v fp32="$fp32" -v hbm="$hbm" -v sms="$sms
     split("0.75 0.1 0.9 3 0|0.85 0 1 5 0.2|0.9 0 0.5 1 0.5|0.95 0 0.9 3 1", starts, "|")
     first = 1
     for (s = 1; s <= 4; s++) {
-      split(starts[s], P, " "); for (i = 1; i <= 5; i++) P[i] += 0
+      split(starts[s], P, " "); for (i = 1; i <= 5; i++) { P[i] += 0; if (P[i] > HI[i] / DIV[i]) P[i] = HI[i] / DIV[i] }
       score(lo, hi, st); BH = HIT; BS = SQ
       improved = 1
       while (improved) {
@@ -108,6 +115,7 @@ awk -F, -v gpu="$gpu" -v bf16="$bf16" -v fp32="$fp32" -v hbm="$hbm" -v sms="$sms
   END {
     # grids: eff 0.50..0.99, ab 0..2, c 0..3 (steps of 0.05), t0 0..20 us (0.5), l2 0..2 (0.02)
     split("50 0 0 0 0", LO, " "); split("99 40 60 40 100", HI, " "); split("100 20 20 2 50", DIV, " ")
+    nt0 = split(t0max, kv, " "); for (i = 1; i <= nt0; i++) { split(kv[i], p2, "="); T0MAX[p2[1]] = p2[2] }
     cut = 1.5 * floor
     ntypes = split("fp32 tf32 fp16 bf16", types, " ")
     for (ti = 1; ti <= ntypes; ti++) {
@@ -124,6 +132,7 @@ awk -F, -v gpu="$gpu" -v bf16="$bf16" -v fp32="$fp32" -v hbm="$hbm" -v sms="$sms
         W[rows] = wave_bytes(m[i], nn[i], k[i], s); U[rows] = us[i]
       }
       if (!rows) continue   # not measured on this GPU: the model borrows the curve of another type
+      HI[4] = 40; if (t in T0MAX) HI[4] = int(2 * T0MAX[t])   # t0 in steps of 0.5 us
       MEASURED[t] = 1
       if (holdout) {
         fit(1, rows, 2); for (i = 1; i <= 5; i++) P[i] = B[i]; score(2, rows, 2)
@@ -138,6 +147,7 @@ awk -F, -v gpu="$gpu" -v bf16="$bf16" -v fp32="$fp32" -v hbm="$hbm" -v sms="$sms
     sub(/.*\/real\/data\//, "bench/real/data/", src)
     printf "/* %s: fitted on %s, peaks %g BF16/FP16 (TF32 half) and %g FP32 TFLOP/s, %g GB/s HBM, %d SMs.\n", gpu, src, bf16, fp32, hbm, sms
     printf " * Rows measured under %.3f us (1.5 x the 256^3 launch floor %.3f us) left out.\n", cut, floor
+    if (nt0) printf " * t0 at most the shortest kernel time of the type (%s).\n", t0max
     for (ti = 1; ti <= ntypes; ti++) { t = types[ti]; if (!MEASURED[t]) continue
       printf " * %s: %d of %d GPU-bound rows within 10 %%, worst %.1f %%\n", t, HITS[t], ROWS[t], 100 * WORSTS[t] }
     print " */"

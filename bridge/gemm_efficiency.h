@@ -5,57 +5,72 @@
  */
 #ifndef HYSIM_BRIDGE_GEMM_EFFICIENCY_H
 #define HYSIM_BRIDGE_GEMM_EFFICIENCY_H
-#define HS_GEMM_TILE 128 /* output tile edge of the wave-traffic term */
+#define HS_GEMM_TILE 128 /* output tile edge of the wave-traffic and idle-SM terms */
+#define HS_GEMM_IDLE_CAP 5 /* most idle SMs per tile charged */
 /* H100: fitted on bench/real/data/gemm_h100.csv, peaks 989 BF16/FP16 (TF32 half) and 67 FP32 TFLOP/s, 3350 GB/s HBM, 132 SMs.
- * Rows measured under 49.647 us (1.5 x the 256^3 launch floor 33.098 us) left out.
- * t0 at most the shortest kernel time of the type (tf32=4.567 fp16=2.552 bf16=2.553 fp32=6.360).
- * fp32: 229 of 230 GPU-bound rows within 10 %, worst 13.1 %
- * fp16: 133 of 147 GPU-bound rows within 10 %, worst 22.8 %
- * bf16: 132 of 144 GPU-bound rows within 10 %, worst 21.6 %
+ * Rows measured under 32.453 us (1.5 x the 256^3 launch floor 21.635 us) left out.
+ * t0 at most the shortest kernel time of the type + the median kernel gap (tf32=8.240 fp16=6.225 bf16=6.225 fp32=10.032).
+ * fp32: 234 of 241 GPU-bound rows within 10 %, worst 11.5 %
+ * tf32: 142 of 185 GPU-bound rows within 10 %, worst 40.2 %
+ * fp16: 174 of 178 GPU-bound rows within 10 %, worst 27.2 %
+ * bf16: 169 of 174 GPU-bound rows within 10 %, worst 16.2 %
  */
-#define HS_GEMM_H100_LAUNCH_FLOOR_US 33.098
-#define HS_GEMM_H100_EFF_FP32 0.73  /* share of peak FLOP/s */
-#define HS_GEMM_H100_AB_FP32 0.15   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H100_C_FP32 0.80    /* share of the HBM time of writing C once */
-#define HS_GEMM_H100_T0_US_FP32 6.0 /* fixed cost per GEMM */
-#define HS_GEMM_H100_L2_FP32 0.00   /* share of the HBM time of the waves operand reads */
-#define HS_GEMM_H100_EFF_FP16 0.79  /* share of peak FLOP/s */
-#define HS_GEMM_H100_AB_FP16 0.00   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H100_C_FP16 0.75    /* share of the HBM time of writing C once */
-#define HS_GEMM_H100_T0_US_FP16 2.5 /* fixed cost per GEMM */
-#define HS_GEMM_H100_L2_FP16 0.12   /* share of the HBM time of the waves operand reads */
-#define HS_GEMM_H100_EFF_BF16 0.82  /* share of peak FLOP/s */
-#define HS_GEMM_H100_AB_BF16 0.10   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H100_C_BF16 0.85    /* share of the HBM time of writing C once */
-#define HS_GEMM_H100_T0_US_BF16 2.5 /* fixed cost per GEMM */
+#define HS_GEMM_H100_LAUNCH_FLOOR_US 21.635
+#define HS_GEMM_H100_EFF_FP32 0.77  /* share of peak FLOP/s */
+#define HS_GEMM_H100_AB_FP32 0.00   /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H100_C_FP32 0.60    /* share of the HBM time of writing C once */
+#define HS_GEMM_H100_T0_US_FP32 9.0 /* fixed cost per GEMM */
+#define HS_GEMM_H100_L2_FP32 0.32   /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H100_FILL_FP32 0.02 /* share of the idle SMs time charged when tiles < SMs */
+#define HS_GEMM_H100_EFF_TF32 0.79  /* share of peak FLOP/s */
+#define HS_GEMM_H100_AB_TF32 0.20   /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H100_C_TF32 0.95    /* share of the HBM time of writing C once */
+#define HS_GEMM_H100_T0_US_TF32 8.0 /* fixed cost per GEMM */
+#define HS_GEMM_H100_L2_TF32 0.06   /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H100_FILL_TF32 0.30 /* share of the idle SMs time charged when tiles < SMs */
+#define HS_GEMM_H100_EFF_FP16 0.77  /* share of peak FLOP/s */
+#define HS_GEMM_H100_AB_FP16 0.05   /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H100_C_FP16 0.85    /* share of the HBM time of writing C once */
+#define HS_GEMM_H100_T0_US_FP16 4.5 /* fixed cost per GEMM */
+#define HS_GEMM_H100_L2_FP16 0.08   /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H100_FILL_FP16 0.12 /* share of the idle SMs time charged when tiles < SMs */
+#define HS_GEMM_H100_EFF_BF16 0.80  /* share of peak FLOP/s */
+#define HS_GEMM_H100_AB_BF16 0.05   /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H100_C_BF16 0.80    /* share of the HBM time of writing C once */
+#define HS_GEMM_H100_T0_US_BF16 5.0 /* fixed cost per GEMM */
 #define HS_GEMM_H100_L2_BF16 0.06   /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H100_FILL_BF16 0.12 /* share of the idle SMs time charged when tiles < SMs */
 /* H200: fitted on bench/real/data/gemm_h200.csv, peaks 989 BF16/FP16 (TF32 half) and 67 FP32 TFLOP/s, 4800 GB/s HBM, 132 SMs.
- * Rows measured under 57.532 us (1.5 x the 256^3 launch floor 38.355 us) left out.
- * t0 at most the shortest kernel time of the type (tf32=4.432 fp16=2.560 bf16=2.560 fp32=6.216).
- * fp32: 202 of 203 GPU-bound rows within 10 %, worst 16.1 %
- * tf32: 96 of 126 GPU-bound rows within 10 %, worst 56.1 %
- * fp16: 123 of 131 GPU-bound rows within 10 %, worst 35.0 %
- * bf16: 124 of 128 GPU-bound rows within 10 %, worst 19.9 %
+ * Rows measured under 31.852 us (1.5 x the 256^3 launch floor 21.235 us) left out.
+ * t0 at most the shortest kernel time of the type + the median kernel gap (tf32=7.959 fp16=6.087 bf16=6.087 fp32=9.743).
+ * fp32: 237 of 241 GPU-bound rows within 10 %, worst 13.2 %
+ * tf32: 145 of 183 GPU-bound rows within 10 %, worst 36.6 %
+ * fp16: 173 of 176 GPU-bound rows within 10 %, worst 11.4 %
+ * bf16: 171 of 171 GPU-bound rows within 10 %, worst 9.8 %
  */
-#define HS_GEMM_H200_LAUNCH_FLOOR_US 38.355
-#define HS_GEMM_H200_EFF_FP32 0.75  /* share of peak FLOP/s */
+#define HS_GEMM_H200_LAUNCH_FLOOR_US 21.235
+#define HS_GEMM_H200_EFF_FP32 0.77  /* share of peak FLOP/s */
 #define HS_GEMM_H200_AB_FP32 0.00   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H200_C_FP32 1.05    /* share of the HBM time of writing C once */
-#define HS_GEMM_H200_T0_US_FP32 6.0 /* fixed cost per GEMM */
-#define HS_GEMM_H200_L2_FP32 0.12   /* share of the HBM time of the waves operand reads */
-#define HS_GEMM_H200_EFF_TF32 0.81  /* share of peak FLOP/s */
-#define HS_GEMM_H200_AB_TF32 0.00   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H200_C_TF32 1.10    /* share of the HBM time of writing C once */
-#define HS_GEMM_H200_T0_US_TF32 4.0 /* fixed cost per GEMM */
-#define HS_GEMM_H200_L2_TF32 0.14   /* share of the HBM time of the waves operand reads */
-#define HS_GEMM_H200_EFF_FP16 0.81  /* share of peak FLOP/s */
-#define HS_GEMM_H200_AB_FP16 0.05   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H200_C_FP16 1.35    /* share of the HBM time of writing C once */
-#define HS_GEMM_H200_T0_US_FP16 2.5 /* fixed cost per GEMM */
-#define HS_GEMM_H200_L2_FP16 0.16   /* share of the HBM time of the waves operand reads */
-#define HS_GEMM_H200_EFF_BF16 0.82  /* share of peak FLOP/s */
-#define HS_GEMM_H200_AB_BF16 0.00   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H200_C_BF16 1.15    /* share of the HBM time of writing C once */
-#define HS_GEMM_H200_T0_US_BF16 1.5 /* fixed cost per GEMM */
-#define HS_GEMM_H200_L2_BF16 0.14   /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H200_C_FP32 1.10    /* share of the HBM time of writing C once */
+#define HS_GEMM_H200_T0_US_FP32 7.5 /* fixed cost per GEMM */
+#define HS_GEMM_H200_L2_FP32 0.26   /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H200_FILL_FP32 0.02 /* share of the idle SMs time charged when tiles < SMs */
+#define HS_GEMM_H200_EFF_TF32 0.77  /* share of peak FLOP/s */
+#define HS_GEMM_H200_AB_TF32 0.05   /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H200_C_TF32 1.40    /* share of the HBM time of writing C once */
+#define HS_GEMM_H200_T0_US_TF32 7.5 /* fixed cost per GEMM */
+#define HS_GEMM_H200_L2_TF32 0.02   /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H200_FILL_TF32 0.32 /* share of the idle SMs time charged when tiles < SMs */
+#define HS_GEMM_H200_EFF_FP16 0.80  /* share of peak FLOP/s */
+#define HS_GEMM_H200_AB_FP16 0.10   /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H200_C_FP16 1.25    /* share of the HBM time of writing C once */
+#define HS_GEMM_H200_T0_US_FP16 3.5 /* fixed cost per GEMM */
+#define HS_GEMM_H200_L2_FP16 0.14   /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H200_FILL_FP16 0.12 /* share of the idle SMs time charged when tiles < SMs */
+#define HS_GEMM_H200_EFF_BF16 0.83  /* share of peak FLOP/s */
+#define HS_GEMM_H200_AB_BF16 0.05   /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H200_C_BF16 1.10    /* share of the HBM time of writing C once */
+#define HS_GEMM_H200_T0_US_BF16 4.5 /* fixed cost per GEMM */
+#define HS_GEMM_H200_L2_BF16 0.16   /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H200_FILL_BF16 0.10 /* share of the idle SMs time charged when tiles < SMs */
 #endif

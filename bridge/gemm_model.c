@@ -1,14 +1,17 @@
 /*
  * GEMM roofline × efficiency curve (gemm_model.h). Per product:
- *   t = t0 + flops / (peak × eff) + ab × (A + B bytes) / hbm + c × (C bytes) / hbm
- *       + l2 × (operand bytes of the waves of output tiles) / hbm
+ *   t = t0 + flops × (1 + fill × idle) / (peak × eff) + ab × (A + B bytes) / hbm
+ *       + c × (C bytes) / hbm + l2 × (operand bytes of the waves of output tiles) / hbm
+ * where idle = max(0, SMs / output tiles − 1), at most HS_GEMM_IDLE_CAP,
+ * charges part of the SMs a small product leaves without a tile (cuBLAS's
+ * split-k recovers the rest)
  * with the constants fitted per GPU and type on real H100 and H200 timings
  * (gemm_efficiency.h, bench/compute/fit_gemm.sh, which describes the wave
  * term). A GPU named H200 takes the H200 curves, any other GPU the H100's
- * (the closest measured). Types without a fit of their own borrow the
- * closest one: TF32 on the H100 and FP8 the BF16 curve (tensor cores, at half
- * and twice the BF16 peak), FP64 the FP32 curve at the FP32 peak (Hopper's
- * FP64 tensor peak equals its FP32 peak).
+ * (the closest measured). TF32 runs at half the BF16 peak. Types without a
+ * fit of their own borrow the closest one: FP8 the BF16 curve (at twice the
+ * BF16 peak), FP64 the FP32 curve at the FP32 peak (Hopper's FP64 tensor
+ * peak equals its FP32 peak).
  */
 #include "gemm_model.h"
 
@@ -18,23 +21,23 @@
 #include "gemm_efficiency.h"
 
 typedef struct curve {
-    double eff, ab, c, t0_us, l2;
+    double eff, ab, c, t0_us, l2, fill;
 } curve;
 
-/* gemm_efficiency.h's five constants of one GPU and type */
+/* gemm_efficiency.h's six constants of one GPU and type */
 #define HS_CURVE(GPU, T)                                                                                   \
-    {HS_GEMM_##GPU##_EFF_##T, HS_GEMM_##GPU##_AB_##T, HS_GEMM_##GPU##_C_##T, HS_GEMM_##GPU##_T0_US_##T,    \
-     HS_GEMM_##GPU##_L2_##T}
+    {HS_GEMM_##GPU##_EFF_##T, HS_GEMM_##GPU##_AB_##T,    HS_GEMM_##GPU##_C_##T,                           \
+     HS_GEMM_##GPU##_T0_US_##T, HS_GEMM_##GPU##_L2_##T, HS_GEMM_##GPU##_FILL_##T}
 
-/* One GPU's measured curves (has_tf32: 0 where TF32 was not measured). */
+/* One GPU's measured curves. */
 typedef struct gpu_curves {
     curve fp32, fp16, bf16, tf32;
-    int has_tf32;
 } gpu_curves;
 
-static const gpu_curves CURVES_H100 = {HS_CURVE(H100, FP32), HS_CURVE(H100, FP16), HS_CURVE(H100, BF16), {0, 0, 0, 0, 0}, 0};
+static const gpu_curves CURVES_H100 = {HS_CURVE(H100, FP32), HS_CURVE(H100, FP16), HS_CURVE(H100, BF16),
+                                       HS_CURVE(H100, TF32)};
 static const gpu_curves CURVES_H200 = {HS_CURVE(H200, FP32), HS_CURVE(H200, FP16), HS_CURVE(H200, BF16),
-                                       HS_CURVE(H200, TF32), 1};
+                                       HS_CURVE(H200, TF32)};
 
 static const gpu_curves *curves_of(const hs_scenario *sc)
 {
@@ -62,9 +65,7 @@ static void type_params(const hs_scenario *sc, int dtype, double *tflops, double
     switch (dtype) {
     case HS_GEMM_FP16: *tflops = sc->gpu.bf16_tflops; *in_bytes = *out_bytes = 2; *cv = &g->fp16; return;
     case HS_GEMM_BF16: *tflops = sc->gpu.bf16_tflops; *in_bytes = *out_bytes = 2; *cv = &g->bf16; return;
-    case HS_GEMM_TF32:
-        *tflops = sc->gpu.bf16_tflops / 2, *in_bytes = *out_bytes = 4, *cv = g->has_tf32 ? &g->tf32 : &g->bf16;
-        return;
+    case HS_GEMM_TF32: *tflops = sc->gpu.bf16_tflops / 2; *in_bytes = *out_bytes = 4; *cv = &g->tf32; return;
     case HS_GEMM_FP8: *tflops = sc->gpu.bf16_tflops * 2; *in_bytes = 1; *out_bytes = 2; *cv = &g->bf16; return;
     case HS_GEMM_FP64: *tflops = sc->gpu.fp32_tflops; *in_bytes = *out_bytes = 8; *cv = &g->fp32; return;
     default: *tflops = sc->gpu.fp32_tflops; *in_bytes = *out_bytes = 4; *cv = &g->fp32; return;
@@ -84,6 +85,17 @@ static double wave_operand_bytes(uint64_t m, uint64_t n, uint64_t k, double in_b
     return (double)(along_m + along_n) * HS_GEMM_TILE * (double)k * in_bytes * (double)tiles / (double)at_once;
 }
 
+/* SMs without an output tile, per tile: max(0, SMs / tiles - 1), capped (split-k
+ * keeps a few SMs busy however small the product); a batch's products are one
+ * kernel, whose tiles all run at once */
+static double idle_sms_per_tile(uint64_t m, uint64_t n, uint64_t batch, int sm_count)
+{
+    uint64_t tiles = ((m + HS_GEMM_TILE - 1) / HS_GEMM_TILE) * ((n + HS_GEMM_TILE - 1) / HS_GEMM_TILE) * batch;
+    double sms = sm_count > 0 ? (double)sm_count : 1;
+    double idle = (double)tiles < sms ? sms / (double)tiles - 1 : 0;
+    return idle > HS_GEMM_IDLE_CAP ? HS_GEMM_IDLE_CAP : idle;
+}
+
 double hs_gemm_time_us(const hs_scenario *sc, const hs_gemm_shape *g)
 {
     if (!g->m || !g->n || !g->k)
@@ -93,7 +105,8 @@ double hs_gemm_time_us(const hs_scenario *sc, const hs_gemm_shape *g)
     type_params(sc, g->dtype, &tflops, &in_b, &out_b, &cv);
     double m = (double)g->m, n = (double)g->n, k = (double)g->k;
     double flop_per_us = tflops * 1e6, byte_per_us = sc->gpu.hbm_gbps * 1e3;
-    double one = 2 * m * n * k / (flop_per_us * cv->eff) + cv->ab * (m * k + k * n) * in_b / byte_per_us +
+    double flops = 2 * m * n * k * (1 + cv->fill * idle_sms_per_tile(g->m, g->n, g->batch ? g->batch : 1, sc->gpu.sm_count));
+    double one = flops / (flop_per_us * cv->eff) + cv->ab * (m * k + k * n) * in_b / byte_per_us +
                  cv->c * m * n * out_b / byte_per_us +
                  cv->l2 * wave_operand_bytes(g->m, g->n, g->k, in_b, sc->gpu.sm_count) / byte_per_us;
     /* a batch is one kernel: its fixed cost is paid once */

@@ -7,7 +7,7 @@
 # Model, per GPU and element type d (fp32, tf32, fp16, bf16), in cuBLAS's
 # column-major terms (the CSV's rows are torch.mm's row-major m x n, which
 # cuBLAS runs as n x m):
-#   t_us = t0[d] + flops / (peak[d] * eff[d]) + ab[d] * (m k + k n) s / hbm
+#   t_us = t0[d] + flops (1 + fill[d] * idle) / (peak[d] * eff[d]) + ab[d] * (m k + k n) s / hbm
 #          + c[d] * m n s / hbm + l2[d] * W / hbm
 #   flops = 2 m n k, s = element size (tf32: 4 bytes at half the BF16 peak).
 #   The operands A and B are mostly re-read from L2 (small ab); the product C
@@ -19,8 +19,15 @@
 #   share them in L2): (tiles along m + tiles along n) x 128 x k x s bytes,
 #   times tiles / (tiles at once). Long waves along n re-read more of A; the
 #   data pick that order (laid along m first, the term gains nothing).
-# For each type, coordinate descent over grids of the five constants from
-# four starting points keeps most rows within 10 % first (a launch-bound row
+#   idle = max(0, SMs / tiles - 1): with fewer 128 x 128 output tiles than
+#   SMs, the SMs without one would idle; cuBLAS splits k to use them (split-k,
+#   with a second kernel that adds the partial products), which recovers
+#   most but not all of that time: fill is the share it does not. idle is
+#   capped at 5 (a product of fewer than 132 / 6 = 22 tiles is split at
+#   least enough to keep 22 SMs busy): uncapped, a 256 x 256 x 16384 product
+#   (4 tiles) was charged 4 x its FLOP time; caps of 1 to 8 were tried, 5 fits best.
+# For each type, coordinate descent over grids of the six constants from
+# six starting points keeps most rows within 10 % first (a launch-bound row
 # predicted above what was measured + 15 % counts against that), then the
 # smallest sum of squared log errors.
 #
@@ -36,7 +43,7 @@
 #       and print how many of the others the fit predicts within 10 %, and the worst error
 # The presets are scenarios/defaults.c's: H100 989, 67, 3350 GB/s, 132 SMs; H200 989, 67, 4800, 132.
 set -eu
-holdout=0
+holdout=0 idle_cap=5
 [ "${1:-}" = -h ] && { holdout=1; shift; }
 data=$(dirname "$0")/../real/data
 if [ $# -eq 0 ]; then
@@ -50,7 +57,8 @@ if [ $# -eq 0 ]; then
   echo " */"
   echo "#ifndef HYSIM_BRIDGE_GEMM_EFFICIENCY_H"
   echo "#define HYSIM_BRIDGE_GEMM_EFFICIENCY_H"
-  echo "#define HS_GEMM_TILE 128 /* output tile edge of the wave-traffic term */"
+  echo "#define HS_GEMM_TILE 128 /* output tile edge of the wave-traffic and idle-SM terms */"
+  echo "#define HS_GEMM_IDLE_CAP $idle_cap /* most idle SMs per tile charged */"
   "$self" H100 "$data/gemm_h100.csv" 989 67 3350 132
   "$self" H200 "$data/gemm_h200.csv" 989 67 4800 132
   echo "#endif"
@@ -58,14 +66,21 @@ if [ $# -eq 0 ]; then
 fi
 [ $# -eq 6 ] || { echo "usage: $0 [-h] [GPU CSV BF16_TFLOPS FP32_TFLOPS HBM_GBPS SMS]" >&2; exit 2; }
 gpu=$1 csv=$2 bf16=$3 fp32=$4 hbm=$5 sms=$6
-# t0, the fixed cost of a GEMM, cannot exceed the GPU time of the fastest one:
-# per type, the shortest CUPTI kernel time of the same GPU's kernel-times
-# grid (gemm_grid.py --kernel-times, mean of its two passes), when there is one
+# t0, the fixed cost of a GEMM in a back-to-back sequence, cannot exceed the
+# GPU time of the fastest GEMM plus the gap between two kernels: per type, the
+# shortest CUPTI kernel time of the same GPU's kernel-times grid
+# (gemm_grid.py --kernel-times, mean of its two passes) plus the median of
+# (event time per product - kernel time) over its rows of 20..200 us
 ktimes=${csv%.csv}_kernel_times.csv
+[ -f "$ktimes" ] || ktimes=$(dirname "$csv")/gemm_$(echo "$gpu" | tr 'A-Z' 'a-z')_kernel_times.csv
 t0max=$( [ -f "$ktimes" ] && awk -F, '/^#/ || $1 == "dtype" { next }
-  { v = ($5 + $7) / 2; if (!($1 in mn) || v < mn[$1]) mn[$1] = v }
-  END { for (t in mn) { printf "%s%s=%.3f", sep, t, mn[t]; sep = " " } }' "$ktimes" )
-awk -F, -v t0max="$t0max" -v gpu="$gpu" -v bf16="$bf16" -v fp32="$fp32" -v hbm="$hbm" -v sms="$sms" -v src="$csv" -v holdout="$holdout" '
+  { v = ($5 + $7) / 2; if (!($1 in mn) || v < mn[$1]) mn[$1] = v
+    if ($5 >= 20 && $5 <= 200) gap[++ng] = $8 - $5 }
+  END { # median gap, by insertion sort (a few hundred rows)
+    for (i = 2; i <= ng; i++) { x = gap[i]; for (j = i - 1; j >= 1 && gap[j] > x; j--) gap[j + 1] = gap[j]; gap[j + 1] = x }
+    g = ng ? gap[int((ng + 1) / 2)] : 0
+    for (t in mn) { printf "%s%s=%.3f", sep, t, mn[t] + g; sep = " " } }' "$ktimes" )
+awk -F, -v IDLE_CAP="$idle_cap" -v t0max="$t0max" -v gpu="$gpu" -v bf16="$bf16" -v fp32="$fp32" -v hbm="$hbm" -v sms="$sms" -v src="$csv" -v holdout="$holdout" '
   /^#/ || $1 == "dtype" { next }
   { n++; d[n] = $1; m[n] = $3; nn[n] = $2; k[n] = $4; us[n] = $5   # cuBLAS m, n = torch n, m
     if ($2 == 256 && $3 == 256 && $4 == 256 && $5 > floor) floor = $5 }
@@ -79,42 +94,46 @@ awk -F, -v t0max="$t0max" -v gpu="$gpu" -v bf16="$bf16" -v fp32="$fp32" -v hbm="
     along_n = tn < once ? tn : once; along_m = cdiv(once, along_n)
     return (along_m + along_n) * 128 * K * s * tiles / once
   }
+  # SMs left without a 128 x 128 output tile, per tile: max(0, SMs / tiles - 1), at most IDLE_CAP
+  function idle(M, N,    tiles, v) {
+    tiles = cdiv(M, 128) * cdiv(N, 128); v = tiles < sms ? sms / tiles - 1 : 0; return v > IDLE_CAP ? IDLE_CAP : v
+  }
   # score of constants P[1..5] on rows R[lo..hi step st]: sets HIT, SQ, WORST
   function score(lo, hi, st,    r, p, q, l) {
     HIT = 0; SQ = 0; WORST = 0
     for (r = lo; r <= hi; r += st) {
-      p = P[4] + F[r] / P[1] + (P[2] * AB[r] + P[3] * C[r]) / (hbm * 1e3) + P[5] * W[r] / (hbm * 1e3)
+      p = P[4] + (F[r] + P[6] * FL[r]) / P[1] + (P[2] * AB[r] + P[3] * C[r]) / (hbm * 1e3) + P[5] * W[r] / (hbm * 1e3)
       q = p / U[r]; if (q >= 0.9 && q <= 1.1) HIT++
       l = log(q); SQ += l * l; if ((q > 1 ? q - 1 : 1 - q) > WORST) WORST = (q > 1 ? q - 1 : 1 - q)
     }
     for (r = 1; r <= NLB; r++) {   # a launch-bound row counts as a miss only if predicted above it + 15 %
-      p = P[4] + LF[r] / P[1] + (P[2] * LAB[r] + P[3] * LC[r]) / (hbm * 1e3) + P[5] * LW[r] / (hbm * 1e3)
+      p = P[4] + (LF[r] + P[6] * LFL[r]) / P[1] + (P[2] * LAB[r] + P[3] * LC[r]) / (hbm * 1e3) + P[5] * LW[r] / (hbm * 1e3)
       if (p > 1.15 * LU[r]) HIT--
     }
   }
   function better(h, sq) { return h > BH || (h == BH && sq < BS) }
   # coordinate descent from four starts; the best constants land in B[1..5]
   function fit(lo, hi, st,    s, i, j, v, improved, save) {
-    split("0.75 0.1 0.9 3 0|0.85 0 1 5 0.2|0.9 0 0.5 1 0.5|0.95 0 0.9 3 1", starts, "|")
+    nstarts = split("0.75 0.1 0.9 3 0 0|0.85 0 1 5 0.2 0|0.9 0 0.5 1 0.5 0|0.95 0 0.9 3 1 0|0.8 0 0.8 3 0.1 0.3|0.74 0.25 1.1 3.5 0.04 0", starts, "|")
     first = 1
-    for (s = 1; s <= 4; s++) {
-      split(starts[s], P, " "); for (i = 1; i <= 5; i++) { P[i] += 0; if (P[i] > HI[i] / DIV[i]) P[i] = HI[i] / DIV[i] }
+    for (s = 1; s <= nstarts; s++) {
+      split(starts[s], P, " "); for (i = 1; i <= 6; i++) { P[i] += 0; if (P[i] > HI[i] / DIV[i]) P[i] = HI[i] / DIV[i] }
       score(lo, hi, st); BH = HIT; BS = SQ
       improved = 1
       while (improved) {
         improved = 0
-        for (i = 1; i <= 5; i++)
+        for (i = 1; i <= 6; i++)
           for (j = LO[i]; j <= HI[i]; j++) {
             save = P[i]; P[i] = j / DIV[i]; score(lo, hi, st)
             if (better(HIT, SQ)) { BH = HIT; BS = SQ; improved = 1 } else P[i] = save
           }
       }
-      if (first || BH > GH || (BH == GH && BS < GS)) { GH = BH; GS = BS; for (i = 1; i <= 5; i++) B[i] = P[i]; first = 0 }
+      if (first || BH > GH || (BH == GH && BS < GS)) { GH = BH; GS = BS; for (i = 1; i <= 6; i++) B[i] = P[i]; first = 0 }
     }
   }
   END {
     # grids: eff 0.50..0.99, ab 0..2, c 0..3 (steps of 0.05), t0 0..20 us (0.5), l2 0..2 (0.02)
-    split("50 0 0 0 0", LO, " "); split("99 40 60 40 100", HI, " "); split("100 20 20 2 50", DIV, " ")
+    split("50 0 0 0 0 0", LO, " "); split("99 40 60 40 100 50", HI, " "); split("100 20 20 2 50 50", DIV, " ")
     nt0 = split(t0max, kv, " "); for (i = 1; i <= nt0; i++) { split(kv[i], p2, "="); T0MAX[p2[1]] = p2[2] }
     cut = 1.5 * floor
     ntypes = split("fp32 tf32 fp16 bf16", types, " ")
@@ -125,29 +144,30 @@ awk -F, -v t0max="$t0max" -v gpu="$gpu" -v bf16="$bf16" -v fp32="$fp32" -v hbm="
         if (us[i] < cut) {   # launch-bound: the GPU part must not exceed it much (see score)
           NLB++; LF[NLB] = 2 * m[i] * nn[i] * k[i] / peak(t); LAB[NLB] = (m[i] * k[i] + k[i] * nn[i]) * s
           LC[NLB] = m[i] * nn[i] * s; LW[NLB] = wave_bytes(m[i], nn[i], k[i], s); LU[NLB] = us[i]
+          LFL[NLB] = LF[NLB] * idle(m[i], nn[i])
           continue
         }
         rows++; F[rows] = 2 * m[i] * nn[i] * k[i] / peak(t)
         AB[rows] = (m[i] * k[i] + k[i] * nn[i]) * s; C[rows] = m[i] * nn[i] * s
-        W[rows] = wave_bytes(m[i], nn[i], k[i], s); U[rows] = us[i]
+        W[rows] = wave_bytes(m[i], nn[i], k[i], s); U[rows] = us[i]; FL[rows] = F[rows] * idle(m[i], nn[i])
       }
       if (!rows) continue   # not measured on this GPU: the model borrows the curve of another type
       HI[4] = 40; if (t in T0MAX) HI[4] = int(2 * T0MAX[t])   # t0 in steps of 0.5 us
       MEASURED[t] = 1
       if (holdout) {
-        fit(1, rows, 2); for (i = 1; i <= 5; i++) P[i] = B[i]; score(2, rows, 2)
+        fit(1, rows, 2); for (i = 1; i <= 6; i++) P[i] = B[i]; score(2, rows, 2)
         printf "%s %s: fitted on %d alternate rows, %d of %d others within 10 %%, worst %.1f %%\n",
                gpu, t, int((rows + 1) / 2), HIT, int(rows / 2), 100 * WORST
         continue
       }
-      fit(1, rows, 1); for (i = 1; i <= 5; i++) { K5[t, i] = B[i]; P[i] = B[i] }
+      fit(1, rows, 1); for (i = 1; i <= 6; i++) { K5[t, i] = B[i]; P[i] = B[i] }
       score(1, rows, 1); HITS[t] = HIT; ROWS[t] = rows; WORSTS[t] = WORST
     }
     if (holdout) exit
     sub(/.*\/real\/data\//, "bench/real/data/", src)
     printf "/* %s: fitted on %s, peaks %g BF16/FP16 (TF32 half) and %g FP32 TFLOP/s, %g GB/s HBM, %d SMs.\n", gpu, src, bf16, fp32, hbm, sms
     printf " * Rows measured under %.3f us (1.5 x the 256^3 launch floor %.3f us) left out.\n", cut, floor
-    if (nt0) printf " * t0 at most the shortest kernel time of the type (%s).\n", t0max
+    if (nt0) printf " * t0 at most the shortest kernel time of the type + the median kernel gap (%s).\n", t0max
     for (ti = 1; ti <= ntypes; ti++) { t = types[ti]; if (!MEASURED[t]) continue
       printf " * %s: %d of %d GPU-bound rows within 10 %%, worst %.1f %%\n", t, HITS[t], ROWS[t], 100 * WORSTS[t] }
     print " */"
@@ -158,5 +178,6 @@ awk -F, -v t0max="$t0max" -v gpu="$gpu" -v bf16="$bf16" -v fp32="$fp32" -v hbm="
       printf "#define %sAB_%s %.2f   /* share of the HBM time of reading A and B once */\n", G, T, K5[t, 2]
       printf "#define %sC_%s %.2f    /* share of the HBM time of writing C once */\n", G, T, K5[t, 3]
       printf "#define %sT0_US_%s %.1f /* fixed cost per GEMM */\n", G, T, K5[t, 4]
-      printf "#define %sL2_%s %.2f   /* share of the HBM time of the waves operand reads */\n", G, T, K5[t, 5] }
+      printf "#define %sL2_%s %.2f   /* share of the HBM time of the waves operand reads */\n", G, T, K5[t, 5]
+      printf "#define %sFILL_%s %.2f /* share of the idle SMs time charged when tiles < SMs */\n", G, T, K5[t, 6] }
   }' "$csv"

@@ -19,7 +19,12 @@ is free of the host's launch rate, so small shapes measure their GPU time too,
 and a median is robust to the odd slow product. The grid is measured twice,
 one whole pass after the other (columns us and us_repeat), to show how well a
 row repeats; event_us is the CUDA-event mean of the first pass, as before.
-usage: python3 bench/real/gemm_grid.py [--kernels | --kernel-times] [--types bf16,fp16,fp32,tf32] > gemm_<gpu>.csv
+With --passes N, the event timing runs over the whole grid N times (each
+type's passes one after the other, fresh operands each time): a row's us is
+the median of its N figures, which are listed in the passes column. One
+figure can be off by more than 10 % (clocks, power, where the operands
+landed in memory); the median of five rarely is.
+usage: python3 bench/real/gemm_grid.py [--kernels | --kernel-times] [--passes N] [--types bf16,fp16,fp32,tf32] > gemm_<gpu>.csv
 """
 import argparse
 import itertools
@@ -132,6 +137,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", action="store_true")
     ap.add_argument("--kernel-times", action="store_true")
+    ap.add_argument("--passes", type=int, default=1)
     ap.add_argument("--types", default="bf16,fp16,fp32")
     opt = ap.parse_args()
     props = torch.cuda.get_device_properties(0)
@@ -141,7 +147,7 @@ def main():
         print("# us, us_repeat: median CUPTI kernel time per product of two whole passes; event_us: CUDA events")
         print("dtype,m,n,k,us,tflops,us_repeat,event_us,kernels")
     else:
-        print("dtype,m,n,k,us,tflops" + (",kernels" if opt.kernels else ""))
+        print("dtype,m,n,k,us,tflops" + (",passes" if opt.passes > 1 else "") + (",kernels" if opt.kernels else ""))
     for name in opt.types.split(","):
         dtype = DTYPES[name]
         torch.backends.cuda.matmul.allow_tf32 = name == "tf32"
@@ -154,9 +160,15 @@ def main():
             sys.stdout.flush()
             continue
         names = kernels_of(name, dtype) if opt.kernels else {}
+        figures = {}
+        for _ in range(opt.passes):
+            for m, n, k in shapes(name):
+                figures.setdefault((m, n, k), []).append(time_gemm(*operands(m, n, k, dtype)))
         for m, n, k in shapes(name):
-            us = time_gemm(*operands(m, n, k, dtype))
+            us = statistics.median(figures[(m, n, k)])
             row = f"{name},{m},{n},{k},{us:.3f},{2 * m * n * k / us / 1e6:.2f}"
+            if opt.passes > 1:
+                row += "," + ";".join(f"{x:.3f}" for x in figures[(m, n, k)])
             if opt.kernels:
                 row += "," + names.get((m, n, k), "?")
             print(row)

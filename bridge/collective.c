@@ -164,6 +164,7 @@ static hs_coll *coll_new(hs_daemon *d, hs_comm *c, uint64_t seq, const Hysim__Co
     co->bytes = k->bytes;
     co->root = k->root;
     co->n = n;
+    co->comm_ranks = c->nranks;
     co->parts = hs_xcalloc(n, sizeof(*co->parts));
     co->pstate = hs_xcalloc(n, 1);
     uint32_t *server = hs_xcalloc(n, sizeof(*server));

@@ -31,6 +31,7 @@ typedef struct hs_coll {
     uint64_t bytes;
     int32_t root;
     uint32_t n;             /* parts */
+    uint32_t comm_ranks;    /* the communicator's ranks (a Send/Recv pair has n = 2 parts) */
     uint32_t nparts;        /* parts issued */
     uint32_t parts_done;
     hs_op **parts;          /* [n] (ref) */

@@ -30,9 +30,12 @@
  *          down flows of different chunks overlap (the pipeline). Hops between
  *          servers pay the plan's NET latency, the others its NVLink one.
  *   pairs  ALL_TO_ALL: all n(n−1) flows of `bytes` at once, each starting
- *          when both its ranks have reached the collective (one channel).
- *   p2p    a Send and its Recv: one flow, once both have been reached; a
- *          rank's Send to itself: a copy within its GPU instead of the flow.
+ *          when both its ranks have reached the collective; one flow per
+ *          pair stands for the NCCL p2p channels it is split over (the
+ *          plan's cap is theirs together).
+ *   p2p    a Send and its Recv: one flow, once both have been reached, as
+ *          for a pair; a rank's Send to itself: a copy within its GPU
+ *          instead of the flow.
  * A rank is done when, on every channel, its last outgoing and last incoming
  * flows are. Every flow carries payload × the plan's wire factor; step-0
  * flows start after the plan's start-up latency, and every flow after its
@@ -191,7 +194,9 @@ int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t en
     for (uint32_t r = 1; r < n; r++)
         nnodes += server[r] != server[r - 1];
     char err[256];
-    if (hs_tuner_plan(&d->sc, co->kind, co->bytes, n, nnodes, env_algo, env_proto, &co->plan, err, sizeof err) < 0) {
+    /* a Send/Recv pair's p2p channels depend on its communicator's size, not the pair's */
+    uint32_t ranks = co->kind == HYSIM__COLL_KIND__SEND && co->comm_ranks ? co->comm_ranks : n;
+    if (hs_tuner_plan(&d->sc, co->kind, co->bytes, ranks, nnodes, env_algo, env_proto, &co->plan, err, sizeof err) < 0) {
         hs_daemon_fail(d, "hysim: %s on comm 0x%llx: %s", hs_coll_kind_name(co->kind),
                        (unsigned long long)co->comm_key, err);
         return -1;

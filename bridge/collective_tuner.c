@@ -28,9 +28,9 @@
  * passes on to the daemon and the program alike); nccl.channels overrides
  * all three. A channel is one thread block on a real GPU, whose copy loop
  * caps its rate: calibrated, on one server, each flow of a channelled kind
- * (not Send/Recv, not AllToAll) moves at most the kind's channel_gbps of
- * wire bytes (collective_algos.c holds its completion until then), or
- * nccl.channel_gbps for every kind where the scenario sets it. Each kind's
+ * moves at most the kind's channel_gbps of wire bytes (collective_algos.c
+ * holds its completion until then), or nccl.channel_gbps for every kind
+ * where the scenario sets it. Each kind's
  * cap is fitted on 1, 2, 3 and 6 forced channels of 2 × H200
  * (bench/real/data/channels_h200x2.txt, 64 MiB..1 GiB): kinds differ as
  * their channel loops do (copy-send, receive-reduce-send, receive-copy, a
@@ -39,6 +39,37 @@
  * validation"). As NCCL does, a small
  * collective uses fewer: channels drop while bytes < channels × threads ×
  * threadThreshold (512 × 16 B LL, 640 × 8 B LL128, 512 × 64 B Simple).
+ *
+ * P2P channels (Send/Recv, AllToAll; NCCL 2.28 src/graph/paths.cc
+ * ncclTopoComputeP2pChannels, src/enqueue.cc scheduleP2pTasksToPlan and
+ * addP2pToPlan). NCCL rounds p2pnChannels, and the channels per peer, up to
+ * a power of two: P = pow2Up(C), 32 by default on one server, 4 with 3 or 4
+ * channels forced (the per-peer bound on NVLink, 2 × the NVLinks = 36 on
+ * H100/H200, rounds to the same P; NCCL_MIN/MAX_P2P_NCHANNELS are not read).
+ * One peer's transfer (a round of the p2p schedule: peer = rank + round)
+ * is split over k of them: starting from kmin = P halved while kmin ×
+ * ranks > P, k = min(kmin, bytes / 64 KiB), doubled (up to P) while its
+ * parts exceed 16 MiB (one server: the 512 KiB NCCL_P2P_NVL_CHUNKSIZE / 8
+ * and × 32). Part j of round r runs on channel (r + bitreverse(j)) mod P,
+ * i.e. on r, r + P/k, r + 2P/k, ...: the rounds r ≡ r' (mod P/k) share
+ * channels. So 2 ranks use P/2 channels per peer up to 8 × P MiB, then P;
+ * an AllToAll's own-GPU round then shares every channel with the other
+ * rank's. A channel is one thread block: alone with one peer (its sends and
+ * receives) it moves at most P2P_CHANNEL_GBS of payload; shared by m rounds
+ * it moves P2P_SHARED_CHANNEL_GBS in all, an even m-th each. hysim keeps one
+ * flow per peer and caps it at k channels' rate (calibrated, one server).
+ * Up to P × 16 KiB (NCCL_P2P_LL_THRESHOLD) NCCL sends a peer's bytes with
+ * LL, whose channel rate was not measured (hysim moves them as Simple): no
+ * cap there.
+ * Both rates are fitted on the channel sweep (bench/real/data/
+ * channels_h200x2.txt; 1, 2, 3, 6 channels forced, 64 MiB..1 GiB): the
+ * first on send/recv, the second on the all-to-all rows where the rounds
+ * share channels; the all-to-all rows where they do not (3 and 6 channels,
+ * 64 MiB) follow from the first. Not measured, assumed: the even split
+ * for m > 2 (AllToAll on more than 2 ranks with few channels). A Send/Recv
+ * pair counts as a round alone: several peers of one rank in one group
+ * share NCCL's channels, not modelled. Across servers
+ * (NCCL_NCHANNELS_PER_NET_PEER) no cap, as for the collectives.
  *
  * nccl.calibrated: false drops every latency and efficiency below: flows
  * then move payload × the protocol's wire factor at the link's rate.
@@ -93,8 +124,17 @@ static const uint32_t THREAD_BYTES[NPROTO] = {0, 512 * 16, 640 * 8, 512 * 64};
 
 #define CALIBRATED_FROM_BYTES (64ull << 20) /* smallest size of the fit */
 
+/* P2P channel rates, GB/s of payload (see the file comment): one channel for one peer; one shared by several */
+#define P2P_CHANNEL_GBS 21.8
+#define P2P_SHARED_CHANNEL_GBS 29.1
+/* NCCL's bounds on one peer's part of a channel on one server: NCCL_P2P_NVL_CHUNKSIZE / 8 and × 32 */
+#define P2P_MIN_PART_BYTES (64ull << 10)
+#define P2P_MAX_PART_BYTES (16ull << 20)
+/* NCCL_P2P_LL_THRESHOLD: a peer's bytes up to P times this go by LL */
+#define P2P_LL_THRESHOLD_BYTES (16ull << 10)
+
 /* Measured on 2 × H200 (see the file comment): fraction of the link rate, start-up µs,
- * one channel's most wire GB/s (0: one flow, no channels). */
+ * one channel's most wire GB/s (0: p2p, whose channels follow P2P_*_GBS). */
 typedef struct calib { double efficiency, startup_us, channel_gbps; } calib;
 
 static calib calibration(Hysim__CollKind k)
@@ -228,7 +268,8 @@ static uint32_t env_channel_count(const char *var)
     return n > HS_TUNER_MAX_CHANNELS ? HS_TUNER_MAX_CHANNELS : (uint32_t)n;
 }
 
-static uint32_t channels_for(const hs_scenario *sc, enum hs_nccl_proto p, uint64_t nbytes, uint32_t nnodes)
+/* The communicator's channel count: the topology's, bounded by NCCL's environment, or nccl.channels. */
+static uint32_t comm_channels(const hs_scenario *sc, uint32_t nnodes)
 {
     uint32_t c = sc->nccl.channels > 0 ? (uint32_t)sc->nccl.channels
                  : nnodes > 1          ? (uint32_t)sc->nics.per_server
@@ -240,11 +281,59 @@ static uint32_t channels_for(const hs_scenario *sc, enum hs_nccl_proto p, uint64
         if (lo && c < lo)
             c = lo;
     }
-    if (c > HS_TUNER_MAX_CHANNELS)
-        c = HS_TUNER_MAX_CHANNELS;
+    return c > HS_TUNER_MAX_CHANNELS ? HS_TUNER_MAX_CHANNELS : c;
+}
+
+static uint32_t channels_for(const hs_scenario *sc, enum hs_nccl_proto p, uint64_t nbytes, uint32_t nnodes)
+{
+    uint32_t c = comm_channels(sc, nnodes);
     while (c > 1 && nbytes < (uint64_t)c * THREAD_BYTES[p])
         c--;
     return c;
+}
+
+/* NCCL's p2p channels per peer: the communicator's count rounded up to a power of two. */
+static uint32_t p2p_channels(const hs_scenario *sc, uint32_t nnodes)
+{
+    uint32_t c = comm_channels(sc, nnodes), p = 1;
+    while (p < c)
+        p <<= 1;
+    return p;
+}
+
+/* Channels k one peer's `bytes` are split over, of P, in a communicator of `nranks` (addP2pToPlan). */
+static uint32_t p2p_parts(uint32_t P, uint32_t nranks, uint64_t bytes)
+{
+    uint32_t kmin = P;
+    while ((uint64_t)kmin * nranks > P && kmin > 1)
+        kmin /= 2;
+    uint64_t by_size = bytes / P2P_MIN_PART_BYTES + (bytes % P2P_MIN_PART_BYTES != 0);
+    uint32_t k = by_size < kmin ? (uint32_t)(by_size ? by_size : 1) : kmin;
+    uint64_t part = bytes / k + (bytes % k != 0);
+    while (part > P2P_MAX_PART_BYTES && k <= P / 2) {
+        k *= 2;
+        part = bytes / k + (bytes % k != 0);
+    }
+    return k;
+}
+
+/* Rounds of `rounds` that share each channel of one round split over k of P (rounds r ≡ r' mod P/k). */
+static uint32_t p2p_sharing(uint32_t P, uint32_t k, uint32_t rounds)
+{
+    uint32_t stride = P / k;
+    return stride >= rounds ? 1 : (rounds + stride - 1) / stride;
+}
+
+/*
+ * Most wire GB/s one peer gets of a p2p channel that `sharing` rounds use:
+ * the fitted payload rates over the kind's efficiency, or nccl.channel_gbps
+ * (a channel's wire GB/s) split evenly; 0 (no cap) where that key is 0.
+ */
+static double p2p_channel_share(const hs_scenario *sc, double efficiency, uint32_t sharing)
+{
+    if (sc->nccl.channel_gbps >= 0)
+        return sc->nccl.channel_gbps / sharing;
+    return (sharing == 1 ? P2P_CHANNEL_GBS : P2P_SHARED_CHANNEL_GBS / sharing) / efficiency;
 }
 
 int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, uint32_t nranks,
@@ -301,6 +390,15 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
     out->wire_factor = proto == HS_NCCL_PROTO_LL ? 2.0 : proto == HS_NCCL_PROTO_LL128 ? 128.0 / 120.0 : 1.0;
     out->start_ps = out->hop_ps = out->hop_net_ps = 0;
     out->channel_gbps = 0;
+    out->p2p_channels = out->p2p_parts = out->p2p_sharing = 0;
+    if (!is_tuned(kind)) {
+        out->p2p_channels = p2p_channels(sc, nnodes);
+        out->p2p_parts = p2p_parts(out->p2p_channels, nranks, bytes);
+        /* AllToAll: every round, its own GPU's included, is one peer's; a Send/Recv pair is one round */
+        out->p2p_sharing = kind == HYSIM__COLL_KIND__ALL_TO_ALL
+                               ? p2p_sharing(out->p2p_channels, out->p2p_parts, nranks)
+                               : 1;
+    }
     if (!sc->nccl.calibrated)
         return 0; /* the bare link model: payload × protocol factor at the link's rate */
     bool tree = algo == HS_NCCL_ALGO_TREE;
@@ -312,8 +410,10 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
         uint64_t total = kind == HYSIM__COLL_KIND__ALL_TO_ALL ? bytes * nranks : nbytes;
         double share = (double)total / (double)CALIBRATED_FROM_BYTES;
         start_us += cb.startup_us * (share < 1 ? share : 1);
-        if (cb.channel_gbps > 0) /* Send/Recv and AllToAll run one flow, not NCCL's channels */
-            out->channel_gbps = sc->nccl.channel_gbps < 0 ? cb.channel_gbps : sc->nccl.channel_gbps;
+        out->channel_gbps = sc->nccl.channel_gbps < 0 ? cb.channel_gbps : sc->nccl.channel_gbps;
+        bool ll = bytes <= (uint64_t)out->p2p_channels * P2P_LL_THRESHOLD_BYTES; /* NCCL's LL: not measured */
+        if (out->p2p_parts) /* one flow per peer stands for its k channels */
+            out->channel_gbps = ll ? 0 : out->p2p_parts * p2p_channel_share(sc, cb.efficiency, out->p2p_sharing);
     }
     out->start_ps = (uint64_t)(start_us * 1e6);
     if (tree) {

@@ -21,12 +21,16 @@ typedef struct hs_nccl_plan {
     uint64_t start_ps;        /* once per collective: NCCL's base latency plus the calibrated start-up */
     uint64_t hop_ps;          /* per ring step / chain hop: the protocol's per-hop latency */
     uint64_t hop_net_ps;      /* tree: per hop between servers (hop_ps: within one) */
-    double channel_gbps;      /* most wire GB/s one flow of a channel moves; 0 = no cap */
+    double channel_gbps;      /* most wire GB/s one flow moves (a channel's, or a p2p peer's); 0 = no cap */
+    /* Send/Recv, AllToAll (0 for the others): NCCL's p2p channels per peer P (a power of two), the
+     * k of them one peer's bytes are split over, and how many peers' rounds share each of those */
+    uint32_t p2p_channels, p2p_parts, p2p_sharing;
 } hs_nccl_plan;
 
 /*
- * The plan for `kind` moving `bytes` (the Collective's size) over `nranks`
- * ranks on `nnodes` servers. env_algo/env_proto: what NCCL_ALGO/NCCL_PROTO
+ * The plan for `kind` moving `bytes` (the Collective's size; AllToAll: per
+ * peer) over `nranks` ranks (Send/Recv: the communicator's, not the pair's)
+ * on `nnodes` servers. env_algo/env_proto: what NCCL_ALGO/NCCL_PROTO
  * said (0 = unset); the scenario's nccl: keys win over them. Tree is
  * AllReduce's only: forced for another kind, it falls back to Ring.
  * Returns 0, or −1 with err set when a choice is unknown.

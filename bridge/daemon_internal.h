@@ -244,6 +244,9 @@ typedef struct hs_wait {
     size_t ntimed;
     uint64_t spec_mark; /* speculate.c: work issued when a speculation last found no answer (0: never tried) */
     uint64_t id;        /* Wait.id: its Reply carries it (0: the one-thread protocol) */
+    uint64_t thread_id; /* THREAD_EXIT: the thread waited for */
+    bool exited;        /* THREAD_EXIT: its exit arrived, at exit_ns */
+    uint64_t exit_ns;
 } hs_wait;
 
 /* What a waiting session waits for, in words ("stream 3 of GPU 1 to go idle"). */

@@ -36,7 +36,14 @@
  * completions applied, 16 times longer with each pause in a row, and at
  * least 4 completions per flow the rollback re-simulated; then it tries again.
  *
- * Without speculation every function here is the plain hs_fabric_* call.
+ * Link samples (hs_fabric_sample_links) a worker computed ahead are held back
+ * the same way, by the fabric itself: it delivers a sample only once its time
+ * is at or below the safe time. So after every step the applied time (the
+ * fabric's time when not speculating) is handed over as the safe time: no
+ * flow will start before it.
+ *
+ * Without speculation every function here is the plain hs_fabric_* call, and
+ * the safe time after each step.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,7 +310,7 @@ static bool fresh(hs_daemon *d, const hs_flow_done *done)
 
 /* ------------------------------------------------------------- stepping */
 
-int hs_fspec_next_completion(hs_daemon *d, uint64_t limit_ps, hs_flow_done *done)
+static int next_completion(hs_daemon *d, uint64_t limit_ps, hs_flow_done *done)
 {
     if (!speculating(d))
         return hs_fabric_next_completion(d->fabric, limit_ps, done);
@@ -336,6 +343,16 @@ int hs_fspec_next_completion(hs_daemon *d, uint64_t limit_ps, hs_flow_done *done
     else
         fs->applied_ps = limit_ps;
     return 0;
+}
+
+int hs_fspec_next_completion(hs_daemon *d, uint64_t limit_ps, hs_flow_done *done)
+{
+    int got = next_completion(d, limit_ps, done);
+    /* no flow starts before the applied time: a worker delivers the link samples up to it */
+    char err[512] = "";
+    if (!d->failed && hs_fabric_set_safe_time(d->fabric, hs_fspec_now(d), err, sizeof(err)) < 0)
+        hs_daemon_fail(d, "hysim: the fabric worker: %s", err);
+    return got;
 }
 
 /* Not paused, nothing held yet, program flows the clock still waits for, the fabric simulating something, within the window. */

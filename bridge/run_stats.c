@@ -34,6 +34,8 @@ typedef struct hs_gpu_acc {
 } hs_gpu_acc;
 
 typedef struct hs_link_prev {
+    char name[sizeof(((hs_fabric_link_stats *)0)->name)]; /* for the fabric's sampler, which then */
+    double gbps;                                           /* reads nothing from the fabric */
     uint64_t bytes, paused_ps;
     double util, pfc, queue; /* last values written, -1: none yet */
 } hs_link_prev;
@@ -399,8 +401,14 @@ static void link_table(hs_daemon *d, struct hs_run_stats *r)
     sort_index(r, 0, 0);
     r->nlinks = hs_fabric_link_count(d->fabric);
     r->links = hs_xcalloc(r->nlinks ? r->nlinks : 1, sizeof(*r->links));
-    for (size_t i = 0; i < r->nlinks; i++)
+    for (size_t i = 0; i < r->nlinks; i++) {
         r->links[i].util = r->links[i].pfc = r->links[i].queue = -1;
+        hs_fabric_link_stats ls;
+        if (hs_fabric_get_link_stats(d->fabric, i, &ls) == 0) {
+            memcpy(r->links[i].name, ls.name, sizeof(ls.name));
+            r->links[i].gbps = ls.gbps;
+        }
+    }
 }
 
 /* The fabric's sampler: counters as they stand at t, queue depth included. */
@@ -412,17 +420,16 @@ static void on_fabric_sample(void *ctx, uint64_t t, const hs_fabric_link_sample 
         return;
     uint64_t dt = t - r->sample_ps;
     for (size_t i = 0; i < n && i < r->nlinks; i++) {
-        hs_fabric_link_stats ls;
-        if (hs_fabric_get_link_stats(d->fabric, i, &ls) < 0)
-            continue;
         hs_link_prev *p = &r->links[i];
+        if (!p->name[0])
+            continue; /* the fabric did not name it */
         if (dt > 0) {
-            double util = ls.gbps > 0 ? (double)(s[i].bytes - p->bytes) * 8e5 / ((double)dt * ls.gbps) : 0;
+            double util = p->gbps > 0 ? (double)(s[i].bytes - p->bytes) * 8e5 / ((double)dt * p->gbps) : 0;
             double pfc = (double)(s[i].pfc_paused_ps - p->paused_ps) * 100.0 / (double)dt;
-            counter(r, r->sample_ps, "util", ls.name, "percent", util, &p->util);
-            counter(r, r->sample_ps, "pfc", ls.name, "paused_percent", pfc, &p->pfc);
+            counter(r, r->sample_ps, "util", p->name, "percent", util, &p->util);
+            counter(r, r->sample_ps, "pfc", p->name, "paused_percent", pfc, &p->pfc);
         }
-        counter(r, t, "queue", ls.name, "kib", (double)s[i].queue_bytes / 1024.0, &p->queue);
+        counter(r, t, "queue", p->name, "kib", (double)s[i].queue_bytes / 1024.0, &p->queue);
         p->bytes = s[i].bytes;
         p->paused_ps = s[i].pfc_paused_ps;
     }
@@ -434,15 +441,16 @@ void hs_stats_flow_started(hs_daemon *d, uint64_t start_ps)
     struct hs_run_stats *r = stats_of(d);
     if (r->by_fabric)
         return;
-    /* an idle fabric's counters at start_ps are those of now: the busy period starts here */
-    if (r->trace && hs_fabric_flows_in_flight(d->fabric) == 0 && (!r->sampled || start_ps > r->sample_ps))
+    /* an idle fabric's counters at start_ps are those of now: the busy period starts here.
+     * In flight as the daemon sees it: a speculating fabric may have finished flows it holds back */
+    if (r->trace && hs_fspec_in_flight(d) == 0 && (!r->sampled || start_ps > r->sample_ps))
         sample_links(d, r, start_ps);
 }
 
 void hs_stats_flow_done(hs_daemon *d, uint64_t t_ps)
 {
     struct hs_run_stats *r = stats_of(d);
-    if (r->trace && !r->by_fabric && (!r->sampled || t_ps >= r->sample_ps + r->period_ps || hs_fabric_flows_in_flight(d->fabric) == 0))
+    if (r->trace && !r->by_fabric && (!r->sampled || t_ps >= r->sample_ps + r->period_ps || hs_fspec_in_flight(d) == 0))
         sample_links(d, r, t_ps);
     hs_stats_tick(d);
 }

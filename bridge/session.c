@@ -7,7 +7,9 @@
  *
  * Threads: a process's threads may each have a Wait unanswered (Wait.id);
  * the session is WAITING only while every thread that issued work waits
- * (sim_clock.c says why that bound is sound). Work arriving while all of
+ * (sim_clock.c says why that bound is sound). A thread blocked in
+ * pthread_join waits too (THREAD_EXIT), until the Threads message whose
+ * `exited` names the joined thread. Work arriving while all of
  * them wait comes from a thread new to the simulator; it is accepted when
  * the simulation has not moved past its host time, and fails the run with a
  * message otherwise (it cannot be timed in the simulated past).
@@ -250,9 +252,13 @@ static void on_wait(hs_session *s, const Hysim__Wait *m)
     if (!host_ok(s, m->host_ns, "Wait"))
         return;
     bool per_gpu = m->cond == HYSIM__WAIT__COND__STREAM_IDLE || m->cond == HYSIM__WAIT__COND__DEVICE_IDLE;
-    if ((unsigned)m->cond > HYSIM__WAIT__COND__PROCESS_IDLE) {
+    if ((unsigned)m->cond > HYSIM__WAIT__COND__THREAD_EXIT) {
         snprintf(what, sizeof(what), "Wait with unknown condition %d", (int)m->cond);
         violation(s, what);
+        return;
+    }
+    if (m->cond == HYSIM__WAIT__COND__THREAD_EXIT && (m->thread == 0 || m->query || m->id == 0)) {
+        violation(s, "a THREAD_EXIT Wait needs a thread and an id, and cannot be a query");
         return;
     }
     if (per_gpu && (m->gpu < s->first_gpu || m->gpu - s->first_gpu >= s->gpu_count)) {
@@ -288,6 +294,7 @@ static void on_wait(hs_session *s, const Hysim__Wait *m)
     w->stream_id = m->stream;
     w->event_id = m->event;
     w->id = m->id;
+    w->thread_id = m->cond == HYSIM__WAIT__COND__THREAD_EXIT ? m->thread : 0;
     if (m->n_timed_events) {
         w->timed = hs_xcalloc(m->n_timed_events, sizeof(*w->timed));
         memcpy(w->timed, m->timed_events, m->n_timed_events * sizeof(*w->timed));
@@ -301,9 +308,29 @@ static void on_wait(hs_session *s, const Hysim__Wait *m)
     hs_clock_saw(s->d, hs_ns_to_ps(m->host_ns));
 }
 
+/* A thread that a THREAD_EXIT Wait waits for exited at host time exit_ns: that Wait can be answered. */
+static bool thread_exited(hs_session *s, uint64_t thread, uint64_t exit_ns)
+{
+    for (size_t i = 0; i < s->nwaits; i++) {
+        hs_wait *w = hs_session_wait(s, i);
+        if (w->cond == HYSIM__WAIT__COND__THREAD_EXIT && w->thread_id == thread && !w->exited) {
+            w->exited = true;
+            w->exit_ns = exit_ns;
+            return true;
+        }
+    }
+    char what[128];
+    snprintf(what, sizeof(what), "Threads says thread %llu exited, which no Wait waits for",
+             (unsigned long long)thread);
+    violation(s, what);
+    return false;
+}
+
 static void on_threads(hs_session *s, const Hysim__Threads *m)
 {
     if (!host_ok(s, m->host_ns, "Threads"))
+        return;
+    if (m->exited && !thread_exited(s, m->exited, m->host_ns))
         return;
     s->host_ns = m->host_ns;
     s->threads = m->threads;

@@ -21,9 +21,16 @@
  * timed if the simulation went past its clock: session.c fails the run then.
  * Nor is a process that has had several threads ever deadlocked for certain
  * (another may start): its hangs are the stall watchdog's. A thread that
- * issued work and then blocks outside CUDA (pthread_join, a lock) counts as
- * running: the simulation does not pass its host time until it goes on.
- * At most one Wait of a session is answered per pass, so that the bound is
+ * issued work and blocks in pthread_join of another that did waits
+ * (THREAD_EXIT): it cannot send before that thread exits, and the Threads
+ * message of that exit answers it, at the exit's host time, which no
+ * simulation is needed for. The client sends it only when no thread is left
+ * that may still send its first work at the process's host time (the joined
+ * one, threads started by a working thread: interpose/client.c), and the
+ * trace leaves it out (whether it is sent at all may depend on wall-clock
+ * order; its answer does not). A thread that issued work and blocks outside
+ * CUDA otherwise (a lock, a condition variable) counts as running: the
+ * simulation does not pass its host time until it goes on. At most one Wait of a session is answered per pass, so that the bound is
  * recomputed before the next (a single-threaded session has at most one).
  *
  * A Wait is answered at host time N: a blocking one once its condition holds,
@@ -176,6 +183,9 @@ static bool wait_cond(const hs_session *s, const hs_wait *w, uint64_t *t_ps)
         *t_ps = sg->last_done_ps;
         return sg->pending == 0;
     }
+    case HYSIM__WAIT__COND__THREAD_EXIT: /* final once the exit arrived: it needs no simulation */
+        *t_ps = hs_ns_to_ps(w->exit_ns);
+        return w->exited;
     default: /* PROCESS_IDLE */
         *t_ps = s->last_done_ps;
         return s->pending == 0;
@@ -239,7 +249,10 @@ static void answer(hs_daemon *d, hs_session *s, size_t wi, uint64_t n_ns)
     free(et);
 
     char what[128];
-    hs_stats_wait_answered(d, s, hs_wait_describe(w, what, sizeof(what)), w->host_ns, n_ns);
+    /* A join's wait is left out of the trace: whether one is sent at all depends on
+     * whether the joined thread had exited already in wall time. */
+    if (w->cond != HYSIM__WAIT__COND__THREAD_EXIT)
+        hs_stats_wait_answered(d, s, hs_wait_describe(w, what, sizeof(what)), w->host_ns, n_ns);
     hs_session_wait_answered(s, wi, n_ns);
     hs_clock_saw(d, now_ps);
 }
@@ -334,6 +347,9 @@ const char *hs_wait_describe(const hs_wait *w, char *buf, size_t len)
         break;
     case HYSIM__WAIT__COND__DEVICE_IDLE:
         snprintf(buf, len, "GPU %u to go idle", w->gpu);
+        break;
+    case HYSIM__WAIT__COND__THREAD_EXIT:
+        snprintf(buf, len, "one of its threads to exit (pthread_join)");
         break;
     default:
         snprintf(buf, len, "all its GPU work to finish");

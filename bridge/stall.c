@@ -4,7 +4,8 @@
  * still alive but never comes back (a rank that skips a collective while it
  * computes forever, a receive whose send never comes), nothing is certain,
  * so after run.stall_timeout_s of wall time without progress while some
- * process waits, the run is stopped with what is stuck.
+ * process, or some thread of one, waits, the run is stopped with what is
+ * stuck.
  *
  * Progress is any change of a fingerprint of the simulation: the simulated
  * time reached by the timeline and the fabric, the counters of completed
@@ -60,6 +61,14 @@ static void fail_stalled(hs_daemon *d, double waited_s)
         else if (s->state == HS_SESS_RUNNING && s->split_waiting)
             at += (size_t)snprintf(msg + at, sizeof(msg) - at, "\n  %s waits in ncclCommSplit",
                                    hs_session_name(s, who, sizeof(who)));
+        else if (s->state == HS_SESS_RUNNING && s->nwaits > 0)
+            at += (size_t)snprintf(msg + at, sizeof(msg) - at,
+                                   "\n  %s: %zu of its threads wait (the first for %s), and another that issued "
+                                   "work has sent nothing since host time %llu ns: it computes, or blocks where hysim "
+                                   "does not see it (a lock, a condition variable, a barrier; a pthread_join while "
+                                   "a thread started after the first GPU call has made none)",
+                                   hs_session_name(s, who, sizeof(who)), s->nwaits,
+                                   hs_wait_describe(&s->wait, what, sizeof(what)), (unsigned long long)s->host_ns);
         else if (s->state == HS_SESS_RUNNING)
             at += (size_t)snprintf(msg + at, sizeof(msg) - at,
                                    "\n  %s runs on the host and has sent nothing since host time %llu ns",
@@ -78,7 +87,8 @@ int hs_stall_check(hs_daemon *d, int64_t now_ms)
     uint64_t mark = fingerprint(d);
     bool waiting = false;
     for (size_t i = 0; i < d->nsessions && !waiting; i++)
-        waiting = d->sessions[i]->state == HS_SESS_WAITING || d->sessions[i]->split_waiting;
+        waiting = d->sessions[i]->state == HS_SESS_WAITING || d->sessions[i]->split_waiting ||
+                  d->sessions[i]->nwaits > 0; /* some of its threads wait for the others */
     if (mark != d->stall_mark || !waiting) {
         /* moving, or nobody blocked in the simulator: the processes compute on the host */
         d->stall_mark = mark;

@@ -22,6 +22,18 @@
  * such threads there are, and a Threads message says so when one starts or
  * exits between Waits (a process that only ever works from one thread sends
  * none). CommSplit still holds the mutex until answered.
+ *
+ * pthread_join (threads.c): a thread that issued work and joins another
+ * that did sends a THREAD_EXIT Wait, answered once the joined thread's exit
+ * (a Threads message naming it) arrives; meanwhile it counts as waiting, and
+ * it awaits the answer after the real join returns. The Wait is held back,
+ * the joiner counting as running, while a thread may still issue its first
+ * work at the process's host time, which hysimd must not simulate past: the
+ * joined thread itself until its first work, and every "fresh" thread, one
+ * a thread that had issued work created, until its first work or its exit
+ * (the workers a main thread starts and joins). Whichever of those events
+ * makes the join ready sends the Wait on the joiner's behalf. A joined
+ * thread that never issues work costs nothing.
  */
 #include <errno.h>
 #include <poll.h>
@@ -37,6 +49,7 @@
 
 #include "frame.h"
 #include "internal.h"
+#include "threads.h"
 #include "transport.h"
 
 #ifndef HS_PROTOCOL_VERSION
@@ -116,6 +129,9 @@ static hs_ptrmap g_pinned;         /* host block → size */
 
 static __thread int t_device;
 static __thread int t_works;      /* this thread has issued work (an op or a Wait) */
+static __thread int t_joining;    /* this thread blocks in a pthread_join hysimd knows of */
+static uint32_t g_fresh;          /* live threads that a work thread created, which have issued no work */
+static hs_thread *g_joins;        /* threads a work thread joins, the join's Wait not sent yet */
 static uint32_t g_threads;        /* threads that have issued work and not exited */
 static int g_threads_said;        /* a Threads message went out: keep hysimd's count exact */
 static pthread_key_t g_works_key; /* its destructor counts the thread out */
@@ -215,7 +231,7 @@ static void start_watcher_locked(void) {
     pthread_attr_init(&a);
     pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&a, 256 * 1024);
-    int rc = pthread_create(&t, &a, watch_connection, (void *)(intptr_t)g_fd);
+    int rc = hs_thread_create_untracked(&t, &a, watch_connection, (void *)(intptr_t)g_fd);
     pthread_attr_destroy(&a);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
@@ -469,11 +485,13 @@ const hs_gpu_info *hs_client_gpu_info(void) {
 
 static uint32_t global_gpu(int dev) { return g_info.first_gpu + (uint32_t)dev; }
 
-static void send_threads_locked(void) {
+/* exited: the id of a thread a THREAD_EXIT Wait waits for, which exits; 0 for none. */
+static void send_threads_locked(uint64_t exited) {
     flush_locked();
     Hysim__Threads t = HYSIM__THREADS__INIT;
     t.host_ns = hs_clock_now();
     t.threads = g_threads;
+    t.exited = exited;
     Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
     m.msg_case = HYSIM__CLIENT_MSG__MSG_THREADS;
     m.threads = &t;
@@ -481,24 +499,73 @@ static void send_threads_locked(void) {
     g_threads_said = 1;
 }
 
+static void send_ready_joins_locked(void);
+
 /* The calling thread issues work: counted from its first op or Wait until it exits. */
 static void note_work_locked(void) {
     if (t_works)
         return;
     t_works = 1;
-    pthread_setspecific(g_works_key, (void *)1);
+    hs_thread *self = hs_thread_self();
+    if (self) {
+        self->worked = 1; /* counted out by hs_client_thread_exit */
+        if (self->fresh) {
+            self->fresh = 0;
+            g_fresh--;
+        }
+    } else {
+        pthread_setspecific(g_works_key, (void *)1);
+    }
     if (++g_threads > 1) /* hysimd must not simulate past this thread's work while the others wait */
-        send_threads_locked();
+        send_threads_locked(0);
+    if (self)
+        send_ready_joins_locked();
+}
+
+/* A thread that issued work exits; exited as for send_threads_locked. */
+static void count_out_locked(uint64_t exited) {
+    if (g_threads > 0)
+        g_threads--;
+    if (atomic_load(&g_state) == ST_READY && ((g_threads_said && g_threads > 0) || exited))
+        send_threads_locked(exited); /* the others may all wait now */
 }
 
 static void thread_left(void *unused) {
     (void)unused;
     LOCK();
-    if (g_threads > 0)
-        g_threads--;
-    if (atomic_load(&g_state) == ST_READY && g_threads_said && g_threads > 0)
-        send_threads_locked(); /* the others may all wait now */
+    count_out_locked(0);
     UNLOCK();
+}
+
+void hs_client_thread_created(hs_thread *t) {
+    if (!t_works)
+        return; /* a thread that never issued work holds nothing up: neither do its threads */
+    LOCK();
+    t->fresh = 1;
+    g_fresh++;
+    UNLOCK();
+}
+
+void hs_client_thread_exit(hs_thread *t) {
+    int worked = t->worked; /* set by t itself; fresh too, but for its creator before t started */
+    if (!worked && !t->fresh)
+        return; /* nothing to count, nothing anyone waits for in hysimd */
+    if (worked)
+        hs_client_enter(); /* its host time until now precedes the exit */
+    LOCK();
+    int was_fresh = t->fresh;
+    if (was_fresh) {
+        t->fresh = 0;
+        g_fresh--;
+    }
+    if (worked && !t->exited)
+        count_out_locked(t->join_wait ? t->id : 0);
+    t->exited = 1;
+    if (was_fresh)
+        send_ready_joins_locked();
+    UNLOCK();
+    if (worked)
+        hs_client_leave();
 }
 
 /* A new op on (dev, stream) stamped with the host clock; the caller fills the kind, then commits. */
@@ -569,6 +636,84 @@ static cudaError_t query_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream
     e = r->done ? cudaSuccess : cudaErrorNotReady;
     hysim__reply__free_unpacked(r, NULL);
     return e;
+}
+
+/* ---- pthread_join (threads.c) ---- */
+
+/* The joiner of t waits for t's exit; the Reply goes to t->join_wait, which the joiner awaits. */
+static void send_join_wait_locked(hs_thread *t) {
+    flush_locked();
+    reply_slot *slot = xcalloc(1, sizeof *slot);
+    Hysim__Wait w = HYSIM__WAIT__INIT;
+    w.id = g_next_wait_id++;
+    w.threads = g_threads; /* the joiner's and t's at least: hysimd keeps the count from here */
+    w.host_ns = hs_clock_now();
+    w.cond = HYSIM__WAIT__COND__THREAD_EXIT;
+    w.thread = t->id;
+    Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+    m.msg_case = HYSIM__CLIENT_MSG__MSG_WAIT;
+    m.wait = &w;
+    expect_reply_locked(slot, w.id);
+    send_locked(&m);
+    t->join_wait = slot;
+    g_threads_said = 1;
+}
+
+/* Sends the Waits of the joins that are ready: the joined thread issued work, no fresh thread is left. */
+static void send_ready_joins_locked(void) {
+    if (g_fresh > 0 || atomic_load(&g_state) != ST_READY)
+        return;
+    for (hs_thread **pp = &g_joins; *pp;) {
+        hs_thread *t = *pp;
+        if (t->worked && !t->exited) {
+            *pp = t->next_join;
+            t->next_join = NULL;
+            send_join_wait_locked(t);
+        } else {
+            pp = &t->next_join;
+        }
+    }
+}
+
+int hs_client_join_begin(hs_thread *t) {
+    if (!t_works || t_joining || atomic_load(&g_state) != ST_READY)
+        return 0; /* a thread that never issued work bounds nothing: its join costs nothing */
+    hs_client_enter(); /* the join is an intercepted call: left in hs_client_join_end */
+    LOCK();
+    int told = !t->exited && !t->joiner;
+    if (told) {
+        t->joiner = 1;
+        t->next_join = g_joins;
+        g_joins = t;
+        send_ready_joins_locked();
+    }
+    UNLOCK();
+    if (!told)
+        hs_client_leave();
+    t_joining = told;
+    return told;
+}
+
+void hs_client_join_end(hs_thread *t) {
+    LOCK();
+    for (hs_thread **pp = &g_joins; *pp; pp = &(*pp)->next_join)
+        if (*pp == t) { /* never sent: t exited first, or never issued work */
+            *pp = t->next_join;
+            break;
+        }
+    reply_slot *slot = t->join_wait;
+    t->join_wait = NULL;
+    t->joiner = 0;
+    UNLOCK();
+    if (slot) { /* answered at t's exit, which came before the real join returned */
+        Hysim__Reply *r = await_reply(slot);
+        if (r->error && r->error[0])
+            fprintf(stderr, "hysim: %s\n", r->error);
+        hysim__reply__free_unpacked(r, NULL);
+        free(slot);
+    }
+    t_joining = 0;
+    hs_client_leave();
 }
 
 /* ---- devices ---- */

@@ -450,10 +450,7 @@ hs_fabric_sample_links(hs_fabric* f, uint64_t interval_ps, hs_fabric_sample_fn f
         return -1;
     }
     if (f->remote != nullptr)
-    {
-        SetErr(err, errlen, "fabric: link sampling is not available in worker mode");
-        return -1;
-    }
+        return ProxySampleLinks(f, interval_ps, fn, ctx, err, errlen);
     if (f->stats.flows_added != 0)
     {
         SetErr(err, errlen, "fabric: link sampling must be enabled before the first flow is added");

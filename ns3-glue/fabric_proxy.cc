@@ -15,6 +15,20 @@
 // resume (of the checkpoint the earliest of them needs). The model sees the
 // same calls in the same order as with one message per flow and a rollback
 // per late flow, so results are unchanged.
+//
+// Link samples (hs_fabric_sample_links) arrive from the worker as it takes
+// them, possibly ahead of the safe time, where a rollback may still change
+// them: the proxy holds them and calls the caller's function only for those
+// at or before the safe time (a flow starting at s changes no sample at t <=
+// s), in time order, once each. A rollback drops the held samples taken after
+// its checkpoint; the resumed history sends them again, and skips none: the
+// proxy ignores those it has delivered already. hs_fabric_set_safe_time only
+// records the time (and delivers what it releases); the worker hears of it
+// with the next step, and prunes its checkpoints then.
+//
+// Link statistics come in one request for every link, kept until the next
+// request that may change the model: a caller that reads every link (the
+// statistics files, once per sample) costs one round trip, not one per link.
 #include "fabric_internal.h"
 #include "fabric_proxy.h"
 #include "fabric_wire.h"
@@ -48,6 +62,11 @@ bool g_force_local = false; // hs_fabric_create_opts without worker: ignore the 
 struct WorkerProxy
 {
     using LoggedFlow = WireFlow;
+    struct Sample
+    {
+        uint64_t t_ps;
+        std::vector<hs_fabric_link_sample> links;
+    };
 
     pid_t hub = -1;
     int cmd = -1;  // SOCK_SEQPACKET to the worker
@@ -69,6 +88,17 @@ struct WorkerProxy
     uint64_t replayed = 0;
     uint64_t replay_messages = 0; // batches that carried replayed flows
     uint64_t flow_messages = 0;   // batches sent
+    bool safe_unsent = false;     // safe_ps grew since the worker last heard it
+    // Link sampling: off while fn is null.
+    hs_fabric_sample_fn sample_fn = nullptr;
+    void* sample_ctx = nullptr;
+    std::deque<Sample> held;  // received, not delivered, in time order
+    Sample incoming;          // a sample whose parts are still arriving
+    uint64_t delivered_ps = 0; // the last sample delivered (0: none)
+    bool delivering = false;
+    std::vector<unsigned char> rx; // one message from the worker
+    std::vector<hs_fabric_link_stats> links; // every link, as the worker last sent them
+    bool links_valid = false;                // no request since that may have changed them
     char dead[512] = ""; // set once the worker is lost: every later call fails with it
 
     // One request, one reply. false (and dead set, unless the worker replied an error).
@@ -78,6 +108,12 @@ struct WorkerProxy
                   size_t errlen);
     // Hands the worker every logged flow it does not have yet.
     bool Flush(char* err, size_t errlen);
+    // Reads messages up to the reply to the request just sent, keeping the samples before it.
+    bool Receive();
+    void TakeSamplePart(size_t len);
+    void TakeLinksPart(size_t len);
+    // Calls the sampling function for the held samples at or before the safe time.
+    void Deliver();
 };
 
 namespace {
@@ -107,6 +143,7 @@ WorkerProxy::CallWith(const WireReq& rq, const WireFlow* flows, size_t count, ch
         SetErr(err, errlen, "%s", dead);
         return false;
     }
+    links_valid = links_valid && rq.op == kOpLinkStats;
     iovec iov[2] = {{const_cast<WireReq*>(&rq), sizeof rq},
                     {const_cast<WireFlow*>(flows), count * sizeof(WireFlow)}};
     msghdr mh{};
@@ -120,14 +157,8 @@ WorkerProxy::CallWith(const WireReq& rq, const WireFlow* flows, size_t count, ch
         SetErr(err, errlen, "%s", dead);
         return false;
     }
-    ssize_t n;
-    do
-        n = recv(cmd, &rep, sizeof rep, 0);
-    while (n < 0 && errno == EINTR);
-    if (n != static_cast<ssize_t>(sizeof rep))
+    if (!Receive())
     {
-        snprintf(dead, sizeof dead, "fabric: the worker process died (pid %" PRId64 ")",
-                 rep.pid);
         SetErr(err, errlen, "%s", dead);
         return false;
     }
@@ -138,6 +169,124 @@ WorkerProxy::CallWith(const WireReq& rq, const WireFlow* flows, size_t count, ch
         return false;
     }
     return true;
+}
+
+bool
+WorkerProxy::Receive()
+{
+    if (rx.empty()) // the largest message the worker sends
+        rx.resize(std::max(
+            {sizeof(WireRep),
+             sizeof(WireSampleHdr) + kWireMaxSampleLinks * sizeof(hs_fabric_link_sample),
+             sizeof(WireLinksHdr) + kWireMaxLinkStats * sizeof(hs_fabric_link_stats)}));
+    for (;;)
+    {
+        ssize_t n;
+        do
+            n = recv(cmd, rx.data(), rx.size(), 0);
+        while (n < 0 && errno == EINTR);
+        uint32_t magic = 0;
+        if (n >= static_cast<ssize_t>(sizeof magic))
+            memcpy(&magic, rx.data(), sizeof magic);
+        if (magic == kWireSampleMagic || magic == kWireLinksMagic)
+        {
+            if (magic == kWireSampleMagic)
+                TakeSamplePart(static_cast<size_t>(n));
+            else
+                TakeLinksPart(static_cast<size_t>(n));
+            if (dead[0] != '\0')
+                return false;
+            continue;
+        }
+        if (n != static_cast<ssize_t>(sizeof rep))
+        {
+            snprintf(dead, sizeof dead, "fabric: the worker process died (pid %" PRId64 ")",
+                     rep.pid);
+            return false;
+        }
+        memcpy(&rep, rx.data(), sizeof rep);
+        return true;
+    }
+}
+
+namespace {
+
+// Reads the header of one of the messages a record set arrives in (fabric_worker.cc,
+// SendInParts); false unless it holds the part that follows the `have` records received.
+template <typename Hdr, typename Rec>
+bool
+ReadPart(const std::vector<unsigned char>& rx, size_t len, uint32_t per, size_t have, Hdr* h)
+{
+    if (len < sizeof *h)
+        return false;
+    memcpy(h, rx.data(), sizeof *h);
+    return h->count <= per && len == sizeof *h + h->count * sizeof(Rec) &&
+           h->first == (h->first == 0 ? 0 : have) && h->first + h->count <= h->total;
+}
+
+} // namespace
+
+// One message of a sample. A complete sample is held, unless it was delivered
+// before a rollback (the resumed history sends it again: the same counters).
+void
+WorkerProxy::TakeSamplePart(size_t len)
+{
+    WireSampleHdr h;
+    if (!ReadPart<WireSampleHdr, hs_fabric_link_sample>(rx, len, kWireMaxSampleLinks,
+                                                        incoming.links.size(), &h))
+    {
+        snprintf(dead, sizeof dead, "fabric: a bad link sample from the worker (pid %" PRId64
+                 ")", rep.pid);
+        return;
+    }
+    if (h.first == 0)
+    {
+        incoming.t_ps = h.t_ps;
+        incoming.links.clear();
+    }
+    const auto* recs = reinterpret_cast<const hs_fabric_link_sample*>(rx.data() + sizeof h);
+    incoming.links.insert(incoming.links.end(), recs, recs + h.count);
+    if (incoming.links.size() < h.total)
+        return;
+    if (incoming.t_ps <= delivered_ps)
+        return;
+    while (!held.empty() && held.back().t_ps >= incoming.t_ps)
+        held.pop_back();
+    held.push_back(std::move(incoming));
+    incoming = Sample{};
+}
+
+void
+WorkerProxy::TakeLinksPart(size_t len)
+{
+    WireLinksHdr h;
+    if (!ReadPart<WireLinksHdr, hs_fabric_link_stats>(rx, len, kWireMaxLinkStats, links.size(), &h))
+    {
+        snprintf(dead, sizeof dead, "fabric: bad link statistics from the worker (pid %" PRId64
+                 ")", rep.pid);
+        return;
+    }
+    if (h.first == 0)
+        links.clear();
+    const auto* recs = reinterpret_cast<const hs_fabric_link_stats*>(rx.data() + sizeof h);
+    links.insert(links.end(), recs, recs + h.count);
+}
+
+void
+WorkerProxy::Deliver()
+{
+    if (delivering || sample_fn == nullptr)
+        return;
+    delivering = true;
+    while (!held.empty() && held.front().t_ps <= safe_ps)
+    {
+        // Taken off first: the function may call into the fabric, which may receive more.
+        Sample s = std::move(held.front());
+        held.pop_front();
+        delivered_ps = s.t_ps;
+        sample_fn(sample_ctx, s.t_ps, s.links.data(), s.links.size());
+    }
+    delivering = false;
 }
 
 bool
@@ -294,6 +443,10 @@ Rollback(WorkerProxy& p, uint64_t id, uint64_t start, char* err, size_t errlen)
         p.undone++;
     }
     p.generation++;
+    // Samples taken after the checkpoint: the resumed history takes them again.
+    while (!p.held.empty() && p.held.back().t_ps > target.sampled_ps)
+        p.held.pop_back();
+    p.incoming.links.clear();
     // The resumed history holds the first target.nflows flows; the rest go
     // with the late flow at the next flush, in one message.
     p.replayed += p.sent - target.nflows;
@@ -335,6 +488,7 @@ ProxyAddFlow(hs_fabric* f, uint64_t id, uint32_t src, uint32_t dst, uint64_t byt
         return -1;
     p.log.push_back({id, src, dst, bytes, start});
     p.ids.insert(id);
+    p.links_valid = false; // read after the flow reaches the worker (a late one rolls it back)
     return 0;
 }
 
@@ -345,18 +499,22 @@ ProxyNextCompletion(hs_fabric* f, uint64_t limit_ps, hs_flow_done* done)
     WireReq rq;
     rq.op = kOpNext;
     rq.a[0] = limit_ps;
+    rq.a[1] = p.safe_ps;
     char err[512];
     if (!p.Flush(err, sizeof err) || !p.Call(rq, err, sizeof err))
     {
         fprintf(stderr, "%s\n", err);
         return 0;
     }
-    if (p.rep.rc != 1)
-        return 0;
-    p.reported.push_back(p.rep.done);
-    if (done != nullptr)
-        *done = p.rep.done;
-    return 1;
+    p.safe_unsent = false;
+    const bool got = p.rep.rc == 1;
+    const hs_flow_done d = p.rep.done;
+    if (got)
+        p.reported.push_back(d);
+    p.Deliver(); // last: the sampling function may call the fabric, which replaces p.rep
+    if (got && done != nullptr)
+        *done = d;
+    return got ? 1 : 0;
 }
 
 uint64_t
@@ -391,11 +549,37 @@ ProxyLinkStats(const hs_fabric* f, size_t i, hs_fabric_link_stats* out)
     WorkerProxy& p = *f->remote;
     WireReq rq;
     rq.op = kOpLinkStats;
-    rq.a[0] = i;
     char err[512];
-    if (!p.Flush(err, sizeof err) || !p.Call(rq, err, sizeof err))
+    if (!p.links_valid)
+    {
+        p.links.clear();
+        if (!p.Flush(err, sizeof err) || !p.Call(rq, err, sizeof err))
+            return -1;
+        p.links_valid = true;
+    }
+    if (i >= p.links.size())
         return -1;
-    *out = p.rep.link;
+    *out = p.links[i];
+    return 0;
+}
+
+int
+ProxySampleLinks(hs_fabric* f, uint64_t interval_ps, hs_fabric_sample_fn fn, void* ctx, char* err,
+                 size_t errlen)
+{
+    WorkerProxy& p = *f->remote;
+    if (!p.log.empty())
+    {
+        SetErr(err, errlen, "fabric: link sampling must be enabled before the first flow is added");
+        return -1;
+    }
+    WireReq rq;
+    rq.op = kOpSample;
+    rq.a[0] = interval_ps;
+    if (!p.Flush(err, errlen) || !p.Call(rq, err, errlen))
+        return -1;
+    p.sample_fn = fn;
+    p.sample_ctx = ctx;
     return 0;
 }
 
@@ -444,13 +628,17 @@ hs_fabric_set_safe_time(hs_fabric* f, uint64_t safe_ps, char* err, size_t errlen
     if (f == nullptr || f->remote == nullptr)
         return 0;
     WorkerProxy& p = *f->remote;
+    if (p.dead[0] != '\0')
+    {
+        SetErr(err, errlen, "%s", p.dead);
+        return -1;
+    }
     if (safe_ps <= p.safe_ps)
         return 0;
     p.safe_ps = safe_ps;
-    WireReq rq;
-    rq.op = kOpSafe;
-    rq.a[0] = safe_ps;
-    return p.Flush(err, errlen) && p.Call(rq, err, errlen) ? 0 : -1;
+    p.safe_unsent = true;
+    p.Deliver();
+    return 0;
 }
 
 int
@@ -482,6 +670,16 @@ hs_fabric_get_checkpoint_stats(const hs_fabric* f, hs_fabric_checkpoint_stats* o
     char err[512];
     if (p.resume_pending && !p.Flush(err, sizeof err)) // the checkpoint table after the rollback
         fprintf(stderr, "%s\n", err);
+    if (p.safe_unsent) // and after the safe time's pruning
+    {
+        WireReq rq;
+        rq.op = kOpSafe;
+        rq.a[0] = p.safe_ps;
+        if (p.Flush(err, sizeof err) && p.Call(rq, err, sizeof err))
+            p.safe_unsent = false;
+        else
+            fprintf(stderr, "%s\n", err);
+    }
     out->taken = p.max_ckpt_id;
     out->live = p.rep.nckpt;
     out->oldest_ps = p.rep.nckpt > 0 ? p.rep.ckpt[0].time_ps : 0;

@@ -23,6 +23,8 @@ uint64_t ProxyNow(const hs_fabric* f);
 void ProxyStats(const hs_fabric* f, hs_fabric_stats* out);
 size_t ProxyLinkCount(const hs_fabric* f);
 int ProxyLinkStats(const hs_fabric* f, size_t i, hs_fabric_link_stats* out);
+int ProxySampleLinks(hs_fabric* f, uint64_t interval_ps, hs_fabric_sample_fn fn, void* ctx,
+                     char* err, size_t errlen);
 void ProxyDestroy(hs_fabric* f);
 
 } // namespace hysim_fab

@@ -17,6 +17,11 @@
 // the resumed copy first forks a fresh checkpoint of itself (same time) and
 // then serves. Checkpoints do not hold the command socket, so when the worker
 // dies the owner reads end-of-file instead of waiting forever.
+//
+// Link samples are sent to the owner as the model takes them (before the
+// reply to the request being handled); each checkpoint records the time of
+// the last one sent before it, so that the owner knows, after a rollback,
+// which of those it received the resumed history will send again.
 #include "fabric_wire.h"
 
 #include <cerrno>
@@ -24,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <vector>
 
 #include <dirent.h>
@@ -41,6 +47,7 @@ struct Checkpoint
     uint64_t id;
     uint64_t time_ps;
     uint64_t nflows;
+    uint64_t sampled_ps;
     pid_t pid;
     int fd; // our end of its resume channel
 };
@@ -58,6 +65,7 @@ uint64_t g_safe_ps = 0;
 WireRep g_rep;             // static: frames stay small across nested resumes
 uint64_t g_fault_fork = 0; // HYSIM_FAULT_FORK=N (tests): the Nth checkpoint fork fails
 uint64_t g_forks = 0;      // checkpoint forks tried in this history
+uint64_t g_sampled_ps = 0; // the last link sample sent in this history (0: none)
 // One request as received; static for the same reason as g_rep. Aligned for WireFlow.
 alignas(8) unsigned char g_rx[sizeof(WireReq) + kWireMaxBatch * sizeof(WireFlow)];
 
@@ -190,8 +198,8 @@ TakeCheckpoint(char* err, size_t errlen)
         close(sv[0]);
         return false;
     }
-    g_ckpts.push_back({g_next_id++, hs_fabric_now_ps(g_fab), g_nflows, static_cast<pid_t>(pid),
-                       sv[0]});
+    g_ckpts.push_back({g_next_id++, hs_fabric_now_ps(g_fab), g_nflows, g_sampled_ps,
+                       static_cast<pid_t>(pid), sv[0]});
     Prune();
     return true;
 }
@@ -206,7 +214,8 @@ FillReply(int rc)
     hs_fabric_get_stats(g_fab, &g_rep.stats);
     g_rep.nckpt = static_cast<uint32_t>(g_ckpts.size());
     for (size_t i = 0; i < g_ckpts.size(); i++)
-        g_rep.ckpt[i] = {g_ckpts[i].id, g_ckpts[i].time_ps, g_ckpts[i].nflows};
+        g_rep.ckpt[i] = {g_ckpts[i].id, g_ckpts[i].time_ps, g_ckpts[i].nflows,
+                         g_ckpts[i].sampled_ps};
 }
 
 void
@@ -247,6 +256,75 @@ DoNext(uint64_t limit)
         if (step == limit || hs_fabric_now_ps(g_fab) != g_next_ckpt)
             return Reply(0);
     }
+}
+
+// Sends n records to the owner in messages of a header h (count, first and
+// total filled in here) and at most per records; at least one message.
+template <typename Hdr, typename Rec>
+void
+SendInParts(Hdr h, const Rec* recs, size_t n, uint32_t per)
+{
+    size_t first = 0;
+    do
+    {
+        h.count = static_cast<uint32_t>(std::min<size_t>(n - first, per));
+        h.first = first;
+        h.total = n;
+        iovec iov[2] = {{&h, sizeof h}, {const_cast<Rec*>(recs + first), h.count * sizeof(Rec)}};
+        msghdr mh{};
+        mh.msg_iov = iov;
+        mh.msg_iovlen = 2;
+        const ssize_t want = static_cast<ssize_t>(sizeof h + h.count * sizeof(Rec));
+        if (sendmsg(g_cmd, &mh, MSG_NOSIGNAL) != want)
+            _exit(0); // the owner is gone
+        first += h.count;
+    } while (first < n);
+}
+
+// The model's sampler: the sample goes to the owner at once.
+void
+SendSample(void*, uint64_t t_ps, const hs_fabric_link_sample* links, size_t nlinks)
+{
+    WireSampleHdr h;
+    h.t_ps = t_ps;
+    SendInParts(h, links, nlinks, kWireMaxSampleLinks);
+    g_sampled_ps = t_ps;
+}
+
+// Every link's statistics, then the reply.
+void
+DoLinkStats()
+{
+    static std::vector<hs_fabric_link_stats> all;
+    all.resize(hs_fabric_link_count(g_fab));
+    for (size_t i = 0; i < all.size(); i++)
+        hs_fabric_get_link_stats(g_fab, i, &all[i]);
+    SendInParts(WireLinksHdr{}, all.data(), all.size(), kWireMaxLinkStats);
+    Reply(0);
+}
+
+// Turns sampling on, then replaces every checkpoint by one taken now: a
+// rollback must resume a model that samples.
+void
+DoSample(uint64_t interval_ps)
+{
+    if (hs_fabric_sample_links(g_fab, interval_ps, SendSample, nullptr, g_rep.err,
+                               sizeof g_rep.err) != 0)
+        return Reply(-1);
+    while (!g_ckpts.empty())
+        Drop(g_ckpts.size() - 1);
+    if (!TakeCheckpoint(g_rep.err, sizeof g_rep.err))
+        return Reply(-1);
+    g_next_ckpt = NextBoundary(hs_fabric_now_ps(g_fab));
+    Reply(0);
+}
+
+void
+SetSafe(uint64_t safe_ps)
+{
+    if (safe_ps > g_safe_ps)
+        g_safe_ps = safe_ps;
+    Prune();
 }
 
 void
@@ -330,14 +408,15 @@ Handle(const WireReq& rq, size_t len)
     case kOpAddBatch:
         return DoAddBatch(rq, len);
     case kOpNext:
+        SetSafe(rq.a[1]);
         return DoNext(rq.a[0]);
     case kOpLinkStats:
-        return Reply(hs_fabric_get_link_stats(g_fab, rq.a[0], &g_rep.link));
+        return DoLinkStats();
     case kOpSafe:
-        if (rq.a[0] > g_safe_ps)
-            g_safe_ps = rq.a[0];
-        Prune();
+        SetSafe(rq.a[0]);
         return Reply(0);
+    case kOpSample:
+        return DoSample(rq.a[0]);
     case kOpRollback:
         return DoRollback(rq.a[0], rq.a[1]);
     case kOpQuit:

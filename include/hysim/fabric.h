@@ -99,6 +99,14 @@ int hs_fabric_get_link_stats(const hs_fabric *f, size_t i, hs_fabric_link_stats 
  * model; the points of an idle stretch are reported (with the counters
  * unchanged) when the next flow is added. Off unless enabled: costs nothing.
  * 0, or -1 with a message in err (interval 0, no fn, flows already added).
+ *
+ * Worker mode (below): a rollback may change what the worker sampled ahead,
+ * so a sample is delivered only once final, at t <= the safe time: from
+ * hs_fabric_next_completion or hs_fabric_set_safe_time, in time order, each
+ * once, with the counters of a run that had every flow from the start. A
+ * caller that samples a worker hands over its safe time as it advances (at
+ * the end, the fabric's time), or receives nothing. fn may call the fabric's
+ * query functions (link statistics, now).
  */
 typedef struct hs_fabric_link_sample {
     uint64_t bytes;         /* transmitted up to t (as hs_fabric_link_stats.bytes) */
@@ -171,8 +179,10 @@ hs_fabric *hs_fabric_create_opts(const hs_scenario *sc, const hs_fabric_options 
                                  char *err, size_t errlen);
 
 /* The caller will hand over no flow starting before safe_ps: checkpoints older
- * than the newest one at or before safe_ps are dropped. The safe time only grows.
- * 0 on success; -1 with a message (the worker died). In-process: no effect. */
+ * than the newest one at or before safe_ps are dropped (by the next step or
+ * checkpoint statistics), and link samples up to safe_ps are delivered. The
+ * safe time only grows. 0 on success; -1 with a message (the worker died).
+ * In-process: no effect. */
 int hs_fabric_set_safe_time(hs_fabric *f, uint64_t safe_ps, char *err, size_t errlen);
 
 /* 1 and *withdrawn filled with a completion withdrawn by a rollback; 0 when none is left. */

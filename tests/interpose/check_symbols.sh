@@ -5,7 +5,8 @@
 #           the nvcc 13 hooks and the implemented API present, and every symbol
 #           the real libcudart.so.13 exports but the graphics interop
 #   nccl    libnccl.so.2: every function nccl.h declares is exported, unversioned
-#   hysim   libhysim.so: only hs_client_* and the clock functions, unversioned
+#   hysim   libhysim.so: only hs_client_*, the clock functions and pthread_create /
+#           pthread_join, unversioned
 #   cuda    libcuda.so.1: the driver calls hysim implements, unversioned
 #   errors  cudaGetErrorName knows exactly driver_types.h's cudaError values
 #           (runs CLIENT_TEST error_names)
@@ -84,11 +85,11 @@ hysim)
   lib=$libdir/libhysim.so
   has_verdef "$lib" && check "libhysim.so defines symbol versions; its clock functions must be unversioned"
   exported=$(exports "$lib" | awk '{print $2}')
-  for f in clock_gettime gettimeofday time; do
+  for f in clock_gettime gettimeofday time pthread_create pthread_join; do
     grep -qx "$f" <<<"$exported" || check "$f is not exported"
   done
   for f in $exported; do
-    [[ $f == hs_client_* || $f =~ ^(clock_gettime|gettimeofday|time|timespec_get)$ ]] ||
+    [[ $f == hs_client_* || $f =~ ^(clock_gettime|gettimeofday|time|timespec_get|pthread_create|pthread_join)$ ]] ||
       check "unexpected export $f"
   done
   ;;

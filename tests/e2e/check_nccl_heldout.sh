@@ -9,16 +9,21 @@
 # a checked figure (64 MiB or above, and, in an env block, "ENV|OP" not
 # matching UNCHECKED) is more than 10 % off, when a real row has no simulated
 # counterpart, or when the number of checked figures is not CHECKED.
+# The program runs on as many GPUs as REAL_FILE's first line names ("# DATE N x GPU",
+# as the bench/real scripts write it); SCENARIO must have them.
 # usage: check_nccl_heldout.sh HYSIM SCENARIO BENCH REAL_FILE CHECKED [UNCHECKED_REGEX]
 set -euo pipefail
 hysim=$1 scenario=$2 bench=$3 real=$4 checked=$5 unchecked=${6:-a^}
+# the GPUs the real figures were taken on: the first line "# YYYY-MM-DD N x GPU"
+gpus=$(awk 'NR == 1 && $3 ~ /^[0-9]+$/ && $4 == "x" { print $3 }' "$real")
+gpus=${gpus:-2}
 # "env|op size time" for every measured row
 rows=$(awk '/^## env / { sub(/^## env /, ""); env = $0; next }
             !/^#/ && NF == 5 && $2 ~ /^[0-9]+$/ { print env "|" $1 " " $2 " " $3 }' "$real")
 sim=""
 while IFS= read -r key; do
   env=${key%|*} size=${key#*|}
-  out=$(env $env "$hysim" run "$scenario" -- "$bench" -g 2 -b "$size" -n 2 -w 1 2>/dev/null)
+  out=$(env $env "$hysim" run "$scenario" -- "$bench" -g "$gpus" -b "$size" -n 2 -w 1 2>/dev/null)
   sim+=$(awk -v env="$env" '!/^#/ && NF == 5 { print env "|" $1 " " $2 " " $3 }' <<<"$out")
   sim+=$'\n'
 done < <(awk -F'|' '{ split($2, f, " "); print $1 "|" f[2] }' <<<"$rows" | sort -u)

@@ -10,6 +10,9 @@
  * host clock at issue; ops are appended under the one mutex, so host times
  * on the wire never decrease. A lost connection prints why and exits the
  * process with status 1 (it never hangs and never returns wrong answers).
+ * Each call of a kind whose real CPU cost was measured names its kind to the
+ * host clock (hs_client_charge_call, api_cost.h) before it is issued or
+ * captured; a synchronous copy is not of a measured kind.
  * A watcher thread notices it within milliseconds even while the program
  * computes on the host and makes no CUDA call (watch_connection).
  *
@@ -47,6 +50,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api_cost.h"
 #include "frame.h"
 #include "internal.h"
 #include "threads.h"
@@ -872,6 +876,7 @@ cudaError_t hs_client_stream_wait_event(cudaStream_t stream, cudaEvent_t event) 
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
+    hs_client_charge_call(HS_CALL_STREAM_WAIT_EVENT);
     if (CAPTURE_ON()) {
         hs_stream_op op = {.kind = HS_SOP_WAIT_EVENT, .stream = stream, .u.event = event};
         if (captured(&op, &e))
@@ -928,6 +933,7 @@ cudaError_t hs_client_event_record(cudaEvent_t event, cudaStream_t stream) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
+    hs_client_charge_call(HS_CALL_EVENT_RECORD);
     if (CAPTURE_ON()) {
         hs_stream_op op = {.kind = HS_SOP_EVENT_RECORD, .stream = stream, .u.event = event};
         if (captured(&op, &e))
@@ -957,6 +963,7 @@ cudaError_t hs_client_event_query(cudaEvent_t event) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
+    hs_client_charge_call(HS_CALL_EVENT_QUERY);
     LOCK();
     hs_event *ev = event_locked(event);
     if (!ev)
@@ -1186,6 +1193,8 @@ cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind,
         if ((sd >= 0) != src_dev || (dd >= 0) != dst_dev)
             return cudaErrorInvalidValue;
     }
+    if (!synchronous)
+        hs_client_charge_call(HS_CALL_MEMCPY_ASYNC);
     if (CAPTURE_ON() && synchronous) { /* may be forbidden during a capture */
         if ((e = capture_check(HS_CHECK_UNSAFE, stream)) != cudaSuccess)
             return e;
@@ -1234,6 +1243,7 @@ cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream) {
         return e;
     if (hs_devmem_device_of(ptr) < 0)
         return cudaErrorInvalidValue;
+    hs_client_charge_call(HS_CALL_MEMSET);
     if (CAPTURE_ON()) {
         hs_stream_op op = {.kind = HS_SOP_MEMSET, .stream = stream, .u.memset = {ptr, count}};
         if (captured(&op, &e))
@@ -1322,6 +1332,7 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
         grid[2] > 65535 || !threads || block[0] > 1024 || block[1] > 1024 || block[2] > 64 ||
         threads > 1024)
         return cudaErrorInvalidConfiguration;
+    hs_client_charge_call(HS_CALL_KERNEL_LAUNCH);
     if (CAPTURE_ON()) {
         hs_stream_op op = {.kind = HS_SOP_KERNEL, .stream = stream,
                            .u.kernel = {kernel, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared_bytes}};
@@ -1514,6 +1525,7 @@ cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64
         return e;
     if (!valid_device(device))
         return cudaErrorInvalidDevice;
+    hs_client_charge_call(HS_CALL_NCCL);
     if (CAPTURE_ON()) { /* a capture takes it, or renumbers it after the graph launches' collectives */
         hs_stream_op op = {.kind = HS_SOP_COLLECTIVE, .stream = stream,
                            .u.coll = {comm_key, seq, bytes, group, rank, device, root, kind, algo, proto}};

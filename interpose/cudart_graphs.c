@@ -11,7 +11,8 @@
  * event recorded on the launch stream, and the launch stream waits for every
  * chain's end: the graph runs after the stream's earlier work and before its
  * later work. A captured NCCL call is a new collective at every launch, with
- * the communicator's next sequence number.
+ * the communicator's next sequence number. The host pays a launch the CPU
+ * cost of one kernel launch (api_cost.h), not one per node.
  *
  * Graph functions not written here stay generated "not supported yet" stubs.
  */
@@ -20,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "api_cost.h"
 #include "cudart_graphs.h"
 #include "internal.h"
 
@@ -727,6 +729,7 @@ static cudaError_t graph_launch(cudaGraphExec_t x, cudaStream_t stream) {
     if (!x || !hs_ptrmap_get(&g_execs, (uintptr_t)x)) {
         e = cudaErrorInvalidValue;
     } else {
+        hs_client_charge_call(HS_CALL_KERNEL_LAUNCH); /* first: the replayed ops cost nothing more */
         hs_graph_replaying = 1;
         e = launch_locked(x, stream);
         hs_graph_replaying = 0;

@@ -5,11 +5,14 @@
  * The clock starts at 0 when this library is initialised. At the entry of
  * every outermost intercepted call (CUDA, NCCL, clock reads) it advances by
  * the host time since the calling thread's previous intercepted call
- * returned, as HYSIM_HOST_TIME says:
- *   real      that thread's CPU time (CLOCK_THREAD_CPUTIME_ID, read through
- *             libc's own clock_gettime, not ours)
- *   scaled:F  F × that
- *   fixed:NS  NS per call
+ * returned, and at the return of a call of a measured kind by the CPU time
+ * that call costs in the real library (api_cost.h; the interposer's own
+ * cost of the call is not counted), as HYSIM_HOST_TIME says:
+ *   real      that thread's CPU time between calls (CLOCK_THREAD_CPUTIME_ID,
+ *             read through libc's own clock_gettime, not ours), and the costs
+ *   scaled:F  F × that CPU time, and the costs
+ *   calls     the costs only
+ *   fixed:NS  NS at the entry of every call, no costs
  *   zero      nothing
  * A Wait's answer moves it to max(clock, now_ns). It never moves backwards.
  *
@@ -33,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "api_cost.h"
 #include "hysim/scenario.h" /* enum hs_host_time */
 #include "internal.h"
 
@@ -59,6 +63,7 @@ static _Atomic uint64_t g_epoch_ns;
 static int g_mode_from_env, g_epoch_from_env;
 
 static __thread unsigned t_depth;   /* nesting of intercepted calls */
+static __thread uint64_t t_call_ns; /* what the current outermost call costs (api_cost.h) */
 
 /*
  * Host time under real/scaled. Reading the thread's CPU time is a system call
@@ -156,6 +161,8 @@ static void parse_host_time(const char *v) {
         g_mode = HS_HOST_TIME_REAL;
     } else if (!strcmp(v, "zero")) {
         g_mode = HS_HOST_TIME_ZERO;
+    } else if (!strcmp(v, "calls")) {
+        g_mode = HS_HOST_TIME_CALLS;
     } else if (!strncmp(v, "fixed:", 6)) {
         if (parse_u64(v + 6, &g_fixed_ns) < 0)
             bad_env("HYSIM_HOST_TIME", v, "fixed:NS with NS a whole number of nanoseconds");
@@ -168,7 +175,7 @@ static void parse_host_time(const char *v) {
         g_scale = f;
         g_mode = HS_HOST_TIME_SCALED;
     } else {
-        bad_env("HYSIM_HOST_TIME", v, "one of real, zero, fixed:NS, scaled:F");
+        bad_env("HYSIM_HOST_TIME", v, "one of real, calls, zero, fixed:NS, scaled:F");
     }
     g_mode_from_env = 1;
 }
@@ -198,7 +205,7 @@ __attribute__((constructor)) static void hs_clock_init(void) {
 }
 
 void hs_clock_apply_setup(uint32_t host_time, double scale, uint64_t fixed_ns, uint64_t epoch_ns) {
-    if (!g_mode_from_env && host_time <= HS_HOST_TIME_ZERO) {
+    if (!g_mode_from_env && host_time <= HS_HOST_TIME_CALLS) {
         g_scale = scale;
         g_fixed_ns = fixed_ns;
         atomic_store(&g_mode, (int)host_time);
@@ -261,9 +268,27 @@ void hs_client_enter(void) {
     }
 }
 
+/* Whether the mode counts the calls' own cost (api_cost.h). */
+static int mode_charges_calls(int mode) {
+    return mode == HS_HOST_TIME_REAL || mode == HS_HOST_TIME_SCALED || mode == HS_HOST_TIME_CALLS;
+}
+
+void hs_client_charge_call(enum hs_api_call call) {
+    if (!g_sim || !mode_charges_calls(atomic_load_explicit(&g_mode, memory_order_acquire)))
+        return;
+    if (t_depth == 0)
+        atomic_fetch_add(&g_clock, hs_api_call_ns(call));
+    else if (!t_call_ns)
+        t_call_ns = hs_api_call_ns(call);
+}
+
 void hs_client_leave(void) {
     if (--t_depth != 0 || !g_sim)
         return;
+    if (t_call_ns) { /* after the call: what it issued carries the clock at its entry */
+        atomic_fetch_add(&g_clock, t_call_ns);
+        t_call_ns = 0;
+    }
     int mode = atomic_load_explicit(&g_mode, memory_order_relaxed);
     if (mode != HS_HOST_TIME_REAL && mode != HS_HOST_TIME_SCALED)
         return;

@@ -127,6 +127,7 @@ const char *hs_host_time_name(enum hs_host_time h)
     case HS_HOST_TIME_SCALED: return "scaled";
     case HS_HOST_TIME_FIXED: return "fixed";
     case HS_HOST_TIME_ZERO: return "zero";
+    case HS_HOST_TIME_CALLS: return "calls";
     }
     return "unknown";
 }

@@ -731,7 +731,7 @@ static void load_compute(ctx *c, const slot *sec, hs_scenario *sc)
     load_profiles_path(c, &k[1], sc);
 }
 
-/* host_time: real | zero | fixed:NS | scaled:F */
+/* host_time: real | calls | zero | fixed:NS | scaled:F */
 static void load_host_time(ctx *c, const slot *sl, hs_scenario *sc)
 {
     const yaml_node_t *n = sl->val;
@@ -744,6 +744,10 @@ static void load_host_time(ctx *c, const slot *sl, hs_scenario *sc)
         }
         if (!strcmp(s, "zero")) {
             sc->run.host_time = HS_HOST_TIME_ZERO;
+            return;
+        }
+        if (!strcmp(s, "calls")) {
+            sc->run.host_time = HS_HOST_TIME_CALLS;
             return;
         }
         if (!strncmp(s, "fixed:", 6) && number_text(s + 6, &v) && v >= 0 && v == floor(v) && v <= HS_MAX_NS) {
@@ -759,7 +763,7 @@ static void load_host_time(ctx *c, const slot *sl, hs_scenario *sc)
     }
     char buf[64];
     problem_at(c, AT(n->start_mark),
-               "run.host_time: expected real, zero, fixed:NS (whole nanoseconds per intercepted call) "
+               "run.host_time: expected real, calls, zero, fixed:NS (whole nanoseconds per intercepted call) "
                "or scaled:F (a positive factor), got %s",
                what(n, buf, sizeof buf));
 }

@@ -93,6 +93,9 @@ void launcher_host_time_string(const hs_scenario *sc, char *out, size_t len)
     case HS_HOST_TIME_ZERO:
         snprintf(out, len, "zero");
         break;
+    case HS_HOST_TIME_CALLS:
+        snprintf(out, len, "calls");
+        break;
     case HS_HOST_TIME_REAL:
     default:
         snprintf(out, len, "real");

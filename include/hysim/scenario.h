@@ -44,12 +44,15 @@ enum hs_bg_pattern { HS_BG_NONE = 0, HS_BG_PERMUTATION, HS_BG_INCAST };
  * state is small, and the all-reduce flows, O(G^2), bound what is practical. */
 #define HS_MAX_GPUS_PER_SERVER 1024
 
-/* How a process's host clock advances between intercepted calls (DESIGN.md, "Time"). */
+/* How a process's host clock advances between intercepted calls (DESIGN.md, "Time").
+ * "The calls' cost": what each CUDA / cuBLAS / NCCL call of a measured kind
+ * costs the calling thread in the real library (interpose/api_cost.h). */
 enum hs_host_time {
-    HS_HOST_TIME_REAL = 0, /* the CPU time the process really spent */
-    HS_HOST_TIME_SCALED,   /* real CPU time × host_time_scale */
+    HS_HOST_TIME_REAL = 0, /* the CPU time the process really spent, plus the calls' cost */
+    HS_HOST_TIME_SCALED,   /* real CPU time × host_time_scale, plus the calls' cost */
     HS_HOST_TIME_FIXED,    /* host_time_fixed_ns per intercepted call */
     HS_HOST_TIME_ZERO,     /* nothing: only GPU waits move the clock */
+    HS_HOST_TIME_CALLS,    /* the calls' cost only: deterministic */
 };
 
 typedef struct hs_scenario {

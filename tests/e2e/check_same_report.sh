@@ -6,11 +6,12 @@
 # folder and its processes get other pids. The wall time goes to host.json.
 # usage: check_same_report.sh HYSIM SCENARIO WORK_DIR PROGRAM [ARGS]
 set -euo pipefail
-hysim=$(realpath "$1") scenario=$(realpath "$2") work=$3 prog=$(realpath "$4")
+hysim=$(realpath "$1") scenario=$(realpath "$2") work=$(realpath -m "$3") prog=$(realpath "$4")
 shift 4
 fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$work" && mkdir -p "$work/elsewhere"
-"$hysim" run --out "$work/first" "$scenario" -- "$prog" "$@" > "$work/first.out" 2> "$work/first.err" ||
+# each run in a folder of its own: relative files the program writes (-i uid) never meet another test's
+(cd "$work" && "$hysim" run --out "$work/first" "$scenario" -- "$prog" "$@") > "$work/first.out" 2> "$work/first.err" ||
   { cat "$work/first.err"; fail "the first run failed"; }
 name=$(basename "$prog")
 cp "$scenario" "$work/elsewhere/" && ln -s "$prog" "$work/elsewhere/$name"

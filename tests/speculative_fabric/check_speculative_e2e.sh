@@ -6,7 +6,7 @@
 # (they depend on wall-clock timing) and the summary's wall-time line.
 # usage: check_speculative_e2e.sh HYSIM SCENARIO WORK_DIR PROGRAM [ARGS]
 set -euo pipefail
-hysim=$(realpath "$1") scenario=$(realpath "$2") work=$3 prog=$(realpath "$4")
+hysim=$(realpath "$1") scenario=$(realpath "$2") work=$(realpath -m "$3") prog=$(realpath "$4")
 shift 4
 fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$work" && mkdir -p "$work/inline" "$work/worker"
@@ -17,7 +17,8 @@ grep -q '^run: {.*}$' "$scenario" || fail "$scenario has no one-line run mapping
 sed 's/^run: {\(.*\)}$/run: {\1, fabric: {process: worker, speculate: true}}/' "$scenario" > "$work/worker/$name"
 grep -q 'fabric: {process: worker' "$work/worker/$name" || fail "could not add run.fabric"
 for mode in inline worker; do
-  "$hysim" run --report "$work/$mode/report.json" "$work/$mode/$name" -- "$prog" "$@" \
+  # in its own folder: relative files the program writes (-i uid) never meet another test's
+  (cd "$work/$mode" && "$hysim" run --report "$work/$mode/report.json" "$work/$mode/$name" -- "$prog" "$@") \
     > "$work/$mode/out" 2> "$work/$mode/err" || { cat "$work/$mode/err"; fail "the $mode run failed"; }
 done
 cat "$work/worker/err"

@@ -1,0 +1,91 @@
+/*
+ * The CPU time a real CUDA / cuBLAS / NCCL call costs its calling thread
+ * inside the library, by kind of call: what the host clock adds for each
+ * such call under `host_time: calls`, and on top of the measured host time
+ * under `real` and `scaled:F` (DESIGN.md, "Time"; interpose/host_clock.c).
+ * `fixed:NS` and `zero` add nothing of it. The interposer does far less work
+ * per call than the real libraries, so without these costs launch-bound
+ * steps come out too short (bench/RESULTS.md, "Training examples").
+ *
+ * Figures: bench/real/data/api_cost_h200.txt, measured 2026-11-23 on a real
+ * H200 host (CUDA 13.0, driver 580.159.04, an Intel Xeon) by
+ * bench/interpose/api_cost.cu through bench/real/api_cost_real.sh: per row,
+ * the thread's CPU time over a batch of 256 back-to-back calls on one stream,
+ * the median of 50 batches; the file holds 7 such runs and a figure here is
+ * the median of the 7 (bench/RESULTS.md, "Interposer"), rounded to the ns.
+ *
+ * Which calls pay which figure:
+ *   KERNEL_LAUNCH  every kernel launch (cudaLaunchKernel, <<<>>>, their _ptsz
+ *                  forms), and a cudaGraphLaunch: one launch, however many
+ *                  nodes it replays
+ *   EVENT_RECORD, STREAM_WAIT_EVENT, EVENT_QUERY  the cudaEvent* / cudaStream* calls
+ *   MEMCPY_ASYNC   every asynchronous copy, whatever its kind (measured device
+ *                  to device, 4 KiB)
+ *   MEMSET         cudaMemsetAsync and cudaMemset (measured 4 KiB, async)
+ *   GEMM           every cuBLAS / cuBLASLt GEMM but the Sgemm family (measured:
+ *                  cublasGemmEx, bf16, 128³)
+ *   SGEMM          cublasSgemm, cublasSgemmStridedBatched, cublasSgemmBatched
+ *                  (measured: cublasSgemm, 128³)
+ *   NCCL           every NCCL collective and send/recv (measured: ncclAllReduce,
+ *                  4 KiB, one-rank communicator)
+ * Every other call costs 0 (not measured). A call issued while a stream is
+ * captured costs what the call costs when issued.
+ */
+#ifndef HYSIM_INTERPOSE_API_COST_H
+#define HYSIM_INTERPOSE_API_COST_H
+
+#include <stdint.h>
+
+#include "client.h" /* HS_API */
+
+/* X(name, ns, the row of api_cost_h200.txt it is the median of) */
+#define HS_API_CALLS(X)                                                              \
+    X(HS_CALL_KERNEL_LAUNCH, 4175, "cudaLaunchKernel (empty kernel)")                \
+    X(HS_CALL_EVENT_RECORD, 289, "cudaEventRecord")                                  \
+    X(HS_CALL_STREAM_WAIT_EVENT, 287, "cudaStreamWaitEvent")                         \
+    X(HS_CALL_EVENT_QUERY, 1493, "cudaEventQuery")                                   \
+    X(HS_CALL_MEMCPY_ASYNC, 4907, "cudaMemcpyAsync (4 KiB, device to device)")       \
+    X(HS_CALL_MEMSET, 1174, "cudaMemsetAsync (4 KiB)")                               \
+    X(HS_CALL_GEMM, 9443, "cublasGemmEx (bf16, 128^3)")                              \
+    X(HS_CALL_SGEMM, 11112, "cublasSgemm (128^3)")                                   \
+    X(HS_CALL_NCCL, 5373, "ncclAllReduce (4 KiB, 1 rank)")
+
+enum hs_api_call {
+#define HS_API_CALL_ENUM(name, ns, row) name,
+    HS_API_CALLS(HS_API_CALL_ENUM)
+#undef HS_API_CALL_ENUM
+    HS_CALL_KINDS
+};
+
+/* ns of CPU time one call of the kind costs. */
+static inline uint64_t hs_api_call_ns(enum hs_api_call call) {
+    switch (call) {
+#define HS_API_CALL_CASE(name, ns, row) \
+    case name:                          \
+        return ns;
+        HS_API_CALLS(HS_API_CALL_CASE)
+#undef HS_API_CALL_CASE
+    default:
+        return 0;
+    }
+}
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The calling thread's current call is one of this kind. Inside an
+ * intercepted call (between hs_client_enter and hs_client_leave) the first
+ * kind named is what the outermost call costs, added to the host clock when
+ * it returns, so the work it issues is stamped with the clock at its entry
+ * and the ops a graph launch replays cost nothing more. Outside any (cuBLAS,
+ * whose calls the clock does not otherwise see) the cost is added at once:
+ * call it after the op was issued. Nothing under host_time fixed or zero.
+ */
+HS_API void hs_client_charge_call(enum hs_api_call call);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -45,7 +45,9 @@
  * addP2pToPlan). NCCL rounds p2pnChannels, and the channels per peer, up to
  * a power of two: P = pow2Up(C), 32 by default on one server, 4 with 3 or 4
  * channels forced (the per-peer bound on NVLink, 2 × the NVLinks = 36 on
- * H100/H200, rounds to the same P; NCCL_MIN/MAX_P2P_NCHANNELS are not read).
+ * H100/H200, rounds to the same P). NCCL_MAX_P2P_NCHANNELS and
+ * NCCL_MIN_P2P_NCHANNELS bound the count before the rounding, as in NCCL
+ * (unless nccl.channels is set, which wins as it does for the collectives).
  * One peer's transfer (a round of the p2p schedule: peer = rank + round)
  * is split over k of them: starting from kmin = P halved while kmin ×
  * ranks > P, k = min(kmin, bytes / 64 KiB), doubled (up to P) while its
@@ -292,10 +294,18 @@ static uint32_t channels_for(const hs_scenario *sc, enum hs_nccl_proto p, uint64
     return c;
 }
 
-/* NCCL's p2p channels per peer: the communicator's count rounded up to a power of two. */
+/* NCCL's p2p channels per peer: the communicator's count, bounded by NCCL_MAX/MIN_P2P_NCHANNELS,
+ * rounded up to a power of two (ncclTopoComputeP2pChannels). */
 static uint32_t p2p_channels(const hs_scenario *sc, uint32_t nnodes)
 {
     uint32_t c = comm_channels(sc, nnodes), p = 1;
+    if (sc->nccl.channels <= 0) {
+        uint32_t lo = env_channel_count("NCCL_MIN_P2P_NCHANNELS"), hi = env_channel_count("NCCL_MAX_P2P_NCHANNELS");
+        if (hi && c > hi)
+            c = hi;
+        if (lo && c < lo)
+            c = lo;
+    }
     while (p < c)
         p <<= 1;
     return p;

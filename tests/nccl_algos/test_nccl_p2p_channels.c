@@ -5,7 +5,8 @@
  *
  *   p2p_count     P = the channel count rounded up to a power of two (24 → 32,
  *                 3 → 4, 5 → 8), bounded by NCCL_MIN/MAX_NCHANNELS and
- *                 nccl.channels like the collectives' count; 0 for the
+ *                 nccl.channels like the collectives' count, and by
+ *                 NCCL_MIN/MAX_P2P_NCHANNELS before the rounding; 0 for the
  *                 collectives; across servers one per NIC rail
  *   p2p_parts     NCCL's split of one peer's bytes: 2 ranks use P/2 channels
  *                 while the parts stay ≤ 16 MiB, then P; 8 ranks start from
@@ -64,6 +65,8 @@ static void no_env(void)
 {
     unsetenv("NCCL_MIN_NCHANNELS");
     unsetenv("NCCL_MAX_NCHANNELS");
+    unsetenv("NCCL_MIN_P2P_NCHANNELS");
+    unsetenv("NCCL_MAX_P2P_NCHANNELS");
 }
 
 static uint32_t p2p_with_channels(int channels)
@@ -93,6 +96,17 @@ static void test_count(void)
           plan(&sc, SR, 1 << 30, 2, 1).p2p_channels);
     no_env();
     sc.nccl.channels = 0;
+    /* NCCL's own p2p bounds, before the rounding: 24 → at most 6 → 8; at least 40 → 64 */
+    setenv("NCCL_MAX_P2P_NCHANNELS", "6", 1);
+    CHECK(plan(&sc, SR, 1 << 30, 2, 1).p2p_channels == 8, "NCCL_MAX_P2P_NCHANNELS=6: %u",
+          plan(&sc, SR, 1 << 30, 2, 1).p2p_channels);
+    CHECK(plan(&sc, HYSIM__COLL_KIND__ALL_REDUCE, 1 << 30, 2, 1).channels == 24,
+          "NCCL_MAX_P2P_NCHANNELS moved the collectives' channels");
+    unsetenv("NCCL_MAX_P2P_NCHANNELS");
+    setenv("NCCL_MIN_P2P_NCHANNELS", "40", 1);
+    CHECK(plan(&sc, SR, 1 << 30, 2, 1).p2p_channels == 64, "NCCL_MIN_P2P_NCHANNELS=40: %u",
+          plan(&sc, SR, 1 << 30, 2, 1).p2p_channels);
+    no_env();
     CHECK(plan(&sc, HYSIM__COLL_KIND__ALL_REDUCE, 1 << 30, 2, 1).p2p_channels == 0, "a collective has p2p channels");
     CHECK(plan(&sc, SR, 1 << 30, 2, 2).p2p_channels == 8, "two servers: %u, one per NIC rail", plan(&sc, SR, 1 << 30, 2, 2).p2p_channels);
     /* the small-size channel drop of the collectives does not apply: NCCL's p2p count is the communicator's */

@@ -65,52 +65,20 @@ def time_gemm(a, b):
     return start.elapsed_time(stop) / REPS * 1e3  # microseconds
 
 
-def kernels_of(name, dtype):
-    """{(m, n, k): 'kernel@gx.gy.gz+...'} for one product of every shape."""
+def profiled(run):
+    """Runs run() under torch.profiler; returns {(m, n, k): {product id: [(kernel@grid, us), ...]}},
+    one entry per torch.mm the run issued, its kernels in launch order."""
     from torch.profiler import ProfilerActivity, profile
 
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
-        for m, n, k in shapes(name):
-            a, b = operands(m, n, k, dtype)
-            torch.mm(a, b)
-            torch.cuda.synchronize()
+        run()
     fd, path = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     prof.export_chrome_trace(path)
     with open(path) as f:
         events = json.load(f)["traceEvents"]
     os.unlink(path)
-    shape_of, found = {}, {}
-    for e in events:
-        args = e.get("args", {})
-        if e.get("cat") == "cpu_op" and e.get("name") == "aten::mm" and "Input Dims" in args:
-            (m, k), (_, n) = args["Input Dims"][:2]
-            shape_of[args.get("External id")] = (m, n, k)
-    for e in sorted((e for e in events if e.get("cat") == "kernel"), key=lambda e: e.get("ts", 0)):
-        args = e["args"]
-        key = shape_of.get(args.get("External id"))
-        if key is None:
-            continue  # randn's kernels
-        grid = ".".join(str(g) for g in args.get("grid", []))
-        found.setdefault(key, []).append(f"{e['name'].replace(',', ';')}@{grid}")
-    return {key: "+".join(v) for key, v in found.items()}
-
-
-def profiled_products(name, dtype):
-    """{(m, n, k): (median kernel us per product, event mean us, kernels)} over the grid."""
-    from torch.profiler import ProfilerActivity, profile
-
-    events_us = {}
-    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True) as prof:
-        for m, n, k in shapes(name):
-            events_us[(m, n, k)] = time_gemm(*operands(m, n, k, dtype))
-    fd, path = tempfile.mkstemp(suffix=".json")
-    os.close(fd)
-    prof.export_chrome_trace(path)
-    with open(path) as f:
-        events = json.load(f)["traceEvents"]
-    os.unlink(path)
-    shape_of, per_call, names = {}, {}, {}
+    shape_of, products = {}, {}
     for e in events:
         args = e.get("args", {})
         if e.get("cat") == "cpu_op" and e.get("name") == "aten::mm" and "Input Dims" in args:
@@ -121,15 +89,39 @@ def profiled_products(name, dtype):
         key = shape_of.get(ext)
         if key is None:
             continue  # randn's kernels
-        calls = per_call.setdefault(key, {})
-        calls[ext] = calls.get(ext, 0.0) + float(e["dur"])
         grid = ".".join(str(g) for g in e["args"].get("grid", []))
-        names.setdefault(key, {}).setdefault(ext, []).append(f"{e['name'].replace(',', ';')}@{grid}")
+        products.setdefault(key, {}).setdefault(ext, []).append((f"{e['name'].replace(',', ';')}@{grid}",
+                                                                 float(e["dur"])))
+    return products
+
+
+def kernel_names(kernels):
+    return "+".join(name for name, _ in kernels)
+
+
+def kernels_of(name, dtype):
+    """{(m, n, k): 'kernel@gx.gy.gz+...'} for one product of every shape."""
+    def run():
+        for m, n, k in shapes(name):
+            torch.mm(*operands(m, n, k, dtype))
+            torch.cuda.synchronize()
+
+    return {key: kernel_names(next(iter(calls.values()))) for key, calls in profiled(run).items()}
+
+
+def profiled_products(name, dtype):
+    """{(m, n, k): (median kernel us per product, event mean us, kernels)} over the grid."""
+    events_us = {}
+
+    def run():
+        for m, n, k in shapes(name):
+            events_us[(m, n, k)] = time_gemm(*operands(m, n, k, dtype))
+
     out = {}
-    for key, calls in per_call.items():
-        ordered = [calls[ext] for ext in sorted(calls)][-REPS:]  # the timed products, after the warm-up
-        last = names[key][max(calls)]
-        out[key] = (statistics.median(ordered), events_us[key], "+".join(last))
+    for key, calls in profiled(run).items():
+        timed = [calls[ext] for ext in sorted(calls)][-REPS:]  # the timed products, after the warm-up
+        us = statistics.median(sum(dur for _, dur in kernels) for kernels in timed)
+        out[key] = (us, events_us[key], kernel_names(timed[-1]))
     return out
 
 

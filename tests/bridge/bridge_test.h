@@ -6,16 +6,8 @@
 #include <stdlib.h>
 
 #include "frame.h"
+#include "test_check.h"
 
-#define CHECK(cond, ...)                                                                          \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);             \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fputc('\n', stderr);                                                                  \
-            exit(1);                                                                              \
-        }                                                                                         \
-    } while (0)
 
 /* Every ClientMsg kind (Register, Batch holding every Op kind, Wait, Bye). */
 int bt_sample_client_msgs(const Hysim__ClientMsg ***out);

@@ -20,17 +20,7 @@
 #define DT_MAX_CHILDREN 8
 #define DT_MAX_VALUES 64
 
-/* Fails the current process (runner, child or test) with a message. */
-#define CHECK(cond, ...)                                                                          \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);             \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fputc('\n', stderr);                                                                  \
-            fflush(stderr);                                                                       \
-            _exit(1);                                                                             \
-        }                                                                                         \
-    } while (0)
+#include "test_check.h" /* CHECK fails the current process (runner, child or test) */
 
 #define CHECK_EQ(a, b)                                                                            \
     CHECK((uint64_t)(a) == (uint64_t)(b), "%s = %llu, expected %s = %llu", #a,                    \

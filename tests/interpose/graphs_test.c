@@ -34,15 +34,9 @@ void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *de
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            failures++;                                                                 \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                               \
-            fputc('\n', stderr);                                                        \
-        }                                                                               \
-    } while (0)
+#define HS_CHECK_COUNTS
+#include "test_check.h"
+
 
 #define CHECK_CUDA(call, want)                                                          \
     do {                                                                                \

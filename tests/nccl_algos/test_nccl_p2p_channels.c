@@ -28,16 +28,8 @@
 #include <string.h>
 
 #include "collective_tuner.h"
+#include "test_check.h"
 
-#define CHECK(cond, ...)                                                              \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                             \
-            fputc('\n', stderr);                                                      \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
 
 static const Hysim__CollKind SR = HYSIM__COLL_KIND__SEND, A2A = HYSIM__COLL_KIND__ALL_TO_ALL;
 

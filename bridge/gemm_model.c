@@ -72,13 +72,19 @@ static void type_params(const hs_scenario *sc, int dtype, double *tflops, double
     }
 }
 
+/* Output tiles of HS_GEMM_TILE along a dimension of x elements. */
+static uint64_t tiles_along(uint64_t x)
+{
+    return (x + HS_GEMM_TILE - 1) / HS_GEMM_TILE;
+}
+
 /* Bytes of A and B the GPU's waves of HS_GEMM_TILE² output tiles read from HBM:
  * the SMs run min(tiles, SMs) tiles at once, laid out along n first; a wave
  * reads its tiles' rows of A and columns of B once, k deep (tiles in one row
  * or column share them in L2), so a long wave along n re-reads more of A. */
 static double wave_operand_bytes(uint64_t m, uint64_t n, uint64_t k, double in_bytes, int sm_count)
 {
-    uint64_t tiles_m = (m + HS_GEMM_TILE - 1) / HS_GEMM_TILE, tiles_n = (n + HS_GEMM_TILE - 1) / HS_GEMM_TILE;
+    uint64_t tiles_m = tiles_along(m), tiles_n = tiles_along(n);
     uint64_t tiles = tiles_m * tiles_n, sms = sm_count > 0 ? (uint64_t)sm_count : 1;
     uint64_t at_once = tiles < sms ? tiles : sms;
     uint64_t along_n = tiles_n < at_once ? tiles_n : at_once, along_m = (at_once + along_n - 1) / along_n;
@@ -90,7 +96,7 @@ static double wave_operand_bytes(uint64_t m, uint64_t n, uint64_t k, double in_b
  * kernel, whose tiles all run at once */
 static double idle_sms_per_tile(uint64_t m, uint64_t n, uint64_t batch, int sm_count)
 {
-    uint64_t tiles = ((m + HS_GEMM_TILE - 1) / HS_GEMM_TILE) * ((n + HS_GEMM_TILE - 1) / HS_GEMM_TILE) * batch;
+    uint64_t tiles = tiles_along(m) * tiles_along(n) * batch;
     double sms = sm_count > 0 ? (double)sm_count : 1;
     double idle = (double)tiles < sms ? sms / (double)tiles - 1 : 0;
     return idle > HS_GEMM_IDLE_CAP ? HS_GEMM_IDLE_CAP : idle;

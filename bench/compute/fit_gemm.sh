@@ -98,21 +98,28 @@ awk -F, -v IDLE_CAP="$idle_cap" -v t0max="$t0max" -v gpu="$gpu" -v bf16="$bf16" 
   function idle(M, N,    tiles, v) {
     tiles = cdiv(M, 128) * cdiv(N, 128); v = tiles < sms ? sms / tiles - 1 : 0; return v > IDLE_CAP ? IDLE_CAP : v
   }
-  # score of constants P[1..5] on rows R[lo..hi step st]: sets HIT, SQ, WORST
-  function score(lo, hi, st,    r, p, q, l) {
+  # the features of a row, under key r: GPU-bound rows 1..rows, launch-bound ones "L1".."L" NLB
+  function features(r, i, s) {
+    F[r] = 2 * m[i] * nn[i] * k[i] / peak(d[i]); FL[r] = F[r] * idle(m[i], nn[i])
+    AB[r] = (m[i] * k[i] + k[i] * nn[i]) * s; C[r] = m[i] * nn[i] * s
+    W[r] = wave_bytes(m[i], nn[i], k[i], s); U[r] = us[i]
+  }
+  # the time the model predicts for row r with constants P[1..6]
+  function predict(r) {
+    return P[4] + (F[r] + P[6] * FL[r]) / P[1] + (P[2] * AB[r] + P[3] * C[r]) / (hbm * 1e3) + P[5] * W[r] / (hbm * 1e3)
+  }
+  # score of constants P[1..6] on rows R[lo..hi step st]: sets HIT, SQ, WORST
+  function score(lo, hi, st,    r, q, l) {
     HIT = 0; SQ = 0; WORST = 0
     for (r = lo; r <= hi; r += st) {
-      p = P[4] + (F[r] + P[6] * FL[r]) / P[1] + (P[2] * AB[r] + P[3] * C[r]) / (hbm * 1e3) + P[5] * W[r] / (hbm * 1e3)
-      q = p / U[r]; if (q >= 0.9 && q <= 1.1) HIT++
+      q = predict(r) / U[r]; if (q >= 0.9 && q <= 1.1) HIT++
       l = log(q); SQ += l * l; if ((q > 1 ? q - 1 : 1 - q) > WORST) WORST = (q > 1 ? q - 1 : 1 - q)
     }
-    for (r = 1; r <= NLB; r++) {   # a launch-bound row counts as a miss only if predicted above it + 15 %
-      p = P[4] + (LF[r] + P[6] * LFL[r]) / P[1] + (P[2] * LAB[r] + P[3] * LC[r]) / (hbm * 1e3) + P[5] * LW[r] / (hbm * 1e3)
-      if (p > 1.15 * LU[r]) HIT--
-    }
+    for (r = 1; r <= NLB; r++)   # a launch-bound row counts as a miss only if predicted above it + 15 %
+      if (predict("L" r) > 1.15 * U["L" r]) HIT--
   }
   function better(h, sq) { return h > BH || (h == BH && sq < BS) }
-  # coordinate descent from four starts; the best constants land in B[1..5]
+  # coordinate descent from every start; the best constants land in B[1..6]
   function fit(lo, hi, st,    s, i, j, v, improved, save) {
     nstarts = split("0.75 0.1 0.9 3 0 0|0.85 0 1 5 0.2 0|0.9 0 0.5 1 0.5 0|0.95 0 0.9 3 1 0|0.8 0 0.8 3 0.1 0.3|0.74 0.25 1.1 3.5 0.04 0", starts, "|")
     first = 1
@@ -139,18 +146,8 @@ awk -F, -v IDLE_CAP="$idle_cap" -v t0max="$t0max" -v gpu="$gpu" -v bf16="$bf16" 
     ntypes = split("fp32 tf32 fp16 bf16", types, " ")
     for (ti = 1; ti <= ntypes; ti++) {
       t = types[ti]; rows = 0; NLB = 0
-      for (i = 1; i <= n; i++) if (d[i] == t) {
-        s = esize(t)
-        if (us[i] < cut) {   # launch-bound: the GPU part must not exceed it much (see score)
-          NLB++; LF[NLB] = 2 * m[i] * nn[i] * k[i] / peak(t); LAB[NLB] = (m[i] * k[i] + k[i] * nn[i]) * s
-          LC[NLB] = m[i] * nn[i] * s; LW[NLB] = wave_bytes(m[i], nn[i], k[i], s); LU[NLB] = us[i]
-          LFL[NLB] = LF[NLB] * idle(m[i], nn[i])
-          continue
-        }
-        rows++; F[rows] = 2 * m[i] * nn[i] * k[i] / peak(t)
-        AB[rows] = (m[i] * k[i] + k[i] * nn[i]) * s; C[rows] = m[i] * nn[i] * s
-        W[rows] = wave_bytes(m[i], nn[i], k[i], s); U[rows] = us[i]; FL[rows] = F[rows] * idle(m[i], nn[i])
-      }
+      for (i = 1; i <= n; i++) if (d[i] == t)   # launch-bound: the GPU part must not exceed it much (see score)
+        features((us[i] < cut) ? "L" (++NLB) : ++rows, i, esize(t))
       if (!rows) continue   # not measured on this GPU: the model borrows the curve of another type
       HI[4] = 40; if (t in T0MAX) HI[4] = int(2 * T0MAX[t])   # t0 in steps of 0.5 us
       MEASURED[t] = 1

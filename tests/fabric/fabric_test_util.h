@@ -37,6 +37,23 @@ static inline void fab_test_scenario(hs_scenario *sc, uint32_t segment_bytes)
                               });
 }
 
+/* RoCE on one switch: `servers` × `gpus_per_server` GPUs (fab_test_scenario's, 64 KiB segments),
+ * one NIC per server, a switch of `buffer_mib` MiB, PFC and DCQCN on, seed 7. */
+static inline void fab_test_roce_switch(hs_scenario *sc, int servers, int gpus_per_server, double buffer_mib)
+{
+    fab_test_scenario(sc, 64 * 1024);
+    sc->servers.count = servers;
+    sc->servers.gpus_per_server = gpus_per_server;
+    sc->nics.per_server = 1;
+    sc->fabric.present = true;
+    sc->fabric.topology = HS_TOPOLOGY_SINGLE_SWITCH;
+    sc->fabric.leaves = 1;
+    sc->fabric.switch_buffer_mib = buffer_mib;
+    sc->fabric.pfc = true;
+    sc->fabric.dcqcn = true;
+    sc->run.seed = 7;
+}
+
 static int fab_test_failures __attribute__((unused));
 
 #define FAB_CHECK(cond, ...)                                                            \

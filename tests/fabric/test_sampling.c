@@ -98,20 +98,10 @@ static int case_single_flow(void)
 static void incast(int sample, int fd)
 {
     hs_scenario sc;
-    fab_test_scenario(&sc, 64 * 1024);
-    sc.servers.count = 5;
-    sc.servers.gpus_per_server = 1;
-    sc.nics.per_server = 1;
-    sc.fabric.present = true;
-    sc.fabric.topology = HS_TOPOLOGY_SINGLE_SWITCH;
-    sc.fabric.leaves = 1;
-    sc.fabric.switch_buffer_mib = 2;
-    sc.fabric.pfc = true;
-    sc.fabric.dcqcn = true;
+    fab_test_roce_switch(&sc, 5, 1, 2);
     sc.fabric.ecn.kmin_kb = 100;
     sc.fabric.ecn.kmax_kb = 400;
     sc.fabric.ecn.pmax = 0.2;
-    sc.run.seed = 7;
     hs_fabric *f = fab_test_create(&sc);
     char err[256] = "";
     g_rec.link = link_index(f, "sw0>nic4");

@@ -212,17 +212,7 @@ static int case_nvlink(void)
 static int case_roce(void)
 {
     hs_scenario sc;
-    fab_test_scenario(&sc, 64 * KIB);
-    sc.servers.count = 4;
-    sc.servers.gpus_per_server = 2;
-    sc.nics.per_server = 1;
-    sc.fabric.present = true;
-    sc.fabric.topology = HS_TOPOLOGY_SINGLE_SWITCH;
-    sc.fabric.leaves = 1;
-    sc.fabric.switch_buffer_mib = 1;
-    sc.fabric.pfc = true;
-    sc.fabric.dcqcn = true;
-    sc.run.seed = 7;
+    fab_test_roce_switch(&sc, 4, 2, 1);
     rng_state = 5;
     return compare_runs(&sc, 150, 100 * US, 4 * KIB, 512 * KIB, 20 * US, 5 * US, 2 * US);
 }

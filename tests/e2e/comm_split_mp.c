@@ -22,16 +22,10 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include "test_check.h"
+
 #define LOCAL 2
 #define NRANKS 4
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "comm_split_mp: " __VA_ARGS__);                                                            \
-            fprintf(stderr, "\n");                                                                                     \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
 static int g_proc;
 static ncclComm_t parent[LOCAL], third[LOCAL];

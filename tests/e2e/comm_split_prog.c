@@ -16,15 +16,9 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include "test_check.h"
+
 #define N 4
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "comm_split_prog: " __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                                     \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
 static ncclComm_t parent[N], third[N];
 

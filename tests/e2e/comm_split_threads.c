@@ -21,19 +21,13 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include "test_check.h"
+
 #define N 8
 #define HALF (N / 2)
 #define A2A_FLOATS (1 << 16)
 #define SELF_BYTES 48000000ull
 #define SELF_COPY_MS 0.020 /* 2 × 48 MB / 4800 GB/s */
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "comm_split_threads: " __VA_ARGS__);                                                       \
-            fprintf(stderr, "\n");                                                                                     \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
 static ncclUniqueId g_id;
 static ncclComm_t g_parent[N], g_half[N];

@@ -31,17 +31,11 @@
 #include <cuda_runtime.h>
 #include <nccl.h>
 
+#include "test_check.h"
+
 #define NGPU 4
 #define ITERS 3
 #define FLOATS (16u << 20) /* 64 MiB per all-reduce */
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "thread_per_gpu: " __VA_ARGS__);                                                           \
-            fprintf(stderr, "\n");                                                                                     \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
 
 static ncclUniqueId g_id;
 static ncclComm_t g_comm[NGPU];

@@ -12,11 +12,10 @@ mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0
 nvidia-smi -L
 nvcc --version | tail -2
-inc=$(dirname "$(find / -name nccl.h -path '*include*' 2>/dev/null | head -1)")
-lib=$(dirname "$(find / -name 'libnccl.so.2*' 2>/dev/null | head -1)")
+. "$root/bench/real/system_nccl.sh" # inc, lib: the host's NCCL
 echo "NCCL headers: $inc, library: $lib"
 nvcc -O2 -std=c++17 -cudart shared -arch=sm_90 -I"$inc" -L"$lib" \
   -o /tmp/allreduce_bench "$root/examples/allreduce_bench.cu" -lnccl
 gpus=$(nvidia-smi -L | wc -l)
-LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-} /tmp/allreduce_bench -g "$gpus" -b 1M -e 1G -n 20 -w 5 \
+/tmp/allreduce_bench -g "$gpus" -b 1M -e 1G -n 20 -w 5 \
   | tee "$out/allreduce_real_${gpus}gpu.txt"

@@ -7,9 +7,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-.}
 mkdir -p "$out"
-inc=$(dirname "$(find / -name nccl.h -path '*include*' -not -path '*/site-packages/*' 2>/dev/null | head -1)")
-lib=$(dirname "$(find / -name 'libnccl.so.2*' -not -path '*/site-packages/*' 2>/dev/null | head -1)")
-export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}
+. "$root/bench/real/system_nccl.sh" # inc, lib: the host's NCCL
 nvcc -O2 -std=c++17 -cudart shared -arch=sm_90 -I"$inc" -L"$lib" -o /tmp/api_cost \
   "$root/bench/interpose/api_cost.cu" -lcublas -lnccl
 name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')

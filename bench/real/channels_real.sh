@@ -14,9 +14,7 @@ mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0 # NVLink SHARP (multicast) stays off on shared hosts
 gpus=$(nvidia-smi -L | wc -l)
 name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
-inc=$(dirname "$(find / -name nccl.h -path '*include*' -not -path '*/site-packages/*' 2>/dev/null | head -1)")
-lib=$(dirname "$(find / -name 'libnccl.so.2*' -not -path '*/site-packages/*' 2>/dev/null | head -1)")
-export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}
+. "$root/bench/real/system_nccl.sh" # inc, lib: the host's NCCL
 nvcc -O2 -std=c++17 -cudart shared -arch=sm_90 -I"$inc" -L"$lib" \
   -o /tmp/collectives_bench "$root/examples/collectives_bench.cu" -lnccl
 {

@@ -9,15 +9,13 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-.}
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0 # NVLink SHARP (multicast) stays off on shared hosts
-inc=$(dirname "$(find / -name nccl.h -path '*include*' 2>/dev/null | head -1)")
-lib=$(dirname "$(find / -name 'libnccl.so.2*' 2>/dev/null | head -1)")
+. "$root/bench/real/system_nccl.sh" # inc, lib: the host's NCCL
 for prog in collectives_bench allreduce_bench; do
   nvcc -O2 -std=c++17 -cudart shared -arch=sm_90 -I"$inc" -L"$lib" \
     -o /tmp/$prog "$root/examples/$prog.cu" -lnccl
 done
 gpus=$(nvidia-smi -L | wc -l)
 name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
-export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}
 {
   echo "# $(date -u +%F) $gpus x $name; NCCL from $lib; NCCL_NVLS_ENABLE=0"
   for size in 64K 1M 16M 64M 256M 1G; do

@@ -21,10 +21,8 @@ log=$out/examples_h200x2.txt
   nvidia-smi -L
   nvcc --version | tail -2
 } | tee -a "$log"
-inc=$(dirname "$(find / -name nccl.h -path '*include*' 2>/dev/null | head -1)")
-lib=$(dirname "$(find / -name 'libnccl.so.2*' 2>/dev/null | head -1)")
+. "$root/bench/real/system_nccl.sh" # inc, lib: the host's NCCL
 echo "NCCL headers: $inc, library: $lib" | tee -a "$log"
-export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}
 gpus=$(nvidia-smi -L | wc -l)
 bin=$(mktemp -d)
 for ex in "${examples[@]}"; do

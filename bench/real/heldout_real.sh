@@ -20,9 +20,7 @@ mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0 # NVLink SHARP (multicast) stays off on shared hosts
 gpus=$(nvidia-smi -L | wc -l)
 name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | tr ' ' '_')
-inc=$(dirname "$(find / -name nccl.h -path '*include*' -not -path '*/site-packages/*' 2>/dev/null | head -1)")
-lib=$(dirname "$(find / -name 'libnccl.so.2*' -not -path '*/site-packages/*' 2>/dev/null | head -1)")
-export LD_LIBRARY_PATH=$lib:${LD_LIBRARY_PATH:-}
+. "$root/bench/real/system_nccl.sh" # inc, lib: the host's NCCL
 versions() {
   echo "# $(date -u +%F) $gpus x $name; driver $(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1)"
   echo "# $(nvcc --version | tail -1)"

@@ -15,9 +15,10 @@
  * the median of the 7 (bench/RESULTS.md, "Interposer"), rounded to the ns.
  *
  * Which calls pay which figure:
- *   KERNEL_LAUNCH  every kernel launch (cudaLaunchKernel, <<<>>>, their _ptsz
- *                  forms), and a cudaGraphLaunch: one launch, however many
- *                  nodes it replays
+ *   KERNEL_LAUNCH  every kernel launch (cudaLaunchKernel, <<<>>>,
+ *                  cudaLaunchKernelExC, cudaLaunchCooperativeKernel, their
+ *                  _ptsz forms), and a cudaGraphLaunch: one launch, however
+ *                  many nodes it replays
  *   EVENT_RECORD, STREAM_WAIT_EVENT, EVENT_QUERY  the cudaEvent* / cudaStream* calls
  *   MEMCPY_ASYNC   every asynchronous copy, whatever its kind (measured device
  *                  to device, 4 KiB)

@@ -3,12 +3,16 @@
  * crt/device_functions.h): fat binary and kernel registration at load time,
  * the <<<...>>> call configuration, and launches. A launch becomes a Kernel
  * op naming the device function (its mangled name) with the grid, block and
- * dynamic shared memory.
+ * dynamic shared memory. cudaLaunchKernelExC (what the C++ template
+ * cudaLaunchKernelEx calls) and cudaLaunchCooperativeKernel are launches like
+ * cudaLaunchKernel: the same op, host cost and stream capture.
  *
  * Registration and the launch plumbing around <<<...>>> (push/pop of the
  * configuration, __cudaGetKernel) are not calls of the program: they never
  * connect to hysimd and do not move the host clock. The launch itself does.
  */
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cudart_internal.h"
@@ -32,6 +36,9 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 bloc
                                     size_t sharedMem, cudaStream_t stream);
 cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                   size_t sharedMem, cudaStream_t stream);
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args);
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                             size_t sharedMem, cudaStream_t stream);
 
 /* ---- registration ---- */
 
@@ -129,19 +136,129 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 bloc
     RT_RETURN(launch(kernel, gridDim, blockDim, sharedMem, stream ? stream : cudaStreamPerThread));
 }
 
+/* A launch of the kernel whose host function is func. */
+static cudaError_t launch_func(const void *func, dim3 grid, dim3 block, size_t shared, cudaStream_t stream) {
+    void *k = hs_client_kernel_find(func);
+    return k ? launch(k, grid, block, shared, stream) : cudaErrorInvalidDeviceFunction;
+}
+
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                              size_t sharedMem, cudaStream_t stream) {
     (void)args;
     RT_ENTER();
-    void *k = hs_client_kernel_find(func);
-    RT_RETURN(k ? launch(k, gridDim, blockDim, sharedMem, stream) : cudaErrorInvalidDeviceFunction);
+    RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream));
 }
 
 cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                   size_t sharedMem, cudaStream_t stream) {
     (void)args;
     RT_ENTER();
-    void *k = hs_client_kernel_find(func);
-    RT_RETURN(k ? launch(k, gridDim, blockDim, sharedMem, stream ? stream : cudaStreamPerThread)
-                : cudaErrorInvalidDeviceFunction);
+    RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream ? stream : cudaStreamPerThread));
+}
+
+/* ---- cudaLaunchKernelExC and cooperative launches ---- */
+
+/*
+ * Whether hysim can honour a launch attribute (driver_types.h,
+ * cudaLaunchAttributeID). hysim times a kernel by its name, grid, block and
+ * dynamic shared memory (its profile, or the scenario's default), not by the
+ * finer details of how it is launched, and keeps every stream in full order.
+ * So these leave the simulated time as it is and are accepted: cluster shapes
+ * and their scheduling, the cooperative flag (a simulated grid runs as one
+ * unit), cache and shared-memory hints, priorities (streams' are not modelled
+ * either), memory-sync domains, NVLink scheduling hints and programmatic
+ * stream serialization (an overlap with the previous kernel the runtime may
+ * allow, never must: waiting for it is a valid schedule). Events a launch
+ * records at points inside the kernel, and device-updatable graph nodes, are
+ * work the simulator would have to do and does not: refused, by name.
+ */
+enum attr_support { ATTR_IGNORED, ATTR_NOT_SUPPORTED, ATTR_UNKNOWN };
+
+static enum attr_support attr_support(cudaLaunchAttributeID id, const char **name) {
+    switch (id) {
+    case cudaLaunchAttributeIgnore:
+    case cudaLaunchAttributeAccessPolicyWindow:
+    case cudaLaunchAttributeCooperative:
+    case cudaLaunchAttributeSynchronizationPolicy:
+    case cudaLaunchAttributeClusterDimension:
+    case cudaLaunchAttributeClusterSchedulingPolicyPreference:
+    case cudaLaunchAttributeProgrammaticStreamSerialization:
+    case cudaLaunchAttributePriority:
+    case cudaLaunchAttributeMemSyncDomainMap:
+    case cudaLaunchAttributeMemSyncDomain:
+    case cudaLaunchAttributePreferredClusterDimension:
+    case cudaLaunchAttributePreferredSharedMemoryCarveout:
+    case cudaLaunchAttributeNvlinkUtilCentricScheduling:
+        return ATTR_IGNORED;
+    case cudaLaunchAttributeProgrammaticEvent:
+        *name = "cudaLaunchAttributeProgrammaticEvent";
+        return ATTR_NOT_SUPPORTED;
+    case cudaLaunchAttributeLaunchCompletionEvent:
+        *name = "cudaLaunchAttributeLaunchCompletionEvent";
+        return ATTR_NOT_SUPPORTED;
+    case cudaLaunchAttributeDeviceUpdatableKernelNode:
+        *name = "cudaLaunchAttributeDeviceUpdatableKernelNode";
+        return ATTR_NOT_SUPPORTED;
+    }
+    return ATTR_UNKNOWN; /* not an id the header declares */
+}
+
+/* One "not supported yet" line per refused attribute and process. */
+static _Atomic int g_attr_said[cudaLaunchAttributeDeviceUpdatableKernelNode + 1];
+
+static cudaError_t check_attrs(const cudaLaunchAttribute *attrs, unsigned n) {
+    if (n && !attrs)
+        return cudaErrorInvalidValue;
+    for (unsigned i = 0; i < n; i++) {
+        const char *name = NULL;
+        switch (attr_support(attrs[i].id, &name)) {
+        case ATTR_IGNORED:
+            break;
+        case ATTR_NOT_SUPPORTED:
+            if (!atomic_exchange(&g_attr_said[attrs[i].id], 1))
+                fprintf(stderr, "hysim: cudaLaunchKernelExC attribute %s is not supported yet\n", name);
+            return cudaErrorNotSupported;
+        case ATTR_UNKNOWN:
+            return cudaErrorInvalidValue;
+        }
+    }
+    return cudaSuccess;
+}
+
+/* cudaLaunchKernelExC on `stream` or, when the config names none, on `default_stream`. */
+static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func, cudaStream_t default_stream) {
+    if (!config)
+        return cudaErrorInvalidValue;
+    cudaError_t e = check_attrs(config->attrs, config->numAttrs);
+    if (e != cudaSuccess)
+        return e;
+    return launch_func(func, config->gridDim, config->blockDim, config->dynamicSmemBytes,
+                       config->stream ? config->stream : default_stream);
+}
+
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args) {
+    (void)args;
+    RT_ENTER();
+    RT_RETURN(launch_ex(config, func, NULL));
+}
+
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args) {
+    (void)args;
+    RT_ENTER();
+    RT_RETURN(launch_ex(config, func, cudaStreamPerThread));
+}
+
+/* A cooperative grid is co-resident on the device, as every simulated grid is: timed as any launch. */
+cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                        size_t sharedMem, cudaStream_t stream) {
+    (void)args;
+    RT_ENTER();
+    RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream));
+}
+
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                             size_t sharedMem, cudaStream_t stream) {
+    (void)args;
+    RT_ENTER();
+    RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream ? stream : cudaStreamPerThread));
 }

@@ -1,10 +1,13 @@
 /*
  * GEMM roofline × efficiency curve (gemm_model.h). Per product:
- *   t = t0 + flops × (1 + fill × idle) / (peak × eff) + ab × (A + B bytes) / hbm
+ *   t = t0 + flops × (1 + fill × idle + quant × waste) / (peak × eff) + ab × (A + B bytes) / hbm
  *       + c × (C bytes) / hbm + l2 × (operand bytes of the waves of output tiles) / hbm
  * where idle = max(0, SMs / output tiles − 1), at most HS_GEMM_IDLE_CAP,
  * charges part of the SMs a small product leaves without a tile (cuBLAS's
- * split-k recovers the rest)
+ * split-k recovers the rest), and waste = 1 / u − 1 from one wave of tiles up
+ * charges wave quantization: u is the useful share of the SM time of the
+ * best of three tiles (the last wave's idle SMs, the padding of tiles that
+ * overhang m or n)
  * with the constants fitted per GPU and type on real H100 and H200 timings
  * (gemm_efficiency.h, bench/compute/fit_gemm.sh, which describes the wave
  * term). A GPU named H200 takes the H200 curves, any other GPU the H100's
@@ -21,13 +24,13 @@
 #include "gemm_efficiency.h"
 
 typedef struct curve {
-    double eff, ab, c, t0_us, l2, fill;
+    double eff, ab, c, t0_us, l2, fill, quant;
 } curve;
 
-/* gemm_efficiency.h's six constants of one GPU and type */
+/* gemm_efficiency.h's seven constants of one GPU and type */
 #define HS_CURVE(GPU, T)                                                                                   \
-    {HS_GEMM_##GPU##_EFF_##T, HS_GEMM_##GPU##_AB_##T,    HS_GEMM_##GPU##_C_##T,                           \
-     HS_GEMM_##GPU##_T0_US_##T, HS_GEMM_##GPU##_L2_##T, HS_GEMM_##GPU##_FILL_##T}
+    {HS_GEMM_##GPU##_EFF_##T,   HS_GEMM_##GPU##_AB_##T, HS_GEMM_##GPU##_C_##T,   HS_GEMM_##GPU##_T0_US_##T, \
+     HS_GEMM_##GPU##_L2_##T,    HS_GEMM_##GPU##_FILL_##T, HS_GEMM_##GPU##_QUANT_##T}
 
 /* One GPU's measured curves. */
 typedef struct gpu_curves {
@@ -102,6 +105,34 @@ static double idle_sms_per_tile(uint64_t m, uint64_t n, uint64_t batch, int sm_c
     return idle > HS_GEMM_IDLE_CAP ? HS_GEMM_IDLE_CAP : idle;
 }
 
+/* The useful share of the SM time of waves of tm x tn output tiles: the last
+ * wave leaves SMs idle and tiles overhanging m or n compute padding. */
+static double used_share(uint64_t m, uint64_t n, uint64_t tm, uint64_t tn, uint64_t sms)
+{
+    uint64_t tiles = ((m + tm - 1) / tm) * ((n + tn - 1) / tn), waves = (tiles + sms - 1) / sms;
+    return (double)m * (double)n / ((double)(waves * sms) * (double)(tm * tn));
+}
+
+/* Wave quantization, 1 / u - 1 for the tile that wastes least of 128 x 128,
+ * 128 x 256 and 256 x 128 (cuBLAS's heuristic picks among such); 0 below one
+ * wave of 128 x 128 tiles, which idle_sms_per_tile charges instead. A batch's
+ * products share their waves, so only its whole tile count matters there:
+ * taken per product, as the fit measured single products. */
+static double wave_waste(uint64_t m, uint64_t n, int sm_count)
+{
+    uint64_t sms = sm_count > 0 ? (uint64_t)sm_count : 1;
+    if (tiles_along(m) * tiles_along(n) < sms)
+        return 0;
+    double u = used_share(m, n, HS_GEMM_TILE, HS_GEMM_TILE, sms);
+    double wide = used_share(m, n, HS_GEMM_TILE, 2 * HS_GEMM_TILE, sms);
+    double tall = used_share(m, n, 2 * HS_GEMM_TILE, HS_GEMM_TILE, sms);
+    if (wide > u)
+        u = wide;
+    if (tall > u)
+        u = tall;
+    return 1 / u - 1;
+}
+
 double hs_gemm_time_us(const hs_scenario *sc, const hs_gemm_shape *g)
 {
     if (!g->m || !g->n || !g->k)
@@ -111,7 +142,9 @@ double hs_gemm_time_us(const hs_scenario *sc, const hs_gemm_shape *g)
     type_params(sc, g->dtype, &tflops, &in_b, &out_b, &cv);
     double m = (double)g->m, n = (double)g->n, k = (double)g->k;
     double flop_per_us = tflops * 1e6, byte_per_us = sc->gpu.hbm_gbps * 1e3;
-    double flops = 2 * m * n * k * (1 + cv->fill * idle_sms_per_tile(g->m, g->n, g->batch ? g->batch : 1, sc->gpu.sm_count));
+    double flops = 2 * m * n * k *
+                   (1 + cv->fill * idle_sms_per_tile(g->m, g->n, g->batch ? g->batch : 1, sc->gpu.sm_count) +
+                    cv->quant * wave_waste(g->m, g->n, sc->gpu.sm_count));
     double one = flops / (flop_per_us * cv->eff) + cv->ab * (m * k + k * n) * in_b / byte_per_us +
                  cv->c * m * n * out_b / byte_per_us +
                  cv->l2 * wave_operand_bytes(g->m, g->n, g->k, in_b, sc->gpu.sm_count) / byte_per_us;

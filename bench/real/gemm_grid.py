@@ -24,7 +24,11 @@ type's passes one after the other, fresh operands each time): a row's us is
 the median of its N figures, which are listed in the passes column. One
 figure can be off by more than 10 % (clocks, power, where the operands
 landed in memory); the median of five rarely is.
-usage: python3 bench/real/gemm_grid.py [--kernels | --kernel-times] [--passes N] [--types bf16,fp16,fp32,tf32] > gemm_<gpu>.csv
+With --sizes, the grid is every m, n, k of that list instead of the powers
+of two from 256 to 16384: sizes between the calibration points (and not
+multiples of 128) check that the model holds off its calibration grid.
+usage: python3 bench/real/gemm_grid.py [--kernels | --kernel-times] [--passes N] [--types bf16,fp16,fp32,tf32]
+                                       [--sizes 384,1000,...] > gemm_<gpu>.csv
 """
 import argparse
 import itertools
@@ -131,7 +135,10 @@ def main():
     ap.add_argument("--kernel-times", action="store_true")
     ap.add_argument("--passes", type=int, default=1)
     ap.add_argument("--types", default="bf16,fp16,fp32")
+    ap.add_argument("--sizes", help="comma-separated m, n and k values (default: powers of two 256..16384)")
     opt = ap.parse_args()
+    if opt.sizes:
+        SIZES[:] = [int(x) for x in opt.sizes.split(",")]
     props = torch.cuda.get_device_properties(0)
     print(f"# {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}, "
           f"cuda {torch.version.cuda}; {WARMUP} warm-up, mean of {REPS}; tf32 only in tf32 rows")

@@ -4,7 +4,7 @@
 # CUDA events, against the roofline arithmetic written out here from the
 # fitted H100 constants (bridge/gemm_efficiency.h) and the H100 preset (989 BF16,
 # 67 FP32 TFLOP/s, 3350 GB/s, 132 SMs), wave-traffic term included
-# and the idle-SM term (bench/compute/fit_gemm.sh); and that the run summary counts the GEMMs as
+# and the idle-SM and wave-quantization terms (bench/compute/fit_gemm.sh); and that the run summary counts the GEMMs as
 # roofline kernels and gemm_bench's own kernel by the profile database.
 # usage: check_gemm_bench.sh HYSIM SCENARIO GEMM_BENCH GEMM_EFFICIENCY_H
 set -euo pipefail
@@ -21,14 +21,22 @@ echo "$out"
     once = tiles < 132 ? tiles : 132; an = tn < once ? tn : once; am = cdiv(once, an)
     return (am + an) * T * k * s * tiles / once
   }
-  /^(cublas|hysim: kernel time by source)/ { }
+  # wave quantization: 1 / (useful share of the SM time of the best of three tiles) - 1, from one wave up
+  function share(m, n, tm, tn,    tiles) { tiles = cdiv(m, tm) * cdiv(n, tn); return m * n / (cdiv(tiles, 132) * 132 * tm * tn) }
+  function waste(m, n,    T, u, v) {
+    T = c["HS_GEMM_TILE"]; if (cdiv(m, T) * cdiv(n, T) < 132) return 0
+    u = share(m, n, T, T); v = share(m, n, T, 2 * T); if (v > u) u = v
+    v = share(m, n, 2 * T, T); if (v > u) u = v
+    return 1 / u - 1
+  }
   /^cublas/ {
     api = $1; t = $2; m = $3; n = $4; k = $5; b = $6; us = $7; rows++
     T = toupper(t); s = (t == "fp32") ? 4 : 2
     peak = ((t == "fp32") ? 67 : 989) * 1e6; hbm = 3350 * 1e3
     T_ = c["HS_GEMM_TILE"]; tiles = cdiv(m, T_) * cdiv(n, T_) * b; idle = tiles < 132 ? 132 / tiles - 1 : 0
     if (idle > c["HS_GEMM_IDLE_CAP"]) idle = c["HS_GEMM_IDLE_CAP"]
-    one = 2 * m * n * k * (1 + c["HS_GEMM_H100_FILL_" T] * idle) / (peak * c["HS_GEMM_H100_EFF_" T]) \
+    one = 2 * m * n * k * (1 + c["HS_GEMM_H100_FILL_" T] * idle + c["HS_GEMM_H100_QUANT_" T] * waste(m, n)) \
+              / (peak * c["HS_GEMM_H100_EFF_" T]) \
           + c["HS_GEMM_H100_AB_" T] * (m * k + k * n) * s / hbm \
           + c["HS_GEMM_H100_C_" T] * m * n * s / hbm + c["HS_GEMM_H100_L2_" T] * wave_bytes(m, n, k, s) / hbm
     want = c["HS_GEMM_H100_T0_US_" T] + b * one

@@ -11,8 +11,8 @@
  * The last four arguments are what the fit reaches (bench/RESULTS.md,
  * "Compute model"): a worse model or stale constants fail.
  * With --heldout, CSV is another run than the one the curve was fitted on (a
- * second machine, say): the higher of its launch floor and the fitted one
- * sets the cut.
+ * second machine, or shapes off the calibration grid): the higher of its
+ * launch floor (none without a 256^3 row) and the fitted one sets the cut.
  * usage: gemm_calibration_test [--heldout] CSV GPU ROWS WITHIN MEDIAN_PCT WORST_PCT
  */
 #include <math.h>
@@ -105,7 +105,9 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < n; i++)
         if (rows[i].m == 256 && rows[i].n == 256 && rows[i].k == 256 && rows[i].us > floor_us)
             floor_us = rows[i].us;
-    if (n < 900 || (!heldout && fabs(floor_us - fitted_floor) > 1e-3)) {
+    /* a calibration grid is whole and was fitted with its own floor; another run (off the grid, say,
+     * without 256^3) only needs rows */
+    if (heldout ? n < 100 : n < 900 || fabs(floor_us - fitted_floor) > 1e-3) {
         printf("FAIL: %zu rows, launch floor %.3f us; gemm_efficiency.h was fitted with %.3f us: refit "
                "(bench/compute/fit_gemm.sh)\n", n, floor_us, fitted_floor);
         return 1;
@@ -151,9 +153,11 @@ int main(int argc, char **argv)
             continue; /* not measured on this GPU */
         printf("%s: %zu of %zu GPU-bound rows within 10 %% (%.1f %%)\n", hs_gemm_dtype_name(d), within_d, rows_d,
                100.0 * (double)within_d / (double)rows_d);
-        /* no type may fall far behind: the fits reach 66 % (tf32) to 97 % (fp32) */
-        if ((double)within_d < 0.60 * (double)rows_d) {
-            printf("FAIL: %s: fewer than 60 %% of rows within 10 %%\n", hs_gemm_dtype_name(d));
+        /* no type may fall far behind: the fits reach 73 % (tf32) to 100 % (bf16) on their own grid, and
+         * tf32 60 % on the shapes no fit saw */
+        double floor_share = heldout ? 0.50 : 0.60;
+        if ((double)within_d < floor_share * (double)rows_d) {
+            printf("FAIL: %s: fewer than %.0f %% of rows within 10 %%\n", hs_gemm_dtype_name(d), 100 * floor_share);
             fails++;
         }
         within += within_d;

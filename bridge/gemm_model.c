@@ -1,13 +1,15 @@
 /*
  * GEMM roofline × efficiency curve (gemm_model.h). Per product:
- *   t = t0 + flops × (1 + fill × idle + quant × waste) / (peak × eff) + ab × (A + B bytes) / hbm
+ *   t = t0 + flops × (1 + fill × idle + quant × waste) / (peak × e) + ab × (A + B bytes) / hbm
  *       + c × (C bytes) / hbm + l2 × (operand bytes of the waves of output tiles) / hbm
  * where idle = max(0, SMs / output tiles − 1), at most HS_GEMM_IDLE_CAP,
  * charges part of the SMs a small product leaves without a tile (cuBLAS's
  * split-k recovers the rest), and waste = 1 / u − 1 from one wave of tiles up
  * charges wave quantization: u is the useful share of the SM time of the
  * best of three tiles (the last wave's idle SMs, the padding of tiles that
- * overhang m or n)
+ * overhang m or n), and e is the share of peak: eff, or eff_align8 /
+ * eff_align2 when the rows of m or k elements are not 16-byte aligned
+ * (efficiency() says why)
  * with the constants fitted per GPU and type on real H100 and H200 timings
  * (gemm_efficiency.h, bench/compute/fit_gemm.sh, which describes the wave
  * term). A GPU named H200 takes the H200 curves, any other GPU the H100's
@@ -24,13 +26,14 @@
 #include "gemm_efficiency.h"
 
 typedef struct curve {
-    double eff, ab, c, t0_us, l2, fill, quant;
+    double eff, ab, c, t0_us, l2, fill, quant, eff_align8, eff_align2;
 } curve;
 
-/* gemm_efficiency.h's seven constants of one GPU and type */
+/* gemm_efficiency.h's nine constants of one GPU and type */
 #define HS_CURVE(GPU, T)                                                                                   \
     {HS_GEMM_##GPU##_EFF_##T,   HS_GEMM_##GPU##_AB_##T, HS_GEMM_##GPU##_C_##T,   HS_GEMM_##GPU##_T0_US_##T, \
-     HS_GEMM_##GPU##_L2_##T,    HS_GEMM_##GPU##_FILL_##T, HS_GEMM_##GPU##_QUANT_##T}
+     HS_GEMM_##GPU##_L2_##T,    HS_GEMM_##GPU##_FILL_##T, HS_GEMM_##GPU##_QUANT_##T,                       \
+     HS_GEMM_##GPU##_EFF_ALIGN8_##T, HS_GEMM_##GPU##_EFF_ALIGN2_##T}
 
 /* One GPU's measured curves. */
 typedef struct gpu_curves {
@@ -133,6 +136,26 @@ static double wave_waste(uint64_t m, uint64_t n, int sm_count)
     return 1 / u - 1;
 }
 
+/* The alignment in bytes of rows of x elements of s bytes: the largest power of two dividing x s, at most 16. */
+static unsigned row_alignment(uint64_t x, double s)
+{
+    uint64_t bytes = x * (uint64_t)s;
+    unsigned a = 1;
+    while (a < 16 && bytes % (2 * a) == 0)
+        a *= 2;
+    return a;
+}
+
+/* The share of peak of a product whose operands' rows (m of A and C, k of B,
+ * in cuBLAS's column-major terms, transposes not known) are not all 16-byte
+ * aligned: cuBLAS cannot use its sm90 (TMA) kernels and runs sm80/sm75 ones
+ * at a fraction of the rate. */
+static double efficiency(const curve *cv, uint64_t m, uint64_t k, double in_bytes)
+{
+    unsigned am = row_alignment(m, in_bytes), ak = row_alignment(k, in_bytes), a = am < ak ? am : ak;
+    return a >= 16 ? cv->eff : a >= 4 ? cv->eff_align8 : cv->eff_align2;
+}
+
 double hs_gemm_time_us(const hs_scenario *sc, const hs_gemm_shape *g)
 {
     if (!g->m || !g->n || !g->k)
@@ -145,7 +168,7 @@ double hs_gemm_time_us(const hs_scenario *sc, const hs_gemm_shape *g)
     double flops = 2 * m * n * k *
                    (1 + cv->fill * idle_sms_per_tile(g->m, g->n, g->batch ? g->batch : 1, sc->gpu.sm_count) +
                     cv->quant * wave_waste(g->m, g->n, sc->gpu.sm_count));
-    double one = flops / (flop_per_us * cv->eff) + cv->ab * (m * k + k * n) * in_b / byte_per_us +
+    double one = flops / (flop_per_us * efficiency(cv, g->m, g->k, in_b)) + cv->ab * (m * k + k * n) * in_b / byte_per_us +
                  cv->c * m * n * out_b / byte_per_us +
                  cv->l2 * wave_operand_bytes(g->m, g->n, g->k, in_b, sc->gpu.sm_count) / byte_per_us;
     /* a batch is one kernel: its fixed cost is paid once */

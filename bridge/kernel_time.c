@@ -1,10 +1,12 @@
 /*
  * Kernel durations by source (kernel_time.h). All GPUs of a scenario are the
- * same model, so the profile database is searched under gpu.model's name.
+ * same model, so the profile database is searched under gpu.model's name; a
+ * library GEMM under its GEMM key (profile_db.h) before the roofline.
  */
 #include "kernel_time.h"
 
 #include <math.h>
+#include <stdbool.h>
 
 #include "daemon_internal.h"
 #include "gemm_model.h"
@@ -26,18 +28,30 @@ void hs_kernel_time_free(hs_daemon *d)
 
 static uint64_t us_to_ps(double us) { return (uint64_t)llround(us * 1e6); }
 
+/* The GEMM as `hysim profile` recorded it, under its GEMM key (profile_db.h). */
+static bool profiled_gemm(const hs_daemon *d, const hs_gemm_shape *g, double *us)
+{
+    char name[32];
+    hs_profile_key key;
+    return hs_profile_gemm_key(d->sc.gpu.model, hs_gemm_dtype_name(g->dtype), g->m, g->n, g->k,
+                               g->batch ? g->batch : 1 /* as hysim.proto reads it */, name, sizeof name, &key) &&
+           hs_profile_db_lookup(d->profiles, &key, us);
+}
+
 enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const Hysim__Kernel *k, uint64_t *dur_ps)
 {
     (void)gpu; /* one GPU model per scenario */
     double us;
+    hs_gemm_shape g = {0};
+    if (k->gemm)
+        g = (hs_gemm_shape){k->gemm->m, k->gemm->n, k->gemm->k, k->gemm->batch, (int)k->gemm->dtype};
     hs_profile_key key = {d->sc.gpu.model, k->name ? k->name : "", {k->grid_x, k->grid_y, k->grid_z},
                           {k->block_x, k->block_y, k->block_z}, k->shared_bytes};
-    if (d->profiles && hs_profile_db_lookup(d->profiles, &key, &us)) {
+    if (d->profiles && ((k->gemm && profiled_gemm(d, &g, &us)) || hs_profile_db_lookup(d->profiles, &key, &us))) {
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_PROFILE;
     }
     if (k->gemm) {
-        hs_gemm_shape g = {k->gemm->m, k->gemm->n, k->gemm->k, k->gemm->batch, (int)k->gemm->dtype};
         *dur_ps = us_to_ps(hs_gemm_time_us(&d->sc, &g));
         return HS_KERNEL_ROOFLINE;
     }

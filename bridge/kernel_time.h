@@ -1,7 +1,8 @@
 /*
  * How hysimd times a kernel (DESIGN.md, "Compute model"), first match wins:
- * the profile database (compute.profiles), the GEMM roofline for library
- * calls of known shape (Kernel.gemm), the scenario's default duration. The
+ * the profile database (compute.profiles; a library GEMM, Kernel.gemm, by its
+ * shape and type: profile_db.h), the GEMM roofline for library calls of known
+ * shape, the scenario's default duration. The
  * run summary counts kernels and their time by source.
  */
 #ifndef HYSIM_BRIDGE_KERNEL_TIME_H

@@ -264,3 +264,19 @@ int hs_profile_db_write_entry(FILE *f, const hs_profile_key *k, double us)
                ? -1
                : 0;
 }
+
+bool hs_profile_gemm_key(const char *gpu, const char *dtype, uint64_t m, uint64_t n, uint64_t k, uint64_t batch,
+                         char *name, size_t namelen, hs_profile_key *out)
+{
+    const uint64_t dims[4] = {m, n, k, batch};
+    if (!dtype)
+        return false;
+    for (int i = 0; i < 4; i++)
+        if (dims[i] == 0 || dims[i] > UINT32_MAX)
+            return false;
+    int len = snprintf(name, namelen, HS_PROFILE_GEMM_PREFIX "%s", dtype);
+    if (len < 0 || (size_t)len >= namelen)
+        return false;
+    *out = (hs_profile_key){gpu, name, {(uint32_t)m, (uint32_t)n, (uint32_t)k}, {(uint32_t)batch, 1, 1}, 0};
+    return true;
+}

@@ -13,6 +13,18 @@
  * (neither GPU model names nor mangled kernel names contain commas); gpu is
  * the scenario's gpu model as cudaDeviceProp.name reports it; us > 0. A key
  * given twice is an error.
+ *
+ * A cuBLAS / cuBLASLt GEMM (a Kernel op carrying a Gemm) is keyed by what that
+ * Gemm carries, not by the library's internal kernels: kernel "gemm:DTYPE"
+ * (DTYPE as bridge/gemm_model.h's hs_gemm_dtype_name spells it: fp32, tf32,
+ * fp16, bf16, fp64, fp8; tf32 also for an fp32 product the handle's math mode
+ * or the compute type lets use TF32), grid (m, n, k) with m x n the output
+ * and k the inner dimension (interpose/cublas_gemm_shape.h), block
+ * (batch, 1, 1), shared 0; us is the whole call's time (every kernel it
+ * launched, a batch included). A GEMM with a dimension over 4294967295 has
+ * no key.
+ *
+ *   NVIDIA H200,gemm:bf16,4096,2048,1024,3,1,1,0,201.5
  */
 #ifndef HYSIM_BRIDGE_PROFILE_DB_H
 #define HYSIM_BRIDGE_PROFILE_DB_H
@@ -47,6 +59,15 @@ size_t hs_profile_db_size(const hs_profile_db *db);
  */
 int hs_profile_db_write_header(FILE *f);
 int hs_profile_db_write_entry(FILE *f, const hs_profile_key *key, double us);
+
+/*
+ * The key of a GEMM (above) of dtype name `dtype` on `gpu`; the kernel name is
+ * written to name (16 bytes suffice). false when dtype is NULL or m, n, k or
+ * batch is 0 or over UINT32_MAX: such a GEMM is neither looked up nor recorded.
+ */
+#define HS_PROFILE_GEMM_PREFIX "gemm:"
+bool hs_profile_gemm_key(const char *gpu, const char *dtype, uint64_t m, uint64_t n, uint64_t k, uint64_t batch,
+                         char *name, size_t namelen, hs_profile_key *out);
 
 void hs_profile_db_free(hs_profile_db *db);
 

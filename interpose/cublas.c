@@ -45,14 +45,11 @@ static cublasStatus_t gemm(cublasHandle_t h, const char *name, int64_t m, int64_
     return status_of(hs_cublas_send(name, m, n, k, batch, dtype, h->stream));
 }
 
-static int fp32_dtype(cublasHandle_t h)
-{
-    return h && (h->math & 0xf) == CUBLAS_TF32_TENSOR_OP_MATH ? 4 /* GEMM_TF32 */ : 0 /* GEMM_FP32 */;
-}
+static int fp32_dtype(cublasHandle_t h) { return hs_cublas_sgemm_dtype(h ? (int)h->math : CUBLAS_DEFAULT_MATH); }
 
 static int ex_dtype(cublasHandle_t h, cudaDataType a, cublasComputeType_t c)
 {
-    return hs_cublas_dtype(a, (int)c, h && (h->math & 0xf) == CUBLAS_TF32_TENSOR_OP_MATH);
+    return hs_cublas_dtype(a, (int)c, h && hs_cublas_tf32_math((int)h->math));
 }
 
 /* ---- handle ---- */

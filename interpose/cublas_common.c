@@ -8,27 +8,6 @@
 #include "api_cost.h"
 #include "client.h"
 
-int hs_cublas_dtype(cudaDataType ab, int compute, int tf32_math)
-{
-    switch (compute) {
-    case CUBLAS_COMPUTE_32F_FAST_TF32: return 4;  /* GEMM_TF32 */
-    case CUBLAS_COMPUTE_32F_FAST_16BF: return 2;  /* GEMM_BF16 */
-    case CUBLAS_COMPUTE_32F_FAST_16F: return 1;   /* GEMM_FP16 */
-    default: break;
-    }
-    switch (ab) {
-    case CUDA_R_32F:
-    case CUDA_C_32F: return tf32_math ? 4 : 0;
-    case CUDA_R_16F: return 1;
-    case CUDA_R_16BF: return 2;
-    case CUDA_R_64F:
-    case CUDA_C_64F: return 3;
-    case CUDA_R_8F_E4M3:
-    case CUDA_R_8F_E5M2: return 5;
-    default: return -1;
-    }
-}
-
 cudaError_t hs_cublas_send(const char *name, int64_t m, int64_t n, int64_t k, int64_t batch, int dtype,
                            cudaStream_t stream)
 {

@@ -1,8 +1,7 @@
 /*
- * What libcublas.so.13 and libcublasLt.so.13 share: turning a GEMM's types
- * into the element type hysimd's roofline is chosen by, sending it as one
- * kernel, their version, and the "not supported yet" answer of every
- * function hysim does not implement.
+ * What libcublas.so.13 and libcublasLt.so.13 share: sending a GEMM (its
+ * shape and type: cublas_gemm_shape.h) as one kernel, their version, and
+ * the "not supported yet" answer of every function hysim does not implement.
  */
 #ifndef HYSIM_INTERPOSE_CUBLAS_COMMON_H
 #define HYSIM_INTERPOSE_CUBLAS_COMMON_H
@@ -12,11 +11,9 @@
 #include <driver_types.h>
 #include <library_types.h>
 
-#define HS_CUBLAS_HIDDEN __attribute__((visibility("hidden")))
+#include "cublas_gemm_shape.h" /* hs_cublas_dtype */
 
-/* hysim.proto GemmDtype of a product whose A/B type is `ab` computed in
- * `compute` (cublasComputeType_t; -1 when the call has none); -1 if unknown. */
-HS_CUBLAS_HIDDEN int hs_cublas_dtype(cudaDataType ab, int compute, int tf32_math);
+#define HS_CUBLAS_HIDDEN __attribute__((visibility("hidden")))
 
 /* Sends the GEMM; cudaSuccess or the client's error. */
 HS_CUBLAS_HIDDEN cudaError_t hs_cublas_send(const char *name, int64_t m, int64_t n, int64_t k, int64_t batch,

@@ -301,12 +301,10 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t comp
         return CUBLAS_STATUS_INVALID_VALUE;
     const lt_desc *op = (const lt_desc *)computeDesc;
     const lt_layout *la = (const lt_layout *)Adesc, *ld = (const lt_layout *)Ddesc;
-    uint64_t k = op->transa == CUBLAS_OP_N ? la->cols : la->rows;
-    int dtype = hs_cublas_dtype((cudaDataType)la->type, op->compute, 0);
-    if (dtype < 0 || ld->batch < 0)
-        return dtype < 0 ? CUBLAS_STATUS_NOT_SUPPORTED : CUBLAS_STATUS_INVALID_VALUE;
-    if (ld->rows > INT64_MAX || ld->cols > INT64_MAX || k > INT64_MAX)
-        return CUBLAS_STATUS_INVALID_VALUE;
-    return status_of(hs_cublas_send("cublasLtMatmul", (int64_t)ld->rows, (int64_t)ld->cols, (int64_t)k,
-                                    ld->batch ? ld->batch : 1, dtype, stream));
+    hs_cublaslt_operands o = {op->compute, op->transa, la->type, la->rows, la->cols, ld->rows, ld->cols, ld->batch};
+    hs_cublas_gemm g;
+    int bad = hs_cublaslt_gemm(&o, &g);
+    if (bad)
+        return (cublasStatus_t)bad;
+    return status_of(hs_cublas_send("cublasLtMatmul", g.m, g.n, g.k, g.batch, g.dtype, stream));
 }

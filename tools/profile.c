@@ -2,7 +2,8 @@
  * hysim profile: runs a program UNMODIFIED against the real CUDA libraries
  * of a machine with a GPU, with hysim's profile recorder
  * (interpose/profile/, libhysim_profile.so) injected by the CUDA driver
- * (CUDA_INJECTION64_PATH), and checks the profile database it wrote. A
+ * (CUDA_INJECTION64_PATH) and preloaded (LD_PRELOAD, to wrap the cuBLAS GEMM
+ * calls), and checks the profile database it wrote. A
  * scenario's compute.profiles then gives the simulated GPUs those measured
  * kernel durations. Without a GPU it stops before starting the program.
  */
@@ -33,8 +34,10 @@ void cli_profile_help(FILE *out)
             "database: one line per kernel name, grid, block and dynamic shared memory,\n"
             "with the median duration (format: bridge/profile_db.h). Point a scenario's\n"
             "compute.profiles at it and `hysim run` gives those kernels the measured time.\n"
-            "Only the program's own kernels are looked up there: cuBLAS calls are timed by\n"
-            "hysim's GEMM model at the cuBLAS API, so cuBLAS's kernels in the file are unused.\n"
+            "cuBLAS / cuBLASLt GEMM calls are also recorded whole, by type and shape\n"
+            "(\"gemm:bf16\", m, n, k, batch; the recorder is preloaded to wrap them): `hysim run`\n"
+            "gives a GEMM of that type and shape the measured time and any other its GEMM\n"
+            "model; cuBLAS's own kernels in the file are unused.\n"
             "\n"
             "options:\n"
             "  --out FILE        the database to write (default hysim-profile.csv); an\n"
@@ -167,7 +170,7 @@ static int check_database(const char *path)
         fprintf(stderr, "hysim profile: no kernel was recorded in %s: the program launched none\n", path);
         return -1;
     }
-    fprintf(stderr, "hysim profile: %s holds %zu kernel entries\n", path, n);
+    fprintf(stderr, "hysim profile: %s holds %zu entries\n", path, n);
     return 0;
 }
 
@@ -180,15 +183,30 @@ static int absolute(const char *path, char *out, size_t len)
     return n < 0 || (size_t)n >= len ? -1 : 0;
 }
 
+/* LD_PRELOAD with the recorder appended (what the program preloads already comes first); NULL if too long. */
+static const char *preload_with(const char *recorder, char *buf, size_t len)
+{
+    const char *pre = getenv("LD_PRELOAD");
+    int n = pre && *pre ? snprintf(buf, len, "%s:%s", pre, recorder) : snprintf(buf, len, "%s", recorder);
+    return n < 0 || (size_t)n >= len ? NULL : buf;
+}
+
 static int run_program(char **argv, const char *recorder, const char *out, const char *gpu_model)
 {
+    char preload[8192];
+    if (!preload_with(recorder, preload, sizeof preload)) {
+        fprintf(stderr, "hysim profile: LD_PRELOAD is too long to add %s to\n", recorder);
+        return -1;
+    }
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "hysim profile: fork: %s\n", strerror(errno));
         return -1;
     }
     if (pid == 0) {
+        /* the same path twice: the driver's dlopen finds the preloaded library and initialises it once */
         setenv("CUDA_INJECTION64_PATH", recorder, 1);
+        setenv("LD_PRELOAD", preload, 1);
         setenv("HYSIM_PROFILE_OUT", out, 1);
         if (gpu_model)
             setenv("HYSIM_PROFILE_GPU_MODEL", gpu_model, 1);

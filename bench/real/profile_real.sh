@@ -41,9 +41,12 @@ log=$out/profile_${gpu}_${example}.log
 } | tee "$log"
 
 cflags=(-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$root/interpose/profile" -I"$root/bridge" -I"$root/tools")
-gcc "${cflags[@]}" -shared -fPIC -fvisibility=hidden -I"$(dirname "$cupti_h")" -I"$cuda/include" \
+gcc "${cflags[@]}" -shared -fPIC -fvisibility=hidden -I"$root/interpose" -I"$root/include" \
+  -I"$(dirname "$cupti_h")" -I"$cuda/include" \
   -o "$w/lib/libhysim_profile.so" "$root/interpose/profile/cupti_recorder.c" \
-  "$root/interpose/profile/profile_aggregate.c" "$root/bridge/profile_db.c" \
+  "$root/interpose/profile/cublas_forward.c" "$root/interpose/cublas_gemm_shape.c" \
+  "$root/interpose/profile/gemm_join.c" "$root/interpose/profile/profile_aggregate.c" \
+  "$root/bridge/profile_db.c" "$root/bridge/gemm_model.c" \
   -L"$(dirname "$cupti_so")" -Wl,-rpath,"$(dirname "$cupti_so")" -lcupti -L"$cuda/lib64/stubs" -lcuda -lpthread -ldl
 gcc "${cflags[@]}" -o "$w/bin/hysim-profile" "$root/tools/profile_main.c" "$root/tools/profile.c" \
   "$root/bridge/profile_db.c" -ldl
@@ -57,6 +60,7 @@ export LD_LIBRARY_PATH=$nccl_so:$cuda/lib64:${LD_LIBRARY_PATH:-}
   echo "## $example ${args[*]}: under hysim profile"
   "$w/bin/hysim-profile" --out "$out/profile_$gpu.csv" -- "$w/bin/$example" "${args[@]}"
 } 2>&1 | tee -a "$log"
-# the keys are mangled names, as hysim's interposer sends them
+# the keys are mangled names, as hysim's interposer sends them, and cuBLAS GEMM calls by type and shape
 grep -c ',_Z' "$out/profile_$gpu.csv" || echo "no mangled kernel name recorded"
+grep -c ',gemm:' "$out/profile_$gpu.csv" || echo "no cuBLAS GEMM call recorded"
 cat "$out/profile_$gpu.csv"

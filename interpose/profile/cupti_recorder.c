@@ -8,6 +8,16 @@
  * the key hysimd looks kernels up by and written as a profile database
  * (profile_aggregate.h, bridge/profile_db.h).
  *
+ * cuBLAS's kernels are recorded under cuBLAS's own names, which hysim never
+ * looks up (a GEMM is one kernel of known shape there). So the library, when
+ * also LD_PRELOADed (`hysim profile` does both; the driver's dlopen of the
+ * injection path then finds it loaded and InitializeInjection runs once),
+ * wraps the cuBLAS / cuBLASLt GEMM entry points (cublas_forward.c): each real
+ * call runs under an external correlation id, and its kernels' summed time
+ * becomes one sample under the call's GEMM key (gemm_join.h). That needs the
+ * external-correlation records, which CUPTI only writes for the runtime and
+ * driver API calls it records, so those are enabled and their records skipped.
+ *
  * Environment (set by `hysim profile`):
  *   HYSIM_PROFILE_OUT        the database to write (default hysim-profile.csv)
  *   HYSIM_PROFILE_GPU_MODEL  the GPU model to key entries by, instead of the
@@ -20,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cupti_recorder.h"
+#include "gemm_join.h"
 #include "profile_aggregate.h"
 
 /* The current record layouts of the CUPTI this is compiled against. */
@@ -35,10 +47,13 @@ typedef CUpti_ActivityDevice5 hs_device_record;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static hs_prof_agg *g_agg;
+static hs_gemm_join *g_join;
+static int g_recording; /* set once CUPTI records (atomic): GEMM calls are tagged from then on */
 static char *g_device_name[MAX_DEVICES];
 static const char *g_gpu_model; /* HYSIM_PROFILE_GPU_MODEL, or NULL */
 static size_t g_dropped, g_failed;
-static int g_initialized;
+static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
+static int g_init_ok;
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -71,6 +86,15 @@ static void record_kernel(const hs_kernel_record *k)
     uint64_t ns = k->end > k->start ? k->end - k->start : 0;
     if (hs_prof_agg_add(g_agg, &key, ns) != 0)
         g_failed++;
+    if (hs_gemm_join_kernel(g_join, k->correlationId, key.gpu, ns) != 0)
+        g_failed++;
+}
+
+static void record_correlation(const CUpti_ActivityExternalCorrelation *c)
+{
+    if (c->externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 &&
+        hs_gemm_join_correlation(g_join, c->correlationId, c->externalId) != 0)
+        g_failed++;
 }
 
 static void record_device(const hs_device_record *d)
@@ -90,6 +114,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
             record_device((const hs_device_record *)rec);
         else if (rec->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || rec->kind == CUPTI_ACTIVITY_KIND_KERNEL)
             record_kernel((const hs_kernel_record *)rec);
+        else if (rec->kind == CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)
+            record_correlation((const CUpti_ActivityExternalCorrelation *)rec);
     }
     size_t dropped = 0;
     if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
@@ -106,13 +132,17 @@ static void write_database(void)
     if (!out || !*out)
         out = "hysim-profile.csv";
     char err[4352];
-    size_t skipped = 0;
+    size_t skipped = 0, gemms = 0, kernels = hs_prof_agg_keys(g_agg);
+    uint64_t launches = hs_prof_agg_launches(g_agg);
+    if (hs_gemm_join_resolve(g_join, g_agg, &gemms) != 0)
+        g_failed++;
     if (hs_prof_agg_write(g_agg, out, &skipped, err, sizeof err) != 0)
         fprintf(stderr, "hysim profile: %s\n", err);
     else
-        fprintf(stderr, "hysim profile: %llu kernel launches, %zu distinct kernels (name, grid, block, shared memory) "
-                        "written to %s\n",
-                (unsigned long long)hs_prof_agg_launches(g_agg), hs_prof_agg_keys(g_agg) - skipped, out);
+        fprintf(stderr, "hysim profile: %llu kernel launches and %zu cuBLAS GEMM calls, %zu distinct entries (kernels "
+                        "by name, grid, block, shared memory; %zu GEMMs by type and shape) written to %s\n",
+                (unsigned long long)launches, gemms, hs_prof_agg_keys(g_agg) - skipped,
+                hs_prof_agg_keys(g_agg) - kernels, out);
     if (skipped)
         fprintf(stderr, "hysim profile: %zu kernels left out: a comma or line break in the name\n", skipped);
     if (g_dropped || g_failed)
@@ -130,17 +160,14 @@ static int fail(const char *what, CUptiResult r)
     return 0;
 }
 
-/* Called by the CUDA driver from cuInit when CUDA_INJECTION64_PATH names this library. */
-__attribute__((visibility("default"))) int InitializeInjection(void)
+static int start(void)
 {
-    if (g_initialized)
-        return 1;
-    g_initialized = 1;
     g_gpu_model = getenv("HYSIM_PROFILE_GPU_MODEL");
     if (g_gpu_model && !*g_gpu_model)
         g_gpu_model = NULL;
     g_agg = hs_prof_agg_new();
-    if (!g_agg) {
+    g_join = hs_gemm_join_new();
+    if (!g_agg || !g_join) {
         fprintf(stderr, "hysim profile: out of memory; no profile is recorded\n");
         return 0;
     }
@@ -150,6 +177,57 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE); /* names; the driver is asked otherwise */
     if ((r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) != CUPTI_SUCCESS)
         return fail("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
+    if ((r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) != CUPTI_SUCCESS ||
+        (r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME)) != CUPTI_SUCCESS ||
+        (r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER)) != CUPTI_SUCCESS) {
+        const char *why = NULL;
+        cuptiGetResultString(r, &why);
+        fprintf(stderr, "hysim profile: CUPTI's external correlation cannot be enabled (%s): cuBLAS GEMM calls are "
+                        "not recorded, only kernels\n", why ? why : "unknown error");
+    } else {
+        __atomic_store_n(&g_recording, 1, __ATOMIC_RELEASE);
+    }
     atexit(write_database);
     return 1;
+}
+
+static void start_once(void) { g_init_ok = start(); }
+
+/* Called by the CUDA driver from cuInit when CUDA_INJECTION64_PATH names this library. */
+__attribute__((visibility("default"))) int InitializeInjection(void)
+{
+    pthread_once(&g_init_once, start_once);
+    return g_init_ok;
+}
+
+static void discard_gemm(uint64_t id)
+{
+    pthread_mutex_lock(&g_lock);
+    hs_gemm_join_discard(g_join, id);
+    pthread_mutex_unlock(&g_lock);
+}
+
+uint64_t hs_recorder_gemm_begin(const hs_gemm_shape *g)
+{
+    if (!__atomic_load_n(&g_recording, __ATOMIC_ACQUIRE))
+        return 0;
+    pthread_mutex_lock(&g_lock);
+    uint64_t id = hs_gemm_join_begin(g_join, g);
+    pthread_mutex_unlock(&g_lock);
+    if (id && cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, id) != CUPTI_SUCCESS) {
+        discard_gemm(id);
+        return 0;
+    }
+    return id;
+}
+
+void hs_recorder_gemm_end(uint64_t id, bool ok)
+{
+    if (!id)
+        return;
+    uint64_t popped = 0;
+    bool ours = cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped) ==
+                    CUPTI_SUCCESS && popped == id;
+    if (!ok || !ours) /* a failed call, or a region another tool's pop closed */
+        discard_gemm(id);
 }

@@ -4,16 +4,22 @@
 # CUDA events, against the roofline arithmetic written out here from the
 # fitted H100 constants (bridge/gemm_efficiency.h) and the H100 preset (989 BF16,
 # 67 FP32 TFLOP/s, 3350 GB/s, 132 SMs), wave-traffic term included
-# and the idle-SM and wave-quantization terms (bench/compute/fit_gemm.sh); and that the run summary counts the GEMMs as
-# roofline kernels and gemm_bench's own kernel by the profile database.
+# and the idle-SM and wave-quantization terms (bench/compute/fit_gemm.sh), except the row whose GEMM (type,
+# m, n, k, batch) the scenario's profile database holds ("gemm:..." keys), which takes that entry's time; and
+# that the run summary counts that GEMM and gemm_bench's own kernel as profile kernels, the rest as roofline.
 # usage: check_gemm_bench.sh HYSIM SCENARIO GEMM_BENCH GEMM_EFFICIENCY_H
 set -euo pipefail
 hysim=$1 scenario=$2 bench=$3 consts=$4
 iters=3
+# the GEMM entries of the database beside the scenario: "dtype m n k batch us" per line
+gemms=$(awk -F, '$1 == "NVIDIA H100 80GB HBM3" && $2 ~ /^gemm:/ { sub(/^gemm:/, "", $2); print $2, $3, $4, $5, $6, $10 }' \
+  "$(dirname "$scenario")/profiles.csv")
+[ -n "$gemms" ] || { echo "no gemm: entry in $(dirname "$scenario")/profiles.csv"; exit 1; }
 out=$("$hysim" run "$scenario" -- "$bench" -m 4096 -n 2048 -k 1024 -b 3 -i $iters 2>&1)
 echo "$out"
-{ grep '^#define HS_GEMM_' "$consts"; echo "$out"; } | awk -v iters=$iters '
+{ grep '^#define HS_GEMM_' "$consts"; sed 's/^/profiled /' <<<"$gemms"; echo "$out"; } | awk -v iters=$iters '
   $1 == "#define" { c[$2] = $3; next }
+  $1 == "profiled" { profiled[$2 " " $3 " " $4 " " $5 " " $6] = $7; next }
   function cdiv(a, b) { return int((a + b - 1) / b) }
   # A and B bytes the waves of TILE x TILE output tiles read on 132 SMs, laid out along n first
   function wave_bytes(m, n, k, s,    T, tm, tn, tiles, once, an, am) {
@@ -40,17 +46,29 @@ echo "$out"
           + c["HS_GEMM_H100_AB_" T] * (m * k + k * n) * s / hbm \
           + c["HS_GEMM_H100_C_" T] * m * n * s / hbm + c["HS_GEMM_H100_L2_" T] * wave_bytes(m, n, k, s) / hbm
     want = c["HS_GEMM_H100_T0_US_" T] + b * one
+    key = t " " m " " n " " k " " b
+    if (key in profiled) {
+      # the measured entry, as printed (0.001 us)
+      if (++measured > 1) { print "more than one row matches a gemm: entry"; bad++ }
+      gemm_us = profiled[key]
+      printf "%s %s batch %d: %.3f us, profile %.3f us (roofline %.3f us)\n", api, t, b, us, gemm_us, want
+      if (us - gemm_us > 0.0015 || gemm_us - us > 0.0015) bad++
+      next
+    }
     err = us / want - 1
     printf "%s %s batch %d: %.3f us, roofline %.3f us (%+.4f %%)\n", api, t, b, us, want, 100 * err
     if (err > 0.001 || err < -0.001) bad++
   }
   /^hysim: kernel time by source/ {
     src = $0
-    if (src !~ /profile 1 kernels 0\.007 ms/) { print "want the profile database to time 1 kernel (7.25 us)"; bad++ }
-    if (src !~ ("roofline " 5 * (iters + 1) " kernels")) { print "want " 5 * (iters + 1) " roofline kernels"; bad++ }
-    if (src !~ /default 0 kernels/) { print "want no kernel timed by the default"; bad++ }
   }
   END {
+    # the scale kernel of gemm_bench (7.25 us) and every call of the profiled GEMM, warm-up included
+    prof = sprintf("profile %d kernels %.3f ms", 1 + iters + 1, (7.25 + (iters + 1) * gemm_us) / 1e3)
+    if (index(src, prof) == 0) { print "want \"" prof "\""; bad++ }
+    if (src !~ ("roofline " 4 * (iters + 1) " kernels")) { print "want " 4 * (iters + 1) " roofline kernels"; bad++ }
+    if (src !~ /default 0 kernels/) { print "want no kernel timed by the default"; bad++ }
+    if (measured != 1) { print "want one row timed by its gemm: entry, got " measured + 0; bad++ }
     if (rows != 5) { print "expected 5 rows, got " rows + 0; exit 1 }
     if (src == "") { print "no kernel-source line in the summary"; exit 1 }
     if (bad) { print bad " check(s) failed"; exit 1 }

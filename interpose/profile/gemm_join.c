@@ -1,0 +1,155 @@
+/*
+ * GEMM calls joined with their kernels (gemm_join.h). Records are appended
+ * as they come and joined by sorting the correlation records and searching
+ * each kernel's correlation id among them, so the result does not depend on
+ * the order of arrival.
+ */
+#include "gemm_join.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+typedef struct gemm_call {
+    hs_gemm_shape g;
+    uint64_t ns;     /* its kernels' durations, summed */
+    const char *gpu; /* the GPU its first kernel ran on */
+    uint32_t kernels;
+    bool failed, done;
+} gemm_call;
+
+typedef struct correlation {
+    uint32_t correlation_id;
+    uint64_t external_id;
+} correlation;
+
+typedef struct kernel {
+    uint32_t correlation_id;
+    const char *gpu;
+    uint64_t ns;
+} kernel;
+
+struct hs_gemm_join {
+    gemm_call *calls;
+    size_t ncalls, cap_calls;
+    correlation *corr;
+    size_t ncorr, cap_corr;
+    kernel *kern;
+    size_t nkern, cap_kern;
+};
+
+hs_gemm_join *hs_gemm_join_new(void) { return calloc(1, sizeof(hs_gemm_join)); }
+
+void hs_gemm_join_free(hs_gemm_join *j)
+{
+    if (!j)
+        return;
+    free(j->calls);
+    free(j->corr);
+    free(j->kern);
+    free(j);
+}
+
+/* Room for one more element in *items (n used of *cap); -1 when out of memory. */
+static int reserve(void **items, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? 2 * *cap : 64;
+    void *p = realloc(*items, c * size);
+    if (!p)
+        return -1;
+    *items = p;
+    *cap = c;
+    return 0;
+}
+
+/* Whether the shape has a GEMM key (profile_db.h). */
+static bool keyed(const hs_gemm_shape *g, const char *gpu, char *name, size_t namelen, hs_profile_key *key)
+{
+    return hs_profile_gemm_key(gpu, hs_gemm_dtype_name(g->dtype), g->m, g->n, g->k, g->batch, name, namelen, key);
+}
+
+uint64_t hs_gemm_join_begin(hs_gemm_join *j, const hs_gemm_shape *g)
+{
+    char name[32];
+    hs_profile_key key;
+    if (!keyed(g, "", name, sizeof name, &key) ||
+        reserve((void **)&j->calls, &j->cap_calls, j->ncalls, sizeof *j->calls) != 0)
+        return 0;
+    j->calls[j->ncalls] = (gemm_call){.g = *g};
+    return ++j->ncalls;
+}
+
+void hs_gemm_join_discard(hs_gemm_join *j, uint64_t id)
+{
+    if (id >= 1 && id <= j->ncalls)
+        j->calls[id - 1].failed = true;
+}
+
+int hs_gemm_join_correlation(hs_gemm_join *j, uint32_t correlation_id, uint64_t external_id)
+{
+    if (reserve((void **)&j->corr, &j->cap_corr, j->ncorr, sizeof *j->corr) != 0)
+        return -1;
+    j->corr[j->ncorr++] = (correlation){correlation_id, external_id};
+    return 0;
+}
+
+int hs_gemm_join_kernel(hs_gemm_join *j, uint32_t correlation_id, const char *gpu, uint64_t duration_ns)
+{
+    if (reserve((void **)&j->kern, &j->cap_kern, j->nkern, sizeof *j->kern) != 0)
+        return -1;
+    j->kern[j->nkern++] = (kernel){correlation_id, gpu, duration_ns};
+    return 0;
+}
+
+static int cmp_correlation(const void *x, const void *y)
+{
+    const correlation *a = x, *b = y;
+    if (a->correlation_id != b->correlation_id)
+        return a->correlation_id < b->correlation_id ? -1 : 1;
+    return a->external_id < b->external_id ? -1 : a->external_id > b->external_id;
+}
+
+/* The call a kernel's correlation id belongs to, or NULL (a kernel outside any GEMM call). */
+static gemm_call *call_of(hs_gemm_join *j, uint32_t correlation_id)
+{
+    size_t lo = 0, hi = j->ncorr;
+    while (lo < hi) { /* the first record with this correlation id */
+        size_t mid = lo + (hi - lo) / 2;
+        if (j->corr[mid].correlation_id < correlation_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == j->ncorr || j->corr[lo].correlation_id != correlation_id)
+        return NULL;
+    uint64_t id = j->corr[lo].external_id;
+    return id >= 1 && id <= j->ncalls ? &j->calls[id - 1] : NULL;
+}
+
+int hs_gemm_join_resolve(hs_gemm_join *j, hs_prof_agg *agg, size_t *samples)
+{
+    *samples = 0;
+    qsort(j->corr, j->ncorr, sizeof *j->corr, cmp_correlation);
+    for (size_t i = 0; i < j->nkern; i++) {
+        gemm_call *c = call_of(j, j->kern[i].correlation_id);
+        if (!c || c->done)
+            continue;
+        c->ns += j->kern[i].ns;
+        if (!c->kernels++)
+            c->gpu = j->kern[i].gpu;
+    }
+    j->nkern = j->ncorr = 0;
+    for (size_t i = 0; i < j->ncalls; i++) {
+        gemm_call *c = &j->calls[i];
+        char name[32];
+        hs_profile_key key;
+        if (c->done || c->failed || !c->kernels || !keyed(&c->g, c->gpu, name, sizeof name, &key))
+            continue;
+        if (hs_prof_agg_add(agg, &key, c->ns) != 0)
+            return -1;
+        c->done = true;
+        (*samples)++;
+    }
+    return 0;
+}

@@ -8,8 +8,8 @@
  * charges wave quantization: u is the useful share of the SM time of the
  * best of three tiles (the last wave's idle SMs, the padding of tiles that
  * overhang m or n), and e is the share of peak: eff, or eff_align8 /
- * eff_align2 when the rows of m or k elements are not 16-byte aligned
- * (efficiency() says why)
+ * eff_align2 when the operands' rows (leading dimensions) are not 16-byte
+ * aligned (efficiency() says why)
  * with the constants fitted per GPU and type on real H100 and H200 timings
  * (gemm_efficiency.h, bench/compute/fit_gemm.sh, which describes the wave
  * term). A GPU named H200 takes the H200 curves, any other GPU the H100's
@@ -146,13 +146,19 @@ static unsigned row_alignment(uint64_t x, double s)
     return a;
 }
 
-/* The share of peak of a product whose operands' rows (m of A and C, k of B,
- * in cuBLAS's column-major terms, transposes not known) are not all 16-byte
- * aligned: cuBLAS cannot use its sm90 (TMA) kernels and runs sm80/sm75 ones
- * at a fraction of the rate. */
-static double efficiency(const curve *cv, uint64_t m, uint64_t k, double in_bytes)
+/* The share of peak of a product whose operands' rows (their leading
+ * dimensions; packed and not transposed: m of A and C, k of B, in cuBLAS's
+ * column-major terms) are not all 16-byte aligned: cuBLAS cannot use its
+ * sm90 (TMA) kernels and runs sm80/sm75 ones at a fraction of the rate. */
+static double efficiency(const curve *cv, const hs_gemm_shape *g, double in_bytes)
 {
-    unsigned am = row_alignment(m, in_bytes), ak = row_alignment(k, in_bytes), a = am < ak ? am : ak;
+    const uint64_t ld[3] = {g->lda ? g->lda : g->m, g->ldb ? g->ldb : g->k, g->ldc ? g->ldc : g->m};
+    unsigned a = 16;
+    for (int i = 0; i < 3; i++) {
+        unsigned ai = row_alignment(ld[i], in_bytes);
+        if (ai < a)
+            a = ai;
+    }
     return a >= 16 ? cv->eff : a >= 4 ? cv->eff_align8 : cv->eff_align2;
 }
 
@@ -168,7 +174,7 @@ double hs_gemm_time_us(const hs_scenario *sc, const hs_gemm_shape *g)
     double flops = 2 * m * n * k *
                    (1 + cv->fill * idle_sms_per_tile(g->m, g->n, g->batch ? g->batch : 1, sc->gpu.sm_count) +
                     cv->quant * wave_waste(g->m, g->n, sc->gpu.sm_count));
-    double one = flops / (flop_per_us * efficiency(cv, g->m, g->k, in_b)) + cv->ab * (m * k + k * n) * in_b / byte_per_us +
+    double one = flops / (flop_per_us * efficiency(cv, g, in_b)) + cv->ab * (m * k + k * n) * in_b / byte_per_us +
                  cv->c * m * n * out_b / byte_per_us +
                  cv->l2 * wave_operand_bytes(g->m, g->n, g->k, in_b, sc->gpu.sm_count) / byte_per_us;
     /* a batch is one kernel: its fixed cost is paid once */

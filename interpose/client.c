@@ -1392,6 +1392,9 @@ cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaStream_t
         gg->k = g->k;
         gg->batch = g->batch;
         gg->dtype = (Hysim__GemmDtype)g->dtype;
+        gg->lda = g->lda;
+        gg->ldb = g->ldb;
+        gg->ldc = g->ldc;
         kk->gemm = gg;
         p->op.kind_case = HYSIM__OP__KIND_KERNEL;
         p->op.kernel = kk;

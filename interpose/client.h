@@ -136,7 +136,8 @@ HS_API cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const 
  */
 typedef struct hs_gemm_call {
     uint64_t m, n, k, batch;
-    int dtype; /* hysim.proto GemmDtype */
+    int dtype;              /* hysim.proto GemmDtype */
+    uint64_t lda, ldb, ldc; /* leading dimensions (elements); 0: not known */
 } hs_gemm_call;
 HS_API cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaStream_t stream);
 

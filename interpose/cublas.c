@@ -35,14 +35,15 @@ static cublasStatus_t status_of(cudaError_t e)
 }
 
 /* The checks cuBLAS makes before launching, then one kernel. */
-static cublasStatus_t gemm(cublasHandle_t h, const char *name, int64_t m, int64_t n, int64_t k, int64_t batch,
-                           int dtype)
+static cublasStatus_t gemm(cublasHandle_t h, const char *name, int64_t m, int64_t n, int64_t k, int64_t lda,
+                           int64_t ldb, int64_t ldc, int64_t batch, int dtype)
 {
     if (!h)
         return CUBLAS_STATUS_NOT_INITIALIZED;
     if (m < 0 || n < 0 || k < 0 || batch < 0 || dtype < 0)
         return dtype < 0 ? CUBLAS_STATUS_NOT_SUPPORTED : CUBLAS_STATUS_INVALID_VALUE;
-    return status_of(hs_cublas_send(name, m, n, k, batch, dtype, h->stream));
+    hs_cublas_gemm g = {m, n, k, batch, dtype, lda, ldb, ldc};
+    return status_of(hs_cublas_send(name, &g, h->stream));
 }
 
 static int fp32_dtype(cublasHandle_t h) { return hs_cublas_sgemm_dtype(h ? (int)h->math : CUBLAS_DEFAULT_MATH); }
@@ -214,9 +215,8 @@ cublasStatus_t cublasGetAtomicsMode(cublasHandle_t handle, cublasAtomicsMode_t *
                       const T *alpha, const T *A, int lda, const T *B, int ldb, const T *beta, T *C,       \
                       int ldc)                                                                             \
     {                                                                                                      \
-        (void)ta, (void)tb, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb, (void)beta, (void)C,      \
-            (void)ldc;                                                                                     \
-        return gemm(h, #fn, m, n, k, 1, dtype);                                                            \
+        (void)ta, (void)tb, (void)alpha, (void)A, (void)B, (void)beta, (void)C;                            \
+        return gemm(h, #fn, m, n, k, lda, ldb, ldc, 1, dtype);                                             \
     }
 
 #define HS_TYPED_GEMM_STRIDED(fn, T, dtype)                                                                \
@@ -224,9 +224,8 @@ cublasStatus_t cublasGetAtomicsMode(cublasHandle_t handle, cublasAtomicsMode_t *
                       const T *alpha, const T *A, int lda, long long sa, const T *B, int ldb,              \
                       long long sb, const T *beta, T *C, int ldc, long long sc, int batch)                 \
     {                                                                                                      \
-        (void)ta, (void)tb, (void)alpha, (void)A, (void)lda, (void)sa, (void)B, (void)ldb, (void)sb,       \
-            (void)beta, (void)C, (void)ldc, (void)sc;                                                      \
-        return gemm(h, #fn, m, n, k, batch, dtype);                                                        \
+        (void)ta, (void)tb, (void)alpha, (void)A, (void)sa, (void)B, (void)sb, (void)beta, (void)C, (void)sc; \
+        return gemm(h, #fn, m, n, k, lda, ldb, ldc, batch, dtype);                                         \
     }
 
 #define HS_TYPED_GEMM_BATCHED(fn, T, dtype)                                                                \
@@ -234,17 +233,16 @@ cublasStatus_t cublasGetAtomicsMode(cublasHandle_t handle, cublasAtomicsMode_t *
                       const T *alpha, const T *const A[], int lda, const T *const B[], int ldb,            \
                       const T *beta, T *const C[], int ldc, int batch)                                     \
     {                                                                                                      \
-        (void)ta, (void)tb, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb, (void)beta, (void)C,      \
-            (void)ldc;                                                                                     \
-        return gemm(h, #fn, m, n, k, batch, dtype);                                                        \
+        (void)ta, (void)tb, (void)alpha, (void)A, (void)B, (void)beta, (void)C;                            \
+        return gemm(h, #fn, m, n, k, lda, ldb, ldc, batch, dtype);                                         \
     }
 
 cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                               const float *alpha, const float *A, int lda, const float *B, int ldb,
                               const float *beta, float *C, int ldc)
 {
-    (void)ta, (void)tb, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb, (void)beta, (void)C, (void)ldc;
-    return gemm(h, "cublasSgemm_v2", m, n, k, 1, fp32_dtype(h));
+    (void)ta, (void)tb, (void)alpha, (void)A, (void)B, (void)beta, (void)C;
+    return gemm(h, "cublasSgemm_v2", m, n, k, lda, ldb, ldc, 1, fp32_dtype(h));
 }
 
 HS_TYPED_GEMM(cublasDgemm_v2, double, 3)
@@ -261,17 +259,17 @@ cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
                                          const float *B, int ldb, long long sb, const float *beta, float *C, int ldc,
                                          long long sc, int batch)
 {
-    (void)ta, (void)tb, (void)alpha, (void)A, (void)lda, (void)sa, (void)B, (void)ldb, (void)sb, (void)beta,
-        (void)C, (void)ldc, (void)sc;
-    return gemm(h, "cublasSgemmStridedBatched", m, n, k, batch, fp32_dtype(h));
+    (void)ta, (void)tb, (void)alpha, (void)A, (void)sa, (void)B, (void)sb, (void)beta,
+        (void)C, (void)sc;
+    return gemm(h, "cublasSgemmStridedBatched", m, n, k, lda, ldb, ldc, batch, fp32_dtype(h));
 }
 
 cublasStatus_t cublasSgemmBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                                   const float *alpha, const float *const A[], int lda, const float *const B[], int ldb,
                                   const float *beta, float *const C[], int ldc, int batch)
 {
-    (void)ta, (void)tb, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb, (void)beta, (void)C, (void)ldc;
-    return gemm(h, "cublasSgemmBatched", m, n, k, batch, fp32_dtype(h));
+    (void)ta, (void)tb, (void)alpha, (void)A, (void)B, (void)beta, (void)C;
+    return gemm(h, "cublasSgemmBatched", m, n, k, lda, ldb, ldc, batch, fp32_dtype(h));
 }
 
 /* ---- mixed-type GEMMs ---- */
@@ -281,9 +279,9 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
                             cudaDataType bt, int ldb, const void *beta, void *C, cudaDataType ct, int ldc,
                             cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
-    (void)ta, (void)tb, (void)alpha, (void)A, (void)lda, (void)B, (void)bt, (void)ldb, (void)beta, (void)C, (void)ct,
-        (void)ldc, (void)algo;
-    return gemm(h, "cublasGemmEx", m, n, k, 1, ex_dtype(h, at, compute));
+    (void)ta, (void)tb, (void)alpha, (void)A, (void)B, (void)bt, (void)beta, (void)C, (void)ct,
+        (void)algo;
+    return gemm(h, "cublasGemmEx", m, n, k, lda, ldb, ldc, 1, ex_dtype(h, at, compute));
 }
 
 cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
@@ -292,9 +290,9 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
                                           const void *beta, void *C, cudaDataType ct, int ldc, long long sc,
                                           int batch, cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
-    (void)ta, (void)tb, (void)alpha, (void)A, (void)lda, (void)sa, (void)B, (void)bt, (void)ldb, (void)sb, (void)beta,
-        (void)C, (void)ct, (void)ldc, (void)sc, (void)algo;
-    return gemm(h, "cublasGemmStridedBatchedEx", m, n, k, batch, ex_dtype(h, at, compute));
+    (void)ta, (void)tb, (void)alpha, (void)A, (void)sa, (void)B, (void)bt, (void)sb, (void)beta,
+        (void)C, (void)ct, (void)sc, (void)algo;
+    return gemm(h, "cublasGemmStridedBatchedEx", m, n, k, lda, ldb, ldc, batch, ex_dtype(h, at, compute));
 }
 
 cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
@@ -303,7 +301,7 @@ cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta, cubla
                                    cudaDataType ct, int ldc, int batch, cublasComputeType_t compute,
                                    cublasGemmAlgo_t algo)
 {
-    (void)ta, (void)tb, (void)alpha, (void)A, (void)lda, (void)B, (void)bt, (void)ldb, (void)beta, (void)C, (void)ct,
-        (void)ldc, (void)algo;
-    return gemm(h, "cublasGemmBatchedEx", m, n, k, batch, ex_dtype(h, at, compute));
+    (void)ta, (void)tb, (void)alpha, (void)A, (void)B, (void)bt, (void)beta, (void)C, (void)ct,
+        (void)algo;
+    return gemm(h, "cublasGemmBatchedEx", m, n, k, lda, ldb, ldc, batch, ex_dtype(h, at, compute));
 }

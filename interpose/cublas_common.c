@@ -8,13 +8,15 @@
 #include "api_cost.h"
 #include "client.h"
 
-cudaError_t hs_cublas_send(const char *name, int64_t m, int64_t n, int64_t k, int64_t batch, int dtype,
-                           cudaStream_t stream)
+cudaError_t hs_cublas_send(const char *name, const hs_cublas_gemm *g, cudaStream_t stream)
 {
-    if (m == 0 || n == 0 || batch == 0)
+    if (g->m == 0 || g->n == 0 || g->batch == 0)
         return cudaSuccess; /* nothing to compute: cuBLAS launches nothing */
-    hs_gemm_call g = {(uint64_t)m, (uint64_t)n, (uint64_t)k, (uint64_t)batch, dtype};
-    cudaError_t e = hs_client_gemm(name, &g, stream);
+    /* a negative leading dimension is cuBLAS's to refuse; hysim reads it as not known */
+    hs_gemm_call call = {(uint64_t)g->m,   (uint64_t)g->n,   (uint64_t)g->k,   (uint64_t)g->batch, g->dtype,
+                         (uint64_t)(g->lda > 0 ? g->lda : 0), (uint64_t)(g->ldb > 0 ? g->ldb : 0),
+                         (uint64_t)(g->ldc > 0 ? g->ldc : 0)};
+    cudaError_t e = hs_client_gemm(name, &call, stream);
     /* After the op: a cuBLAS call is no intercepted call, so its cost is added at once. The
      * Sgemm entry points were measured apart (api_cost.h). */
     if (e == cudaSuccess)

@@ -15,9 +15,8 @@
 
 #define HS_CUBLAS_HIDDEN __attribute__((visibility("hidden")))
 
-/* Sends the GEMM; cudaSuccess or the client's error. */
-HS_CUBLAS_HIDDEN cudaError_t hs_cublas_send(const char *name, int64_t m, int64_t n, int64_t k, int64_t batch,
-                                            int dtype, cudaStream_t stream);
+/* Sends the GEMM (its sizes not negative); cudaSuccess or the client's error. */
+HS_CUBLAS_HIDDEN cudaError_t hs_cublas_send(const char *name, const hs_cublas_gemm *g, cudaStream_t stream);
 
 /* cublasGetProperty and cublasLtGetProperty (cuBLASLt ships with cuBLAS and
  * has its version): a cublasStatus_t. */

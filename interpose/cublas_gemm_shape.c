@@ -37,6 +37,7 @@ int hs_cublaslt_gemm(const hs_cublaslt_operands *o, hs_cublas_gemm *g)
         return CUBLAS_STATUS_NOT_SUPPORTED;
     if (o->d_batch < 0 || o->d_rows > INT64_MAX || o->d_cols > INT64_MAX || k > INT64_MAX)
         return CUBLAS_STATUS_INVALID_VALUE;
-    *g = (hs_cublas_gemm){(int64_t)o->d_rows, (int64_t)o->d_cols, (int64_t)k, o->d_batch ? o->d_batch : 1, dtype};
+    *g = (hs_cublas_gemm){(int64_t)o->d_rows, (int64_t)o->d_cols, (int64_t)k, o->d_batch ? o->d_batch : 1, dtype,
+                          o->a_ld, o->b_ld, o->d_ld};
     return 0;
 }

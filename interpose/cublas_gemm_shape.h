@@ -31,15 +31,18 @@ typedef struct hs_cublaslt_operands {
     uint64_t a_rows, a_cols;  /* A's layout */
     uint64_t d_rows, d_cols;  /* D's layout */
     int32_t d_batch;          /* D's batch count (0 read as 1) */
+    int64_t a_ld, b_ld, d_ld; /* A's, B's and D's leading dimensions (0: not known) */
 } hs_cublaslt_operands;
 
 typedef struct hs_cublas_gemm {
     int64_t m, n, k, batch;
     int dtype;
+    int64_t lda, ldb, ldc; /* leading dimensions in elements, as passed (0: not known) */
 } hs_cublas_gemm;
 
 /* A cublasLtMatmul's product: m, n from D's layout, k from op(A), batch from
- * D's batch count, dtype from A's type and the compute type. 0, or the
+ * D's batch count, dtype from A's type and the compute type, the leading
+ * dimensions from A's, B's and D's layouts. 0, or the
  * cublasStatus_t the call fails with (unknown type, negative batch, a
  * dimension over INT64_MAX). */
 __attribute__((visibility("hidden"))) int hs_cublaslt_gemm(const hs_cublaslt_operands *o, hs_cublas_gemm *g);

@@ -300,11 +300,12 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t comp
     if (!computeDesc || !Adesc || !Bdesc || !Ddesc)
         return CUBLAS_STATUS_INVALID_VALUE;
     const lt_desc *op = (const lt_desc *)computeDesc;
-    const lt_layout *la = (const lt_layout *)Adesc, *ld = (const lt_layout *)Ddesc;
-    hs_cublaslt_operands o = {op->compute, op->transa, la->type, la->rows, la->cols, ld->rows, ld->cols, ld->batch};
+    const lt_layout *la = (const lt_layout *)Adesc, *lb = (const lt_layout *)Bdesc, *ld = (const lt_layout *)Ddesc;
+    hs_cublaslt_operands o = {op->compute, op->transa, la->type, la->rows, la->cols, ld->rows, ld->cols, ld->batch,
+                              la->ld, lb->ld, ld->ld};
     hs_cublas_gemm g;
     int bad = hs_cublaslt_gemm(&o, &g);
     if (bad)
         return (cublasStatus_t)bad;
-    return status_of(hs_cublas_send("cublasLtMatmul", g.m, g.n, g.k, g.batch, g.dtype, stream));
+    return status_of(hs_cublas_send("cublasLtMatmul", &g, stream));
 }

@@ -21,8 +21,9 @@
 #   or 2 bytes): without 16-byte rows cuBLAS cannot use its sm90 (TMA)
 #   kernels and runs sm80 (align 4/8) or sm75 (align 1/2) cutlass kernels,
 #   measured at 16 % and 10 % of peak for bf16 (the kernels column of
-#   gemm_<gpu>_offgrid_d.csv). m and k are the rows of A and B when neither
-#   is transposed (and of A and C when A is), the cases the model assumes.
+#   gemm_<gpu>_offgrid_d.csv). m and k are the leading dimensions of A, B
+#   and C of the measured products (packed, not transposed: lda = ldc = m,
+#   ldb = k); bridge/gemm_model.c takes a call's own lda, ldb, ldc.
 #   The operands A and B are mostly re-read from L2 (small ab); the product C
 #   is written to HBM once per GEMM (c).
 #   W is the operand traffic of the GPU's waves of 128 x 128 output tiles:

@@ -49,7 +49,7 @@ static uint64_t enter(int64_t m, int64_t n, int64_t k, int64_t batch, int dtype)
 {
     if (t_depth++ || m < 0 || n < 0 || k < 0 || batch < 0 || dtype < 0)
         return 0;
-    hs_gemm_shape g = {(uint64_t)m, (uint64_t)n, (uint64_t)k, (uint64_t)batch, dtype};
+    hs_gemm_shape g = {(uint64_t)m, (uint64_t)n, (uint64_t)k, (uint64_t)batch, dtype, 0, 0, 0}; /* the key has no lds */
     return hs_recorder_gemm_begin(&g);
 }
 

@@ -125,7 +125,7 @@ int main(int argc, char **argv)
             const row *r = &rows[i];
             if (r->dtype != d)
                 continue;
-            hs_gemm_shape g = {r->m, r->n, r->k, 1, d};
+            hs_gemm_shape g = {r->m, r->n, r->k, 1, d, 0, 0, 0}; /* packed, as torch.mm's operands */
             double p = hs_gemm_time_us(&sc, &g), e = p / r->us - 1;
             if (r->us < cut) {
                 /* launch-bound: the GPU part must not much exceed what was measured (some rows under

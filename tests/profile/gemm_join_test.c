@@ -36,12 +36,12 @@ static int fails;
 
 /* The calls, in the order the program makes them (their ids are 1, 2, ...). */
 static const hs_gemm_shape calls[] = {
-    {4096, 2048, 1024, 1, HS_GEMM_BF16}, /* 1: split-k, two kernels */
-    {4096, 2048, 1024, 1, HS_GEMM_BF16}, /* 2 */
-    {512, 512, 64, 8, HS_GEMM_FP32},     /* 3: a batch, one kernel */
-    {4096, 2048, 1024, 1, HS_GEMM_BF16}, /* 4 */
-    {256, 256, 256, 1, HS_GEMM_FP16},    /* 5: the real call fails */
-    {128, 128, 128, 1, HS_GEMM_TF32},    /* 6: launches nothing */
+    {4096, 2048, 1024, 1, HS_GEMM_BF16, 0, 0, 0}, /* 1: split-k, two kernels */
+    {4096, 2048, 1024, 1, HS_GEMM_BF16, 0, 0, 0}, /* 2 */
+    {512, 512, 64, 8, HS_GEMM_FP32, 0, 0, 0},     /* 3: a batch, one kernel */
+    {4096, 2048, 1024, 1, HS_GEMM_BF16, 0, 0, 0}, /* 4 */
+    {256, 256, 256, 1, HS_GEMM_FP16, 0, 0, 0},    /* 5: the real call fails */
+    {128, 128, 128, 1, HS_GEMM_TF32, 0, 0, 0},    /* 6: launches nothing */
 };
 #define FAILED_CALL 5
 
@@ -82,8 +82,8 @@ static hs_prof_agg *record_run(int order)
         CHECK(hs_gemm_join_begin(j, &calls[i]) == i + 1);
     hs_gemm_join_discard(j, FAILED_CALL);
     /* shapes without a GEMM key are not recorded */
-    hs_gemm_shape big = {(uint64_t)UINT32_MAX + 1, 8, 8, 1, HS_GEMM_BF16}, odd = {8, 8, 8, 1, 99},
-                  empty = {8, 0, 8, 1, HS_GEMM_BF16};
+    hs_gemm_shape big = {(uint64_t)UINT32_MAX + 1, 8, 8, 1, HS_GEMM_BF16, 0, 0, 0};
+    hs_gemm_shape odd = {8, 8, 8, 1, 99, 0, 0, 0}, empty = {8, 0, 8, 1, HS_GEMM_BF16, 0, 0, 0};
     CHECK(hs_gemm_join_begin(j, &big) == 0 && hs_gemm_join_begin(j, &odd) == 0 && hs_gemm_join_begin(j, &empty) == 0);
     if (order == 0) {
         for (size_t i = 0; i < N(records); i++)

@@ -15,9 +15,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "daemon_internal.h"
 #include "gemm_join.h"
-#include "kernel_time.h"
+#include "kernel_time_of.h"
 #include "profile_aggregate.h"
 #include "profile_db.h"
 
@@ -135,27 +134,13 @@ static char *slurp(const char *path)
 /* kernel_time.c on an H200 scenario with the database: the source and duration of a GEMM op. */
 static int time_of(const char *path, uint64_t m, uint64_t n, uint64_t k, uint64_t batch, int dtype, uint64_t *ps)
 {
-    hs_daemon *d = calloc(1, sizeof *d);
-    hs_scenario_defaults(&d->sc);
-    snprintf(d->sc.gpu.model, sizeof d->sc.gpu.model, "%s", GPU);
-    snprintf(d->sc.compute.profiles, sizeof d->sc.compute.profiles, "%s", path);
-    char err[512] = "";
-    if (hs_kernel_time_init(d, err, sizeof err) != 0) {
-        printf("FAIL: hs_kernel_time_init: %s\n", err);
-        fails++;
-        free(d);
-        return -1;
-    }
     Hysim__Gemm g = HYSIM__GEMM__INIT;
     g.m = m, g.n = n, g.k = k, g.batch = batch, g.dtype = (Hysim__GemmDtype)dtype;
     Hysim__Kernel kern = HYSIM__KERNEL__INIT;
     kern.name = "cublasGemmEx";
     kern.grid_x = kern.grid_y = kern.grid_z = kern.block_x = kern.block_y = kern.block_z = 1;
     kern.gemm = &g;
-    int source = hs_kernel_time(d, 0, &kern, ps);
-    hs_kernel_time_free(d);
-    free(d);
-    return source;
+    return kernel_time_of(GPU, path, &kern, ps);
 }
 
 static void check_kernel_time(const char *path)

@@ -13,8 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "daemon_internal.h"
-#include "kernel_time.h"
+#include "kernel_time_of.h"
 #include "profile_aggregate.h"
 #include "profile_db.h"
 
@@ -97,26 +96,12 @@ static void check_loaded(const char *path)
 /* kernel_time.c on a daemon whose scenario names `model` and `path`: the source and duration of `k`. */
 static int time_of(const char *model, const char *path, const hs_profile_key *k, uint64_t *ps)
 {
-    hs_daemon *d = calloc(1, sizeof *d);
-    hs_scenario_defaults(&d->sc);
-    snprintf(d->sc.gpu.model, sizeof d->sc.gpu.model, "%s", model);
-    snprintf(d->sc.compute.profiles, sizeof d->sc.compute.profiles, "%s", path);
-    char err[512] = "";
-    if (hs_kernel_time_init(d, err, sizeof err) != 0) {
-        printf("FAIL: hs_kernel_time_init: %s\n", err);
-        fails++;
-        free(d);
-        return -1;
-    }
     Hysim__Kernel kern = HYSIM__KERNEL__INIT;
     kern.name = (char *)k->kernel;
     kern.grid_x = k->grid[0], kern.grid_y = k->grid[1], kern.grid_z = k->grid[2];
     kern.block_x = k->block[0], kern.block_y = k->block[1], kern.block_z = k->block[2];
     kern.shared_bytes = k->shared_bytes;
-    int source = hs_kernel_time(d, 0, &kern, ps);
-    hs_kernel_time_free(d);
-    free(d);
-    return source;
+    return kernel_time_of(model, path, &kern, ps);
 }
 
 static void check_kernel_time(const char *path)

@@ -109,4 +109,40 @@ static inline void fab_test_add(hs_fabric *f, uint64_t id, uint32_t s, uint32_t 
         return 0;                                                                       \
     } while (0)
 
+/* A flow of the rollback tests: it starts at `start`, but the fabric learns
+ * of it only at `arrive` (arrive > start: a late flow, which rolls back). */
+typedef struct {
+    uint64_t id, bytes, start, arrive;
+    uint32_t src, dst;
+} fab_test_flow;
+
+/* The tests' own generator (an LCG), so a seed gives the same flows everywhere. */
+static uint64_t fab_test_rng_state;
+
+static inline uint64_t fab_test_rng(void)
+{
+    fab_test_rng_state = fab_test_rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return fab_test_rng_state >> 17;
+}
+
+static inline uint64_t fab_test_rng_range(uint64_t lo, uint64_t hi) /* [lo, hi] */
+{
+    return lo + fab_test_rng() % (hi - lo + 1);
+}
+
+/* n random flows among ngpus GPUs, of min_b..max_b bytes, starting in [0, span_ps];
+ * about 40 % late by up to max_late_ps. */
+static inline void fab_test_random_flows(fab_test_flow *fl, size_t n, uint32_t ngpus, uint64_t span_ps,
+                                         uint64_t min_b, uint64_t max_b, uint64_t max_late_ps)
+{
+    for (size_t i = 0; i < n; i++) {
+        fl[i].id = i;
+        fl[i].src = (uint32_t)fab_test_rng_range(0, ngpus - 1);
+        fl[i].dst = (uint32_t)((fl[i].src + fab_test_rng_range(1, ngpus - 1)) % ngpus);
+        fl[i].bytes = fab_test_rng_range(min_b, max_b);
+        fl[i].start = fab_test_rng_range(0, span_ps);
+        fl[i].arrive = fl[i].start + (fab_test_rng() % 10 < 4 ? fab_test_rng_range(1, max_late_ps) : 0);
+    }
+}
+
 #endif

@@ -15,24 +15,6 @@
 #define KIB 1024ull
 #define US 1000000ull /* ps */
 
-typedef struct {
-    uint64_t id, bytes, start, arrive;
-    uint32_t src, dst;
-} test_flow;
-
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return rng_state >> 17;
-}
-
-static uint64_t rng_range(uint64_t lo, uint64_t hi) /* [lo, hi] */
-{
-    return lo + rng() % (hi - lo + 1);
-}
-
 static hs_fabric *create_worker(const hs_scenario *sc, uint64_t interval_ps, uint32_t max)
 {
     hs_fabric_options o = {.worker = 1, .checkpoint_interval_ps = interval_ps,
@@ -47,7 +29,7 @@ static hs_fabric *create_worker(const hs_scenario *sc, uint64_t interval_ps, uin
 }
 
 /* Reference: every flow known at time 0, in this process. */
-static void run_reference(const hs_scenario *sc, const test_flow *fl, size_t n, uint64_t *fin)
+static void run_reference(const hs_scenario *sc, const fab_test_flow *fl, size_t n, uint64_t *fin)
 {
     hs_fabric_options o = {0};
     char err[512] = "";
@@ -66,7 +48,7 @@ static void run_reference(const hs_scenario *sc, const test_flow *fl, size_t n, 
 
 static int by_arrival(const void *a, const void *b)
 {
-    const test_flow *x = a, *y = b;
+    const fab_test_flow *x = a, *y = b;
     if (x->arrive != y->arrive)
         return x->arrive < y->arrive ? -1 : 1;
     return x->id < y->id ? -1 : x->id > y->id;
@@ -77,7 +59,7 @@ static int by_arrival(const void *a, const void *b)
  * runs ahead to each arrival, so a late flow (arrival > start) rolls it back.
  * The safe time handed over is the earliest start still to come.
  */
-static void run_speculative(hs_fabric *f, test_flow *fl, size_t n, uint64_t *fin, uint64_t *late)
+static void run_speculative(hs_fabric *f, fab_test_flow *fl, size_t n, uint64_t *fin, uint64_t *late)
 {
     qsort(fl, n, sizeof *fl, by_arrival);
     uint64_t *suffix_min = malloc((n + 1) * sizeof *suffix_min);
@@ -124,29 +106,15 @@ static void run_speculative(hs_fabric *f, test_flow *fl, size_t n, uint64_t *fin
     free(suffix_min);
 }
 
-/* Random flows; about 40 % late by up to max_late_ps. */
-static void random_flows(test_flow *fl, size_t n, uint32_t ngpus, uint64_t span_ps,
-                         uint64_t min_b, uint64_t max_b, uint64_t max_late_ps)
-{
-    for (size_t i = 0; i < n; i++) {
-        fl[i].id = i;
-        fl[i].src = (uint32_t)rng_range(0, ngpus - 1);
-        fl[i].dst = (uint32_t)((fl[i].src + rng_range(1, ngpus - 1)) % ngpus);
-        fl[i].bytes = rng_range(min_b, max_b);
-        fl[i].start = rng_range(0, span_ps);
-        fl[i].arrive = fl[i].start + (rng() % 10 < 4 ? rng_range(1, max_late_ps) : 0);
-    }
-}
-
 static int compare_runs(const hs_scenario *sc, size_t n, uint64_t span_ps, uint64_t min_b,
                         uint64_t max_b, uint64_t max_late_ps, uint64_t interval_ps)
 {
     const uint32_t ngpus = sc->servers.count * sc->servers.gpus_per_server;
-    test_flow *fl = calloc(n, sizeof *fl);
+    fab_test_flow *fl = calloc(n, sizeof *fl);
     uint64_t *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
     for (size_t i = 0; i < n; i++)
         want[i] = got[i] = UINT64_MAX;
-    random_flows(fl, n, ngpus, span_ps, min_b, max_b, max_late_ps);
+    fab_test_random_flows(fl, n, ngpus, span_ps, min_b, max_b, max_late_ps);
 
     hs_fabric *f = create_worker(sc, interval_ps, 32);
     uint64_t late = 0;
@@ -251,11 +219,11 @@ static int case_batched_replay(void)
     enum { N = 2500 }; /* more than one message's worth */
     hs_scenario sc;
     fab_test_scenario(&sc, 64 * KIB);
-    test_flow *fl = calloc(N + 1, sizeof *fl);
+    fab_test_flow *fl = calloc(N + 1, sizeof *fl);
     uint64_t *want = malloc((N + 1) * sizeof *want), *got = malloc((N + 1) * sizeof *got);
     for (size_t i = 0; i <= N; i++) {
-        fl[i] = (test_flow){.id = i, .bytes = rng_range(KIB, 16 * KIB), .start = 2 * US + i * 1000,
-                            .src = (uint32_t)(i % 8), .dst = (uint32_t)((i + 1 + i / 8 % 7) % 8)};
+        fl[i] = (fab_test_flow){.id = i, .bytes = fab_test_rng_range(KIB, 16 * KIB), .start = 2 * US + i * 1000,
+                                .src = (uint32_t)(i % 8), .dst = (uint32_t)((i + 1 + i / 8 % 7) % 8)};
         want[i] = got[i] = UINT64_MAX;
     }
     fl[N].start = US / 2; /* the late one */
@@ -374,7 +342,7 @@ int main(int argc, char **argv)
                  {"revisions", case_revisions},         {"pruning", case_pruning},
                  {"worker_dies", case_worker_dies},     {"scenario_keys", case_scenario_keys},
                  {"batched_replay", case_batched_replay}};
-    rng_state = argc > 2 ? strtoull(argv[2], NULL, 0) : 12345;
+    fab_test_rng_state = argc > 2 ? strtoull(argv[2], NULL, 0) : 12345;
     for (size_t i = 0; argc > 1 && i < sizeof cases / sizeof cases[0]; i++)
         if (strcmp(argv[1], cases[i].name) == 0)
             return cases[i].fn();

@@ -12,11 +12,6 @@
 #define KIB 1024ull
 #define US 1000000ull /* ps */
 
-typedef struct {
-    uint64_t id, bytes, start, arrive;
-    uint32_t src, dst;
-} test_flow;
-
 /* Every sample of every link, in delivery order. */
 typedef struct {
     uint64_t *t;
@@ -27,19 +22,6 @@ typedef struct {
     hs_fabric *fabric;   /* read from the sampling function, as hysimd does */
     uint64_t unnamed;    /* links it could not read there */
 } sample_log;
-
-static uint64_t rng_state;
-
-static uint64_t rng(void)
-{
-    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
-    return rng_state >> 17;
-}
-
-static uint64_t rng_range(uint64_t lo, uint64_t hi) /* [lo, hi] */
-{
-    return lo + rng() % (hi - lo + 1);
-}
 
 static void on_sample(void *ctx, uint64_t t_ps, const hs_fabric_link_sample *links, size_t n)
 {
@@ -77,13 +59,13 @@ static hs_fabric *create(const hs_scenario *sc, int worker, uint64_t interval_ps
 
 static int by_arrival(const void *a, const void *b)
 {
-    const test_flow *x = a, *y = b;
+    const fab_test_flow *x = a, *y = b;
     if (x->arrive != y->arrive)
         return x->arrive < y->arrive ? -1 : 1;
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static void add(hs_fabric *f, const test_flow *fl)
+static void add(hs_fabric *f, const fab_test_flow *fl)
 {
     char err[512] = "";
     if (hs_fabric_add_flow(f, fl->id, fl->src, fl->dst, fl->bytes, fl->start, err, sizeof err) != 0) {
@@ -93,7 +75,7 @@ static void add(hs_fabric *f, const test_flow *fl)
 }
 
 /* Reference: every flow known at time 0, in this process. */
-static void run_reference(const hs_scenario *sc, const test_flow *fl, size_t n, uint64_t sample_ps, sample_log *g)
+static void run_reference(const hs_scenario *sc, const fab_test_flow *fl, size_t n, uint64_t sample_ps, sample_log *g)
 {
     hs_fabric *f = create(sc, 0, 0, g, sample_ps);
     for (size_t i = 0; i < n; i++)
@@ -110,7 +92,7 @@ static void run_reference(const hs_scenario *sc, const test_flow *fl, size_t n, 
  * arrival, so a late one rolls it back; the safe time is the earliest start
  * still to come, and at the end the fabric's time (no flow is left).
  */
-static uint64_t run_speculative(const hs_scenario *sc, test_flow *fl, size_t n, uint64_t interval_ps,
+static uint64_t run_speculative(const hs_scenario *sc, fab_test_flow *fl, size_t n, uint64_t interval_ps,
                                 uint64_t sample_ps, sample_log *g, hs_fabric_checkpoint_stats *cs)
 {
     qsort(fl, n, sizeof *fl, by_arrival);
@@ -149,15 +131,8 @@ static int compare_runs(const hs_scenario *sc, size_t n, uint64_t span_ps, uint6
                         uint64_t max_late_ps, uint64_t interval_ps, uint64_t sample_ps)
 {
     const uint32_t ngpus = sc->servers.count * sc->servers.gpus_per_server;
-    test_flow *fl = calloc(n, sizeof *fl);
-    for (size_t i = 0; i < n; i++) {
-        fl[i].id = i;
-        fl[i].src = (uint32_t)rng_range(0, ngpus - 1);
-        fl[i].dst = (uint32_t)((fl[i].src + rng_range(1, ngpus - 1)) % ngpus);
-        fl[i].bytes = rng_range(min_b, max_b);
-        fl[i].start = rng_range(0, span_ps);
-        fl[i].arrive = fl[i].start + (rng() % 10 < 4 ? rng_range(1, max_late_ps) : 0);
-    }
+    fab_test_flow *fl = calloc(n, sizeof *fl);
+    fab_test_random_flows(fl, n, ngpus, span_ps, min_b, max_b, max_late_ps);
     sample_log got = {.safe_ps = 0}, want = {.safe_ps = UINT64_MAX};
     hs_fabric_checkpoint_stats cs;
     uint64_t late = run_speculative(sc, fl, n, interval_ps, sample_ps, &got, &cs);
@@ -204,7 +179,7 @@ static int case_nvlink(void)
 {
     hs_scenario sc;
     fab_test_scenario(&sc, 64 * KIB);
-    rng_state = 11;
+    fab_test_rng_state = 11;
     return compare_runs(&sc, 120, 300 * US, 16 * KIB, 2048 * KIB, 30 * US, 10 * US, 3 * US);
 }
 
@@ -213,7 +188,7 @@ static int case_roce(void)
 {
     hs_scenario sc;
     fab_test_roce_switch(&sc, 4, 2, 1);
-    rng_state = 5;
+    fab_test_rng_state = 5;
     return compare_runs(&sc, 150, 100 * US, 4 * KIB, 512 * KIB, 20 * US, 5 * US, 2 * US);
 }
 
@@ -227,7 +202,7 @@ static int case_refusals(void)
     hs_fabric_options o = {.worker = 1};
     hs_fabric *f = hs_fabric_create_opts(&sc, &o, err, sizeof err);
     FAB_CHECK(f != NULL, "%s", err);
-    add(f, &(test_flow){.id = 1, .src = 0, .dst = 1, .bytes = KIB, .start = 0});
+    add(f, &(fab_test_flow){.id = 1, .src = 0, .dst = 1, .bytes = KIB, .start = 0});
     FAB_CHECK(hs_fabric_sample_links(f, US, on_sample, &g, err, sizeof err) == -1 &&
                   strstr(err, "before the first flow") != NULL,
               "enabled after a flow: %s", err);

@@ -18,17 +18,10 @@
 #include "hysimd.h"
 #include "transport.h"
 
-static int g_failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);              \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            g_failures++;                                                                          \
-        }                                                                                          \
-    } while (0)
+/* a failed check in the parent is counted and reported at the end */
+#define HS_CHECK_COUNTS
+static int failures;
+#include "test_check.h"
 
 /* In the child: a failed check ends it with status 1 (the parent checks the status). */
 #define CHILD_CHECK(cond, ...)                                                                     \
@@ -198,8 +191,8 @@ int main(void)
     CHECK(sum.rejected_oversize == 1, "rejected_oversize %llu, expected 1",
           (unsigned long long)sum.rejected_oversize);
 
-    if (g_failures) {
-        fprintf(stderr, "%d check(s) failed\n", g_failures);
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;
     }
     printf("ok\n");

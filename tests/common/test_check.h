@@ -5,6 +5,7 @@
  * that would rather report every failed check of a run defines
  * HS_CHECK_COUNTS before including this header and a `static int failures`
  * that CHECK then counts into; it decides its exit status itself.
+ * CHECK_COND(cond) is CHECK without a message of its own.
  */
 #ifndef HYSIM_TESTS_COMMON_TEST_CHECK_H
 #define HYSIM_TESTS_COMMON_TEST_CHECK_H
@@ -27,5 +28,8 @@
             HS_CHECK_FAILED();                                                                    \
         }                                                                                         \
     } while (0)
+
+/* A check whose condition says all there is to say (its text is printed). */
+#define CHECK_COND(cond) CHECK(cond, "%s", "")
 
 #endif

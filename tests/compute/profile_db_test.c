@@ -11,16 +11,10 @@
 
 #include "profile_db.h"
 
-static int fails;
+#define HS_CHECK_COUNTS
+static int failures;
+#include "test_check.h"
 static char dir[512];
-
-#define CHECK(cond)                                                   \
-    do {                                                              \
-        if (!(cond)) {                                                \
-            printf("FAIL line %d: %s\n", __LINE__, #cond);            \
-            fails++;                                                  \
-        }                                                             \
-    } while (0)
 
 static const char *write_file(const char *name, const char *text)
 {
@@ -39,11 +33,11 @@ static void refused(const char *name, const char *text, const char *want)
 {
     char err[512] = "";
     hs_profile_db *db = hs_profile_db_load(write_file(name, text), err, sizeof err);
-    CHECK(db == NULL);
+    CHECK_COND(db == NULL);
     hs_profile_db_free(db);
     if (!strstr(err, want)) {
         printf("FAIL %s: error \"%s\" does not contain \"%s\"\n", name, err, want);
-        fails++;
+        failures++;
     }
 }
 
@@ -58,39 +52,39 @@ static void test_lookup(void)
                        "NVIDIA H100 80GB HBM3,_Z4stepPf,1024,1,1,256,1,1,0,15\r\n";
     char err[512] = "";
     hs_profile_db *db = hs_profile_db_load(write_file("good.csv", text), err, sizeof err);
-    CHECK(db != NULL);
+    CHECK_COND(db != NULL);
     if (!db) {
         printf("  %s\n", err);
         return;
     }
-    CHECK(hs_profile_db_size(db) == 4);
+    CHECK_COND(hs_profile_db_size(db) == 4);
     double us = 0;
     hs_profile_key k = {"NVIDIA H200", "_Z4stepPf", {1024, 1, 1}, {256, 1, 1}, 0};
-    CHECK(hs_profile_db_lookup(db, &k, &us) && us == 12.5);
+    CHECK_COND(hs_profile_db_lookup(db, &k, &us) && us == 12.5);
     k.grid[0] = 2048;
-    CHECK(hs_profile_db_lookup(db, &k, &us) && us == 24);
+    CHECK_COND(hs_profile_db_lookup(db, &k, &us) && us == 24);
     k.grid[0] = 1024, k.shared_bytes = 4096;
-    CHECK(hs_profile_db_lookup(db, &k, &us) && us == 13.25);
+    CHECK_COND(hs_profile_db_lookup(db, &k, &us) && us == 13.25);
     k.shared_bytes = 0, k.gpu = "NVIDIA H100 80GB HBM3";
-    CHECK(hs_profile_db_lookup(db, &k, &us) && us == 15); /* CRLF line ends read */
+    CHECK_COND(hs_profile_db_lookup(db, &k, &us) && us == 15); /* CRLF line ends read */
     /* any other field differing: not found */
     k.gpu = "NVIDIA H200", k.block[0] = 128;
-    CHECK(!hs_profile_db_lookup(db, &k, &us));
+    CHECK_COND(!hs_profile_db_lookup(db, &k, &us));
     k.block[0] = 256, k.grid[1] = 2;
-    CHECK(!hs_profile_db_lookup(db, &k, &us));
+    CHECK_COND(!hs_profile_db_lookup(db, &k, &us));
     k.grid[1] = 1, k.kernel = "_Z4stepPd";
-    CHECK(!hs_profile_db_lookup(db, &k, &us));
+    CHECK_COND(!hs_profile_db_lookup(db, &k, &us));
     k.kernel = "_Z4stepPf", k.gpu = "NVIDIA H20";
-    CHECK(!hs_profile_db_lookup(db, &k, &us));
-    CHECK(!hs_profile_db_lookup(NULL, &k, &us));
+    CHECK_COND(!hs_profile_db_lookup(db, &k, &us));
+    CHECK_COND(!hs_profile_db_lookup(NULL, &k, &us));
     hs_profile_db_free(db);
 }
 
 static void test_refused(void)
 {
     char err[512] = "";
-    CHECK(hs_profile_db_load("/nonexistent/profiles.csv", err, sizeof err) == NULL);
-    CHECK(strstr(err, "cannot open") != NULL);
+    CHECK_COND(hs_profile_db_load("/nonexistent/profiles.csv", err, sizeof err) == NULL);
+    CHECK_COND(strstr(err, "cannot open") != NULL);
     refused("empty.csv", "", "empty file");
     refused("magic.csv", "# hysim-profile 2\n", ":1: not a hysim profile database");
     refused("fields.csv", "# hysim-profile 1\nNVIDIA H200,_Z1kv,1,1,1,32,1,1,0\n", ":2: expected 10 comma-separated");
@@ -117,6 +111,6 @@ int main(int argc, char **argv)
     mkdir(dir, 0755);
     test_lookup();
     test_refused();
-    printf(fails ? "FAIL\n" : "ok\n");
-    return fails ? 1 : 0;
+    printf(failures ? "FAIL\n" : "ok\n");
+    return failures ? 1 : 0;
 }

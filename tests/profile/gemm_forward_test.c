@@ -16,15 +16,9 @@
 #include <cublasLt.h>
 #include <cublas_v2.h>
 
-static int fails;
-
-#define CHECK(cond)                                                   \
-    do {                                                              \
-        if (!(cond)) {                                                \
-            printf("FAIL line %d: %s\n", __LINE__, #cond);            \
-            fails++;                                                  \
-        }                                                             \
-    } while (0)
+#define HS_CHECK_COUNTS
+static int failures;
+#include "test_check.h"
 
 /* C has no __half: the Hgemm family as the replacement and the wrapper declare it */
 cublasStatus_t cublasHgemm(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *,
@@ -46,13 +40,14 @@ static void check_bound(const char *name, void *fn, void *real_lib)
     printf("%s -> %s\n", name, from);
     if (!strstr(from, "libhysim_profile.so") || !real || real == fn) {
         printf("FAIL: %s is not the recorder's wrapper (bound in %s)\n", name, from);
-        fails++;
+        failures++;
     }
 }
 
 int main(void)
 {
-    void *blas = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD), *lt = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_NOLOAD);
+    void *blas = dlopen("libcublas.so.13", RTLD_NOW | RTLD_NOLOAD);
+    void *lt = dlopen("libcublasLt.so.13", RTLD_NOW | RTLD_NOLOAD);
     if (!blas || !lt) {
         printf("FAIL: the real libcublas.so.13 / libcublasLt.so.13 are not loaded\n");
         return 1;
@@ -82,7 +77,7 @@ int main(void)
     cublasStatus_t via = cublasSgemm_v2(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, &x, 8, &x, 8, &one, &x, 8);
     cublasStatus_t direct = real_sgemm(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, &x, 8, &x, 8, &one, &x, 8);
     printf("cublasSgemm_v2(NULL handle): %d through the wrapper, %d directly\n", (int)via, (int)direct);
-    CHECK(via == direct && via != CUBLAS_STATUS_SUCCESS);
+    CHECK_COND(via == direct && via != CUBLAS_STATUS_SUCCESS);
     typedef cublasStatus_t (*ex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
                                     const void *, const void *, cudaDataType, int, const void *, cudaDataType, int,
                                     const void *, void *, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
@@ -92,7 +87,7 @@ int main(void)
     direct = real_ex(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, &x, CUDA_R_16BF, 8, &x, CUDA_R_16BF, 8, &one, &x,
                      CUDA_R_16BF, 8, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     printf("cublasGemmEx(NULL handle): %d through the wrapper, %d directly\n", (int)via, (int)direct);
-    CHECK(via == direct && via != CUBLAS_STATUS_SUCCESS);
+    CHECK_COND(via == direct && via != CUBLAS_STATUS_SUCCESS);
     typedef cublasStatus_t (*lt_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *,
                                     cublasLtMatrixLayout_t, const void *, cublasLtMatrixLayout_t, const void *,
                                     const void *, cublasLtMatrixLayout_t, void *, cublasLtMatrixLayout_t,
@@ -101,8 +96,8 @@ int main(void)
     via = cublasLtMatmul(NULL, NULL, &one, &x, NULL, &x, NULL, &one, &x, NULL, &x, NULL, NULL, NULL, 0, NULL);
     direct = real_lt(NULL, NULL, &one, &x, NULL, &x, NULL, &one, &x, NULL, &x, NULL, NULL, NULL, 0, NULL);
     printf("cublasLtMatmul(NULL handle): %d through the wrapper, %d directly\n", (int)via, (int)direct);
-    CHECK(via == direct && via != CUBLAS_STATUS_SUCCESS);
-    if (fails)
+    CHECK_COND(via == direct && via != CUBLAS_STATUS_SUCCESS);
+    if (failures)
         return 1;
     printf("ok\n");
     return 0;

@@ -20,15 +20,9 @@
 #include "profile_aggregate.h"
 #include "profile_db.h"
 
-static int fails;
-
-#define CHECK(cond)                                                   \
-    do {                                                              \
-        if (!(cond)) {                                                \
-            printf("FAIL line %d: %s\n", __LINE__, #cond);            \
-            fails++;                                                  \
-        }                                                             \
-    } while (0)
+#define HS_CHECK_COUNTS
+static int failures;
+#include "test_check.h"
 
 #define GPU "NVIDIA H200"
 #define N(a) (sizeof a / sizeof a[0])
@@ -68,9 +62,9 @@ static const hs_profile_key k_fp32 = {GPU, "gemm:fp32", {512, 512, 64}, {8, 1, 1
 static void feed(hs_gemm_join *j, const record *r)
 {
     if (r->is_kernel)
-        CHECK(hs_gemm_join_kernel(j, r->correlation_id, GPU, r->ns) == 0);
+        CHECK_COND(hs_gemm_join_kernel(j, r->correlation_id, GPU, r->ns) == 0);
     else
-        CHECK(hs_gemm_join_correlation(j, r->correlation_id, r->external_id) == 0);
+        CHECK_COND(hs_gemm_join_correlation(j, r->correlation_id, r->external_id) == 0);
 }
 
 /* order 0: as listed; 1: every kernel before every correlation record, both reversed */
@@ -78,12 +72,13 @@ static hs_prof_agg *record_run(int order)
 {
     hs_gemm_join *j = hs_gemm_join_new();
     for (size_t i = 0; i < N(calls); i++)
-        CHECK(hs_gemm_join_begin(j, &calls[i]) == i + 1);
+        CHECK_COND(hs_gemm_join_begin(j, &calls[i]) == i + 1);
     hs_gemm_join_discard(j, FAILED_CALL);
     /* shapes without a GEMM key are not recorded */
     hs_gemm_shape big = {(uint64_t)UINT32_MAX + 1, 8, 8, 1, HS_GEMM_BF16, 0, 0, 0};
     hs_gemm_shape odd = {8, 8, 8, 1, 99, 0, 0, 0}, empty = {8, 0, 8, 1, HS_GEMM_BF16, 0, 0, 0};
-    CHECK(hs_gemm_join_begin(j, &big) == 0 && hs_gemm_join_begin(j, &odd) == 0 && hs_gemm_join_begin(j, &empty) == 0);
+    CHECK_COND(hs_gemm_join_begin(j, &big) == 0 && hs_gemm_join_begin(j, &odd) == 0 &&
+               hs_gemm_join_begin(j, &empty) == 0);
     if (order == 0) {
         for (size_t i = 0; i < N(records); i++)
             feed(j, &records[i]);
@@ -97,11 +92,11 @@ static hs_prof_agg *record_run(int order)
     }
     hs_prof_agg *a = hs_prof_agg_new();
     hs_profile_key other = {GPU, "_Z5scalePffi", {64, 1, 1}, {256, 1, 1}, 0};
-    CHECK(hs_prof_agg_add(a, &other, 7000) == 0); /* a kernel the recorder keeps by name */
+    CHECK_COND(hs_prof_agg_add(a, &other, 7000) == 0); /* a kernel the recorder keeps by name */
     size_t samples = 0;
-    CHECK(hs_gemm_join_resolve(j, a, &samples) == 0);
-    CHECK(samples == 4);
-    CHECK(hs_gemm_join_resolve(j, a, &samples) == 0 && samples == 0); /* no call gives a second sample */
+    CHECK_COND(hs_gemm_join_resolve(j, a, &samples) == 0);
+    CHECK_COND(samples == 4);
+    CHECK_COND(hs_gemm_join_resolve(j, a, &samples) == 0 && samples == 0); /* no call gives a second sample */
     hs_gemm_join_free(j);
     return a;
 }
@@ -109,14 +104,14 @@ static hs_prof_agg *record_run(int order)
 static void check_stats(hs_prof_agg *a)
 {
     hs_prof_stats s;
-    CHECK(hs_prof_agg_keys(a) == 3);
-    CHECK(hs_prof_agg_stats(a, &k_bf16, &s) == 0);
-    CHECK(s.launches == 3 && s.median_us == 99.0 && s.min_us == 97.0 && s.max_us == 101.0);
-    CHECK(hs_prof_agg_stats(a, &k_fp32, &s) == 0);
-    CHECK(s.launches == 1 && s.median_us == 40.0);
+    CHECK_COND(hs_prof_agg_keys(a) == 3);
+    CHECK_COND(hs_prof_agg_stats(a, &k_bf16, &s) == 0);
+    CHECK_COND(s.launches == 3 && s.median_us == 99.0 && s.min_us == 97.0 && s.max_us == 101.0);
+    CHECK_COND(hs_prof_agg_stats(a, &k_fp32, &s) == 0);
+    CHECK_COND(s.launches == 1 && s.median_us == 40.0);
     hs_profile_key fp16 = {GPU, "gemm:fp16", {256, 256, 256}, {1, 1, 1}, 0};
     hs_profile_key tf32 = {GPU, "gemm:tf32", {128, 128, 128}, {1, 1, 1}, 0};
-    CHECK(hs_prof_agg_stats(a, &fp16, &s) == -1 && hs_prof_agg_stats(a, &tf32, &s) == -1);
+    CHECK_COND(hs_prof_agg_stats(a, &fp16, &s) == -1 && hs_prof_agg_stats(a, &tf32, &s) == -1);
 }
 
 static char *slurp(const char *path)
@@ -146,26 +141,26 @@ static int time_of(const char *path, uint64_t m, uint64_t n, uint64_t k, uint64_
 static void check_kernel_time(const char *path)
 {
     uint64_t ps = 0;
-    CHECK(time_of(path, 4096, 2048, 1024, 1, HS_GEMM_BF16, &ps) == HS_KERNEL_PROFILE && ps == 99000000);
-    CHECK(time_of(path, 512, 512, 64, 8, HS_GEMM_FP32, &ps) == HS_KERNEL_PROFILE && ps == 40000000);
+    CHECK_COND(time_of(path, 4096, 2048, 1024, 1, HS_GEMM_BF16, &ps) == HS_KERNEL_PROFILE && ps == 99000000);
+    CHECK_COND(time_of(path, 512, 512, 64, 8, HS_GEMM_FP32, &ps) == HS_KERNEL_PROFILE && ps == 40000000);
     /* another type, shape or batch is not this measurement */
-    CHECK(time_of(path, 4096, 2048, 1024, 1, HS_GEMM_FP16, &ps) == HS_KERNEL_ROOFLINE);
-    CHECK(time_of(path, 4096, 2048, 512, 1, HS_GEMM_BF16, &ps) == HS_KERNEL_ROOFLINE);
-    CHECK(time_of(path, 512, 512, 64, 4, HS_GEMM_FP32, &ps) == HS_KERNEL_ROOFLINE);
-    CHECK(time_of(path, (uint64_t)UINT32_MAX + 1, 2048, 1024, 1, HS_GEMM_BF16, &ps) == HS_KERNEL_ROOFLINE);
+    CHECK_COND(time_of(path, 4096, 2048, 1024, 1, HS_GEMM_FP16, &ps) == HS_KERNEL_ROOFLINE);
+    CHECK_COND(time_of(path, 4096, 2048, 512, 1, HS_GEMM_BF16, &ps) == HS_KERNEL_ROOFLINE);
+    CHECK_COND(time_of(path, 512, 512, 64, 4, HS_GEMM_FP32, &ps) == HS_KERNEL_ROOFLINE);
+    CHECK_COND(time_of(path, (uint64_t)UINT32_MAX + 1, 2048, 1024, 1, HS_GEMM_BF16, &ps) == HS_KERNEL_ROOFLINE);
 }
 
 static void check_key(void)
 {
     char name[16];
     hs_profile_key k;
-    CHECK(hs_profile_gemm_key(GPU, "bf16", 1, 2, 3, 4, name, sizeof name, &k) && !strcmp(k.kernel, "gemm:bf16") &&
+    CHECK_COND(hs_profile_gemm_key(GPU, "bf16", 1, 2, 3, 4, name, sizeof name, &k) && !strcmp(k.kernel, "gemm:bf16") &&
           k.grid[0] == 1 && k.grid[1] == 2 && k.grid[2] == 3 && k.block[0] == 4 && k.block[1] == 1 &&
           k.block[2] == 1 && k.shared_bytes == 0 && !strcmp(k.gpu, GPU));
-    CHECK(hs_profile_gemm_key(GPU, "bf16", UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, name, sizeof name, &k));
-    CHECK(!hs_profile_gemm_key(GPU, "bf16", 1, 2, (uint64_t)UINT32_MAX + 1, 1, name, sizeof name, &k));
-    CHECK(!hs_profile_gemm_key(GPU, "bf16", 1, 2, 3, 0, name, sizeof name, &k));
-    CHECK(!hs_profile_gemm_key(GPU, NULL, 1, 2, 3, 1, name, sizeof name, &k));
+    CHECK_COND(hs_profile_gemm_key(GPU, "bf16", UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, name, sizeof name, &k));
+    CHECK_COND(!hs_profile_gemm_key(GPU, "bf16", 1, 2, (uint64_t)UINT32_MAX + 1, 1, name, sizeof name, &k));
+    CHECK_COND(!hs_profile_gemm_key(GPU, "bf16", 1, 2, 3, 0, name, sizeof name, &k));
+    CHECK_COND(!hs_profile_gemm_key(GPU, NULL, 1, 2, 3, 1, name, sizeof name, &k));
 }
 
 int main(int argc, char **argv)
@@ -183,20 +178,20 @@ int main(int argc, char **argv)
     check_stats(a);
     check_stats(b);
     size_t skipped = 99;
-    CHECK(hs_prof_agg_write(a, path, &skipped, err, sizeof err) == 0 && skipped == 0);
-    CHECK(hs_prof_agg_write(b, path2, &skipped, err, sizeof err) == 0 && skipped == 0);
+    CHECK_COND(hs_prof_agg_write(a, path, &skipped, err, sizeof err) == 0 && skipped == 0);
+    CHECK_COND(hs_prof_agg_write(b, path2, &skipped, err, sizeof err) == 0 && skipped == 0);
     char *text = slurp(path);
-    CHECK(text && strstr(text, "\n" GPU ",gemm:bf16,4096,2048,1024,1,1,1,0,99\n"));
-    CHECK(text && strstr(text, "\n" GPU ",gemm:fp32,512,512,64,8,1,1,0,40\n"));
-    CHECK(text && strstr(text, "\n# 3 launches, mean 99.000 us, min 97.000 us, max 101.000 us\n"));
-    CHECK(text && !strstr(text, "gemm:fp16") && !strstr(text, "gemm:tf32"));
+    CHECK_COND(text && strstr(text, "\n" GPU ",gemm:bf16,4096,2048,1024,1,1,1,0,99\n"));
+    CHECK_COND(text && strstr(text, "\n" GPU ",gemm:fp32,512,512,64,8,1,1,0,40\n"));
+    CHECK_COND(text && strstr(text, "\n# 3 launches, mean 99.000 us, min 97.000 us, max 101.000 us\n"));
+    CHECK_COND(text && !strstr(text, "gemm:fp16") && !strstr(text, "gemm:tf32"));
     char cmd[2400];
     snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", path, path2);
-    CHECK(system(cmd) == 0);
+    CHECK_COND(system(cmd) == 0);
     check_kernel_time(path);
     hs_prof_agg_free(a);
     hs_prof_agg_free(b);
-    if (fails)
+    if (failures)
         return 1;
     printf("ok\n");
     return 0;

@@ -17,15 +17,9 @@
 #include "profile_aggregate.h"
 #include "profile_db.h"
 
-static int fails;
-
-#define CHECK(cond)                                                   \
-    do {                                                              \
-        if (!(cond)) {                                                \
-            printf("FAIL line %d: %s\n", __LINE__, #cond);            \
-            fails++;                                                  \
-        }                                                             \
-    } while (0)
+#define HS_CHECK_COUNTS
+static int failures;
+#include "test_check.h"
 
 #define GPU "NVIDIA H200"
 
@@ -42,7 +36,7 @@ static const hs_profile_key k_comma = {GPU, "void f<1, 2>()", {1, 1, 1}, {32, 1,
 static void add_all(hs_prof_agg *a, const hs_profile_key *k, const uint64_t *ns, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        CHECK(hs_prof_agg_add(a, k, ns[i]) == 0);
+        CHECK_COND(hs_prof_agg_add(a, k, ns[i]) == 0);
 }
 
 static double median_us(const uint64_t *ns, size_t n)
@@ -63,16 +57,16 @@ static double median_us(const uint64_t *ns, size_t n)
 static void check_stats(hs_prof_agg *a)
 {
     hs_prof_stats s;
-    CHECK(hs_prof_agg_stats(a, &k_scale, &s) == 0);
-    CHECK(s.launches == N(d_scale));
-    CHECK(s.median_us == median_us(d_scale, N(d_scale)));
-    CHECK(fabs(s.mean_us - (7300 + 7100 + 9900 + 7250 + 7200) / 5.0 / 1e3) < 1e-12);
-    CHECK(s.min_us == 7.1 && s.max_us == 9.9);
+    CHECK_COND(hs_prof_agg_stats(a, &k_scale, &s) == 0);
+    CHECK_COND(s.launches == N(d_scale));
+    CHECK_COND(s.median_us == median_us(d_scale, N(d_scale)));
+    CHECK_COND(fabs(s.mean_us - (7300 + 7100 + 9900 + 7250 + 7200) / 5.0 / 1e3) < 1e-12);
+    CHECK_COND(s.min_us == 7.1 && s.max_us == 9.9);
     hs_profile_key other = k_scale;
     other.shared_bytes = 16;
-    CHECK(hs_prof_agg_stats(a, &other, &s) == -1);
-    CHECK(hs_prof_agg_keys(a) == 4);
-    CHECK(hs_prof_agg_launches(a) == N(d_scale) + N(d_scale_big) + N(d_reduce) + 1);
+    CHECK_COND(hs_prof_agg_stats(a, &other, &s) == -1);
+    CHECK_COND(hs_prof_agg_keys(a) == 4);
+    CHECK_COND(hs_prof_agg_launches(a) == N(d_scale) + N(d_scale_big) + N(d_reduce) + 1);
 }
 
 static void check_loaded(const char *path)
@@ -81,15 +75,15 @@ static void check_loaded(const char *path)
     hs_profile_db *db = hs_profile_db_load(path, err, sizeof err);
     if (!db) {
         printf("FAIL: the written database does not load: %s\n", err);
-        fails++;
+        failures++;
         return;
     }
-    CHECK(hs_profile_db_size(db) == 3);
+    CHECK_COND(hs_profile_db_size(db) == 3);
     double us = 0;
-    CHECK(hs_profile_db_lookup(db, &k_scale, &us) && us == median_us(d_scale, N(d_scale)));
-    CHECK(hs_profile_db_lookup(db, &k_scale_big, &us) && us == median_us(d_scale_big, N(d_scale_big)));
-    CHECK(hs_profile_db_lookup(db, &k_reduce, &us) && us == median_us(d_reduce, N(d_reduce)));
-    CHECK(!hs_profile_db_lookup(db, &k_comma, &us));
+    CHECK_COND(hs_profile_db_lookup(db, &k_scale, &us) && us == median_us(d_scale, N(d_scale)));
+    CHECK_COND(hs_profile_db_lookup(db, &k_scale_big, &us) && us == median_us(d_scale_big, N(d_scale_big)));
+    CHECK_COND(hs_profile_db_lookup(db, &k_reduce, &us) && us == median_us(d_reduce, N(d_reduce)));
+    CHECK_COND(!hs_profile_db_lookup(db, &k_comma, &us));
     hs_profile_db_free(db);
 }
 
@@ -107,15 +101,15 @@ static int time_of(const char *model, const char *path, const hs_profile_key *k,
 static void check_kernel_time(const char *path)
 {
     uint64_t ps = 0;
-    CHECK(time_of(GPU, path, &k_scale, &ps) == HS_KERNEL_PROFILE);
-    CHECK(ps == (uint64_t)llround(median_us(d_scale, N(d_scale)) * 1e6));
-    CHECK(time_of(GPU, path, &k_reduce, &ps) == HS_KERNEL_PROFILE);
-    CHECK(ps == (uint64_t)llround(median_us(d_reduce, N(d_reduce)) * 1e6));
+    CHECK_COND(time_of(GPU, path, &k_scale, &ps) == HS_KERNEL_PROFILE);
+    CHECK_COND(ps == (uint64_t)llround(median_us(d_scale, N(d_scale)) * 1e6));
+    CHECK_COND(time_of(GPU, path, &k_reduce, &ps) == HS_KERNEL_PROFILE);
+    CHECK_COND(ps == (uint64_t)llround(median_us(d_reduce, N(d_reduce)) * 1e6));
     /* another GPU model, or another grid, is not this measurement */
-    CHECK(time_of("NVIDIA H100 80GB HBM3", path, &k_scale, &ps) == HS_KERNEL_DEFAULT);
+    CHECK_COND(time_of("NVIDIA H100 80GB HBM3", path, &k_scale, &ps) == HS_KERNEL_DEFAULT);
     hs_profile_key grid = k_scale;
     grid.grid[0] = 2048;
-    CHECK(time_of(GPU, path, &grid, &ps) == HS_KERNEL_DEFAULT);
+    CHECK_COND(time_of(GPU, path, &grid, &ps) == HS_KERNEL_DEFAULT);
 }
 
 int main(int argc, char **argv)
@@ -133,35 +127,35 @@ int main(int argc, char **argv)
     add_all(a, &k_reduce, d_reduce, N(d_reduce));
     add_all(a, &k_scale_big, d_scale_big, N(d_scale_big));
     add_all(a, &k_scale, d_scale + 3, N(d_scale) - 3); /* interleaved with other kernels, as on a GPU */
-    CHECK(hs_prof_agg_add(a, &k_comma, 1000) == 0);
+    CHECK_COND(hs_prof_agg_add(a, &k_comma, 1000) == 0);
     check_stats(a);
 
     size_t skipped = 99;
     char err[512] = "";
-    CHECK(hs_prof_agg_write(a, path, &skipped, err, sizeof err) == 0);
-    CHECK(skipped == 1);
+    CHECK_COND(hs_prof_agg_write(a, path, &skipped, err, sizeof err) == 0);
+    CHECK_COND(skipped == 1);
     check_loaded(path);
     check_kernel_time(path);
 
     /* written twice, the same bytes: the file does not depend on launch order */
     hs_prof_agg *b = hs_prof_agg_new();
     add_all(b, &k_scale_big, d_scale_big, N(d_scale_big));
-    CHECK(hs_prof_agg_add(b, &k_comma, 1000) == 0);
+    CHECK_COND(hs_prof_agg_add(b, &k_comma, 1000) == 0);
     add_all(b, &k_scale, d_scale, N(d_scale));
     add_all(b, &k_reduce, d_reduce, N(d_reduce));
     char path2[1100];
     snprintf(path2, sizeof path2, "%s.again", path);
-    CHECK(hs_prof_agg_write(b, path2, &skipped, err, sizeof err) == 0);
+    CHECK_COND(hs_prof_agg_write(b, path2, &skipped, err, sizeof err) == 0);
     char cmd[2400];
     snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", path, path2);
-    CHECK(system(cmd) == 0);
+    CHECK_COND(system(cmd) == 0);
 
     /* an unwritable place is an error naming it */
-    CHECK(hs_prof_agg_write(a, "/nonexistent-dir/x.csv", &skipped, err, sizeof err) == -1);
-    CHECK(strstr(err, "/nonexistent-dir/x.csv") != NULL);
+    CHECK_COND(hs_prof_agg_write(a, "/nonexistent-dir/x.csv", &skipped, err, sizeof err) == -1);
+    CHECK_COND(strstr(err, "/nonexistent-dir/x.csv") != NULL);
     hs_prof_agg_free(a);
     hs_prof_agg_free(b);
-    if (fails)
+    if (failures)
         return 1;
     printf("ok\n");
     return 0;

@@ -50,19 +50,6 @@ static const gpu_curves *curves_of(const hs_scenario *sc)
     return strstr(sc->gpu.model, "H200") ? &CURVES_H200 : &CURVES_H100;
 }
 
-const char *hs_gemm_dtype_name(int dtype)
-{
-    switch (dtype) {
-    case HS_GEMM_FP32: return "fp32";
-    case HS_GEMM_FP16: return "fp16";
-    case HS_GEMM_BF16: return "bf16";
-    case HS_GEMM_FP64: return "fp64";
-    case HS_GEMM_TF32: return "tf32";
-    case HS_GEMM_FP8: return "fp8";
-    default: return NULL;
-    }
-}
-
 /* Peak FLOP/s (in TFLOP/s), element sizes and curve of a type; unknown types read as FP32. */
 static void type_params(const hs_scenario *sc, int dtype, double *tflops, double *in_bytes, double *out_bytes,
                         const curve **cv)

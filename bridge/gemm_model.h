@@ -32,7 +32,7 @@ typedef struct hs_gemm_shape {
 /* Predicted duration in microseconds (0 for an empty product). */
 double hs_gemm_time_us(const hs_scenario *sc, const hs_gemm_shape *g);
 
-/* The dtype's name as bench/real/data CSVs spell it ("bf16"), or NULL if unknown. */
+/* The dtype's name as bench/real/data CSVs spell it ("bf16"), or NULL if unknown (gemm_dtype.c). */
 const char *hs_gemm_dtype_name(int dtype);
 
 #endif

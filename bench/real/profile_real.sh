@@ -46,7 +46,7 @@ gcc "${cflags[@]}" -shared -fPIC -fvisibility=hidden -I"$root/interpose" -I"$roo
   -o "$w/lib/libhysim_profile.so" "$root/interpose/profile/cupti_recorder.c" \
   "$root/interpose/profile/cublas_forward.c" "$root/interpose/cublas_gemm_shape.c" \
   "$root/interpose/profile/gemm_join.c" "$root/interpose/profile/profile_aggregate.c" \
-  "$root/bridge/profile_db.c" "$root/bridge/gemm_model.c" \
+  "$root/bridge/profile_db.c" "$root/bridge/gemm_dtype.c" \
   -L"$(dirname "$cupti_so")" -Wl,-rpath,"$(dirname "$cupti_so")" -lcupti -L"$cuda/lib64/stubs" -lcuda -lpthread -ldl
 gcc "${cflags[@]}" -o "$w/bin/hysim-profile" "$root/tools/profile_main.c" "$root/tools/profile.c" \
   "$root/bridge/profile_db.c" -ldl

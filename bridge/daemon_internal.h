@@ -109,6 +109,7 @@ typedef struct hs_op {
     uint64_t ready_ps;  /* max(issue, predecessors' completions) */
     uint64_t start_ps, done_ps;
     uint64_t dur_ps;    /* fixed-duration ops */
+    uint64_t launch_gap_ps; /* HS_OP_KERNEL: the GPU's idle time after the op before it on its stream */
     uint64_t bytes;
     uint64_t stream;    /* the stream it was issued on (trace tracks) */
     uint32_t label;     /* its name in run_stats (kernel, collective kind; 0: none) */

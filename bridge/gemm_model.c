@@ -167,3 +167,9 @@ double hs_gemm_time_us(const hs_scenario *sc, const hs_gemm_shape *g)
     /* a batch is one kernel: its fixed cost is paid once */
     return cv->t0_us + one * (double)(g->batch ? g->batch : 1);
 }
+
+double hs_gemm_kernel_us(const hs_scenario *sc, const hs_gemm_shape *g)
+{
+    double t = hs_gemm_time_us(sc, g);
+    return t > HS_GEMM_FIT_GAP_US ? t - HS_GEMM_FIT_GAP_US : 0;
+}

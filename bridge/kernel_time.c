@@ -53,7 +53,7 @@ enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const Hys
         return HS_KERNEL_PROFILE;
     }
     if (k->gemm) {
-        *dur_ps = us_to_ps(hs_gemm_time_us(&d->sc, &g));
+        *dur_ps = us_to_ps(hs_gemm_kernel_us(&d->sc, &g));
         return HS_KERNEL_ROOFLINE;
     }
     *dur_ps = hs_ns_to_ps(d->sc.compute.default_kernel_ns);

@@ -4,6 +4,10 @@
  *
  * An op starts at max(its stream's previous op done, its issue host time,
  * the ops it waits on); that moment is a START event, its end a DONE event.
+ * A kernel launched on a stream starts a launch gap (scenario
+ * compute.kernel_gap_us) after its stream's previous op: the time a GPU
+ * takes between two kernels queued back to back. A CUDA graph's kernel
+ * nodes have none, as on a GPU.
  * Events are ordered by (time, session (server, first_gpu, pid), op
  * sequence): never by wall-clock arrival, so a run does not depend on when a
  * batch happened to be read.
@@ -38,13 +42,21 @@ static void set_ref(hs_op **slot, hs_op *op)
     *slot = op;
 }
 
+/* When `op` may start if `pred`, which it waits for, is done at t. */
+static uint64_t ready_after(const hs_op *pred, const hs_op *op, uint64_t t)
+{
+    bool same_stream = pred->s == op->s && pred->gpu == op->gpu && pred->stream == op->stream;
+    uint64_t gap = same_stream ? op->launch_gap_ps : 0;
+    return t > HS_TIME_INF - gap ? HS_TIME_INF : t + gap;
+}
+
 /* `op` may not start before `pred` is done. */
 static void add_dep(hs_op *op, hs_op *pred)
 {
     if (!pred || pred == op)
         return;
     if (pred->done) {
-        op->ready_ps = hs_max_u64(op->ready_ps, pred->done_ps);
+        op->ready_ps = hs_max_u64(op->ready_ps, ready_after(pred, op, pred->done_ps));
         return;
     }
     if (pred->nsucc == pred->capsucc) {
@@ -340,6 +352,7 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
         op->kind = HS_OP_KERNEL;
         op->label = hs_stats_label(d, m->kernel->name);
         op->kernel_source = (uint8_t)hs_kernel_time(d, m->gpu, m->kernel, &op->dur_ps);
+        op->launch_gap_ps = m->kernel->graph_node ? 0 : hs_ns_to_ps(d->sc.compute.kernel_gap_ns);
         break;
     case HYSIM__OP__KIND_COPY:
         if (setup_copy(d, s, m, op) < 0)
@@ -440,7 +453,7 @@ void hs_tl_op_complete(hs_daemon *d, hs_op *op, uint64_t t)
     op->nsucc = op->capsucc = 0;
     for (uint32_t i = 0; i < n; i++) {
         hs_op *x = succ[i];
-        x->ready_ps = hs_max_u64(x->ready_ps, t);
+        x->ready_ps = hs_max_u64(x->ready_ps, ready_after(op, x, t));
         if (--x->npending == 0)
             heap_push(d, x->ready_ps, x, HS_EV_START);
         hs_op_unref(x);

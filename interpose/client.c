@@ -140,6 +140,7 @@ static uint32_t g_threads;        /* threads that have issued work and not exite
 static int g_threads_said;        /* a Threads message went out: keep hysimd's count exact */
 static pthread_key_t g_works_key; /* its destructor counts the thread out */
 static __thread uint64_t *t_ptds; /* per-thread default stream id per device, 0 = none yet */
+static __thread int t_graph_launch; /* this thread issues a CUDA graph's nodes (hs_client_graph_launch) */
 static pthread_key_t g_ptds_key;
 
 #define LOCK() pthread_mutex_lock(&g_lock)
@@ -1321,6 +1322,8 @@ void *hs_client_kernel_find(const void *host_fun) {
     return k;
 }
 
+void hs_client_graph_launch(int on) { t_graph_launch = on; }
+
 cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3],
                              size_t shared_bytes, cudaStream_t stream) {
     cudaError_t e = hs_client_start();
@@ -1356,6 +1359,7 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
         kk->block_y = block[1];
         kk->block_z = block[2];
         kk->shared_bytes = shared_bytes;
+        kk->graph_node = t_graph_launch != 0;
         p->op.kind_case = HYSIM__OP__KIND_KERNEL;
         p->op.kernel = kk;
         commit_locked();
@@ -1396,6 +1400,7 @@ cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaStream_t
         gg->ldb = g->ldb;
         gg->ldc = g->ldc;
         kk->gemm = gg;
+        kk->graph_node = t_graph_launch != 0;
         p->op.kind_case = HYSIM__OP__KIND_KERNEL;
         p->op.kernel = kk;
         commit_locked();

@@ -128,6 +128,12 @@ HS_API void hs_client_module_unregister(const void *module);
 HS_API void *hs_client_kernel_find(const void *host_fun);
 HS_API cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3],
                                     size_t shared_bytes, cudaStream_t stream);
+/*
+ * 1 while the calling thread issues a CUDA graph's nodes, 0 after: its
+ * kernels are marked graph nodes (hysim.proto Kernel.graph_node), which a GPU
+ * runs without a stream launch's gap.
+ */
+HS_API void hs_client_graph_launch(int on);
 
 /*
  * A library GEMM (libcublas.so.13, libcublasLt.so.13): one kernel on `stream`

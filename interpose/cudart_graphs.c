@@ -731,7 +731,9 @@ static cudaError_t graph_launch(cudaGraphExec_t x, cudaStream_t stream) {
     } else {
         hs_client_charge_call(HS_CALL_KERNEL_LAUNCH); /* first: the replayed ops cost nothing more */
         hs_graph_replaying = 1;
+        hs_client_graph_launch(1);
         e = launch_locked(x, stream);
+        hs_client_graph_launch(0);
         hs_graph_replaying = 0;
     }
     GUNLOCK();

@@ -29,6 +29,11 @@
 #define HS_ECN_REF_KMAX_KB 3200.0
 #define HS_DEFAULT_ECN_PMAX 0.2
 #define HS_DEFAULT_KERNEL_US 10.0
+/* H100, kernels queued back to back on one stream: the time between one's end
+ * and the next one's start as CUPTI records them, 0.92-1.03 us over grids of
+ * 1 to 1056 blocks, about 1.1 us between cuBLAS GEMMs (bench/RESULTS.md,
+ * "Kernel launch gap") */
+#define HS_DEFAULT_KERNEL_GAP_US 1.0
 #define HS_DEFAULT_SEED 1
 #define HS_DEFAULT_BG_MESSAGE_KIB 256 /* background.message_kib */
 

@@ -6,14 +6,20 @@
 # timings) and once under the recorder, and leaves the profile database and
 # the log in OUT_DIR (bench/real/data/profile_*, bench/RESULTS.md).
 # usage: bench/real/profile_real.sh [OUT_DIR [EXAMPLE [ARGS...]]]
-#   default: examples/mlp_train.cu --gpus 1 --steps 20 (gemm_bench if mlp_train.cu is not there)
+#   EXAMPLE: a name in examples/ or a .cu file's path from the repository root
+#   (bench/compute/kernel_gap.cu); default: examples/mlp_train.cu --gpus 1
+#   --steps 20 (gemm_bench if mlp_train.cu is not there)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-.}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 example=${2:-mlp_train}
-[ -f "$root/examples/$example.cu" ] || example=gemm_bench
+source_cu=$root/examples/$example.cu
+case $example in
+  *.cu) source_cu=$root/$example; example=$(basename "$example" .cu) ;;
+esac
+[ -f "$source_cu" ] || { example=gemm_bench; source_cu=$root/examples/gemm_bench.cu; }
 shift $(($# > 2 ? 2 : $#))
 args=("$@")
 if [ ${#args[@]} -eq 0 ]; then
@@ -51,7 +57,7 @@ gcc "${cflags[@]}" -shared -fPIC -fvisibility=hidden -I"$root/interpose" -I"$roo
 gcc "${cflags[@]}" -o "$w/bin/hysim-profile" "$root/tools/profile_main.c" "$root/tools/profile.c" \
   "$root/bridge/profile_db.c" -ldl
 "$nvcc" -O2 -std=c++17 -cudart shared -arch=sm_90 -I"$nccl_h" -L"$nccl_so" -o "$w/bin/$example" \
-  "$root/examples/$example.cu" -lcublas -lcublasLt -lnccl
+  "$source_cu" -lcublas -lcublasLt -lnccl
 export LD_LIBRARY_PATH=$nccl_so:$cuda/lib64:${LD_LIBRARY_PATH:-}
 
 {

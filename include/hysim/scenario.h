@@ -108,6 +108,8 @@ typedef struct hs_scenario {
 
     struct {
         uint64_t default_kernel_ns; /* duration of a kernel no model knows */
+        uint64_t kernel_gap_ns;     /* the GPU's idle time before a kernel launched on a stream behind
+                                       another op of that stream (none for a CUDA graph's nodes) */
         char profiles[512];         /* profile database (bridge/profile_db.h), resolved against
                                        the scenario file's folder; "" = none */
     } compute;

@@ -7,17 +7,24 @@
 # and the idle-SM and wave-quantization terms (bench/compute/fit_gemm.sh), except the row whose GEMM (type,
 # m, n, k, batch) the scenario's profile database holds ("gemm:..." keys), which takes that entry's time; and
 # that the run summary counts that GEMM and gemm_bench's own kernel as profile kernels, the rest as roofline.
-# usage: check_gemm_bench.sh HYSIM SCENARIO GEMM_BENCH GEMM_EFFICIENCY_H
+# The program times back-to-back calls, so each row also holds the scenario's launch gap (compute.kernel_gap_us):
+# a profiled row is its entry plus that gap; a roofline row is the fitted time per call less the gap its fit
+# held (HS_GEMM_FIT_GAP_US, bridge/gemm_model.h) plus the scenario's.
+# usage: check_gemm_bench.sh HYSIM SCENARIO GEMM_BENCH GEMM_EFFICIENCY_H GEMM_MODEL_H
 set -euo pipefail
-hysim=$1 scenario=$2 bench=$3 consts=$4
+hysim=$1 scenario=$2 bench=$3 consts=$4 model_h=$5
+gap=$(sed -n 's/.*kernel_gap_us: *\([0-9.]*\).*/\1/p' "$scenario")
+fit_gap=$(awk '$1 == "#define" && $2 == "HS_GEMM_FIT_GAP_US" { print $3 }' "$model_h")
+[ -n "$gap" ] && [ -n "$fit_gap" ] || { echo "need compute.kernel_gap_us in $scenario and HS_GEMM_FIT_GAP_US in $model_h"; exit 1; }
 iters=3
 # the GEMM entries of the database beside the scenario: "dtype m n k batch us" per line
 gemms=$(awk -F, '$1 == "NVIDIA H100 80GB HBM3" && $2 ~ /^gemm:/ { sub(/^gemm:/, "", $2); print $2, $3, $4, $5, $6, $10 }' \
   "$(dirname "$scenario")/profiles.csv")
+[ "$gap" != "$fit_gap" ] || { echo "the scenario's gap equals the fit's: the check would not see either"; exit 1; }
 [ -n "$gemms" ] || { echo "no gemm: entry in $(dirname "$scenario")/profiles.csv"; exit 1; }
 out=$("$hysim" run "$scenario" -- "$bench" -m 4096 -n 2048 -k 1024 -b 3 -i $iters 2>&1)
 echo "$out"
-{ grep '^#define HS_GEMM_' "$consts"; sed 's/^/profiled /' <<<"$gemms"; echo "$out"; } | awk -v iters=$iters '
+{ grep '^#define HS_GEMM_' "$consts"; sed 's/^/profiled /' <<<"$gemms"; echo "$out"; } | awk -v iters=$iters -v gap="$gap" -v fit_gap="$fit_gap" '
   $1 == "#define" { c[$2] = $3; next }
   $1 == "profiled" { profiled[$2 " " $3 " " $4 " " $5 " " $6] = $7; next }
   function cdiv(a, b) { return int((a + b - 1) / b) }
@@ -45,14 +52,14 @@ echo "$out"
               / (peak * c["HS_GEMM_H100_EFF_" T]) \
           + c["HS_GEMM_H100_AB_" T] * (m * k + k * n) * s / hbm \
           + c["HS_GEMM_H100_C_" T] * m * n * s / hbm + c["HS_GEMM_H100_L2_" T] * wave_bytes(m, n, k, s) / hbm
-    want = c["HS_GEMM_H100_T0_US_" T] + b * one
+    want = c["HS_GEMM_H100_T0_US_" T] + b * one - fit_gap + gap
     key = t " " m " " n " " k " " b
     if (key in profiled) {
       # the measured entry, as printed (0.001 us)
       if (++measured > 1) { print "more than one row matches a gemm: entry"; bad++ }
       gemm_us = profiled[key]
-      printf "%s %s batch %d: %.3f us, profile %.3f us (roofline %.3f us)\n", api, t, b, us, gemm_us, want
-      if (us - gemm_us > 0.0015 || gemm_us - us > 0.0015) bad++
+      printf "%s %s batch %d: %.3f us, profile %.3f us + gap %.3f us (roofline %.3f us)\n", api, t, b, us, gemm_us, gap, want
+      if (us - gemm_us - gap > 0.0015 || gemm_us + gap - us > 0.0015) bad++
       next
     }
     err = us / want - 1

@@ -84,6 +84,8 @@ void dt_connect(dt_client *c, const char *endpoint, uint32_t server, uint32_t fi
 
 /* Ops, buffered until the next Wait/Bye/dt_flush. `gpu` is global. */
 void dt_kernel(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream);
+/* A kernel a CUDA graph launch issues (Kernel.graph_node): no launch gap. */
+void dt_graph_kernel(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream);
 void dt_copy(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, Hysim__CopyKind kind, uint64_t bytes,
              uint32_t peer);
 void dt_memset(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, uint64_t bytes);

@@ -170,6 +170,12 @@ void dt_kernel(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream)
     o->u.kernel.grid_x = o->u.kernel.block_x = 1;
 }
 
+void dt_graph_kernel(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream)
+{
+    dt_kernel(c, host_ns, gpu, stream);
+    c->ops[c->nops - 1]->kernel->graph_node = true;
+}
+
 void dt_copy(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, Hysim__CopyKind kind, uint64_t bytes,
              uint32_t peer)
 {

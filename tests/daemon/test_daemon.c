@@ -49,6 +49,7 @@ void dt_scenario(hs_scenario *sc)
                                   .nccl_proto = HS_NCCL_PROTO_SIMPLE,
                                   .nccl_channels = 1,
                               });
+    sc->compute.kernel_gap_ns = 0; /* the stream arithmetic below has no launch gap; kernel_gap checks it */
 }
 
 bool dt_fake_fabric(void)
@@ -187,6 +188,65 @@ static void test_streams(void)
     expect_ok(r);
     CHECK_EQ(r->sum.kernels, 8);
     CHECK_EQ(r->sum.sim_end_ps, 60 * KERNEL_NS / 10 * 1000);
+    dt_free(r);
+}
+
+/* ------------------------------------------------------------- launch gap */
+
+#define GAP_NS 1500ull
+
+static void child_kernel_gap(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    (void)idx;
+    dt_client c;
+    dt_connect(&c, ep, 0, 0, 1, 0);
+    /* back to back on one stream: the second starts a gap after the first; the first, on an idle stream, at once */
+    dt_kernel(&c, 0, 0, 0);
+    dt_kernel(&c, 0, 0, 0);
+    CHECK_EQ(dt_sync_stream(&c, 0, 0, 0), 2 * KERNEL_NS + GAP_NS);
+    uint64_t h = 2 * KERNEL_NS + GAP_NS;
+    /* behind an event record (zero length) as behind a kernel: one gap; the record itself has none */
+    dt_stream_create(&c, h, 0, 1, true);
+    dt_stream_create(&c, h, 0, 2, true);
+    dt_kernel(&c, h, 0, 1);
+    dt_record_event(&c, h, 0, 1, 7);
+    dt_kernel(&c, h, 0, 1);
+    uint64_t timed[] = {7};
+    Hysim__Reply *r = dt_wait(&c, h, HYSIM__WAIT__COND__EVENT_DONE, 0, 0, 7, false, timed, 1);
+    CHECK(r->done && !r->error[0], "event wait");
+    CHECK_EQ(r->event_times[0]->time_ps, (h + KERNEL_NS) * 1000);
+    hysim__reply__free_unpacked(r, NULL);
+    /* behind a wait for another stream's event: one gap after the event, as the wait is the op before it */
+    dt_wait_event(&c, h + KERNEL_NS, 0, 2, 7);
+    dt_kernel(&c, h + KERNEL_NS, 0, 2);
+    CHECK_EQ(dt_sync_stream(&c, h + KERNEL_NS, 0, 2), h + 2 * KERNEL_NS + GAP_NS);
+    CHECK_EQ(dt_sync_stream(&c, h + 2 * KERNEL_NS + GAP_NS, 0, 1), h + 2 * KERNEL_NS + GAP_NS);
+    h += 2 * KERNEL_NS + GAP_NS;
+    /* a CUDA graph's kernel nodes run back to back */
+    dt_graph_kernel(&c, h, 0, 1);
+    dt_graph_kernel(&c, h, 0, 1);
+    dt_graph_kernel(&c, h, 0, 1);
+    CHECK_EQ(dt_sync_stream(&c, h, 0, 1), h + 3 * KERNEL_NS);
+    h += 3 * KERNEL_NS;
+    /* a kernel issued after its stream went idle starts at its issue time */
+    dt_kernel(&c, h + 5000, 0, 1);
+    CHECK_EQ(dt_sync_stream(&c, h + 5000, 0, 1), h + 5000 + KERNEL_NS);
+    h += 5000 + KERNEL_NS;
+    dt_bye(&c, h, NULL, 0);
+    dt_record(0, h);
+}
+
+static void test_kernel_gap(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    sc.compute.kernel_gap_ns = GAP_NS;
+    dt_result *r = dt_run(&sc, 1, child_kernel_gap, NULL);
+    expect_ok(r);
+    CHECK_EQ(r->sum.kernels, 9);
+    CHECK_EQ(r->nvalues[0], 1);
+    CHECK_EQ(r->sum.sim_end_ps, r->values[0][0] * 1000);
     dt_free(r);
 }
 
@@ -1172,6 +1232,7 @@ static const dt_case cases[] = {
     {"kernel_sync", test_kernel_sync},
     {"buffered_wait", test_buffered_wait},
     {"streams", test_streams},
+    {"kernel_gap", test_kernel_gap},
     {"events", test_events},
     {"wait_event", test_wait_event},
     {"copies", test_copies},

@@ -99,20 +99,31 @@ link_bytes() {
     echo "$v"
 }
 
+# kernel_gap_ms: the launch gap of the scenario ($scenario, compute.kernel_gap_us, which it must state), in ms
+kernel_gap_ms() {
+    local us
+    us=$(sed -n 's/.*kernel_gap_us: *\([0-9.]*\).*/\1/p' "$scenario")
+    [[ -n $us ]] || fail "$scenario: no compute.kernel_gap_us"
+    awk -v us="$us" 'BEGIN { printf "%.6f\n", us / 1e3 }'
+}
+
 # check_serial_step NAME SETUP_KERNELS GPUS STEPS: for a program with one
 # stream per GPU and the same work on every GPU, a step is its kernels plus
-# its collectives, nothing hidden: between their sum and that plus 10 us for
-# the memsets and copies.
+# its collectives plus a launch gap before each of its kernels but perhaps the
+# first (which may find its stream idle), nothing hidden: between that sum and
+# it plus 10 us for the memsets and copies.
 check_serial_step() {
-    local step compute comm
+    local step compute comm kernels gap
     step=$(check_steps "$1" "$4")
     compute=$(per_step_compute_ms "$1" "$2" "$3" "$4")
     comm=$(gpu0_num "$1" communication_s)
-    awk -v s="$step" -v c="$compute" -v m="$comm" -v n="$4" 'BEGIN {
+    kernels=$(report_num "$1" counts kernels)
+    gap=$(kernel_gap_ms)
+    awk -v s="$step" -v c="$compute" -v m="$comm" -v n="$4" -v k="$(((kernels - $2) / ($3 * $4)))" -v gap="$gap" 'BEGIN {
         comm = m * 1e3 / n
-        if (s < c + comm - 0.001 || s > c + comm + 0.010) {
-            print "step " s " ms, kernels " c " ms + collectives " comm " ms per step"; exit 1 }
-        printf "ok: step %.3f ms = kernels %.3f ms + collectives %.3f ms (+ copies)\n", s, c, comm }' ||
+        if (s < c + comm + (k - 1) * gap - 0.001 || s > c + comm + k * gap + 0.010) {
+            print "step " s " ms, kernels " c " ms + collectives " comm " ms + " k " launch gaps of " gap " ms per step"; exit 1 }
+        printf "ok: step %.3f ms = kernels %.3f ms + collectives %.3f ms + %d launch gaps (+ copies)\n", s, c, comm, k }' ||
         fail "$1: step time"
 }
 

@@ -137,6 +137,7 @@ static void check_defaults(const hs_scenario *sc)
     CHECK(sc->fabric.ecn.pmax == 0.2, "%g", sc->fabric.ecn.pmax);
     CHECK(sc->fabric.pfc && sc->fabric.dcqcn, "pfc/dcqcn");
     CHECK(sc->compute.default_kernel_ns == 10000, "%llu", (unsigned long long)sc->compute.default_kernel_ns);
+    CHECK(sc->compute.kernel_gap_ns == 1000, "%llu", (unsigned long long)sc->compute.kernel_gap_ns);
     CHECK(sc->run.mode == HS_MODE_EXACT, "mode");
     CHECK(sc->run.host_time == HS_HOST_TIME_REAL, "host_time");
     CHECK(sc->run.host_time_scale == 1.0 && sc->run.host_time_fixed_ns == 0, "host time knobs");
@@ -209,13 +210,14 @@ static int case_defaults(void)
               sc.gpu.cc_major == 10 && sc.gpu.cc_minor == 0 && sc.gpu.sm_count == 148,
           "b200 %s", sc.gpu.model);
     CHECK(parse("servers: {count: 1.0, gpus_per_server: 8e0}\ngpu: {memory_gib: 0.5, compute_capability: 8.6}\n"
-                "nvlink: {segment_kib: 0.5, latency_ns: 0}\ncompute: {default_kernel_us: 2.5}\n",
+                "nvlink: {segment_kib: 0.5, latency_ns: 0}\ncompute: {default_kernel_us: 2.5, kernel_gap_us: 0.75}\n",
                 &sc) == 0,
           "decimals");
     CHECK(sc.servers.count == 1 && sc.servers.gpus_per_server == 8, "decimal ints");
     CHECK(sc.gpu.memory_bytes == 512ull << 20 && sc.gpu.cc_major == 8 && sc.gpu.cc_minor == 6, "gpu decimals");
     CHECK(sc.nvlink.segment_bytes == 512 && sc.nvlink.latency_ns == 0, "%u", sc.nvlink.segment_bytes);
     CHECK(sc.compute.default_kernel_ns == 2500, "%llu", (unsigned long long)sc.compute.default_kernel_ns);
+    CHECK(sc.compute.kernel_gap_ns == 750, "%llu", (unsigned long long)sc.compute.kernel_gap_ns);
 
     /* run: modes, every host_time form, 64-bit seeds. */
     CHECK(parse("servers: {count: 1, gpus_per_server: 8}\nrun: {mode: optimistic, host_time: \"fixed:250\", "

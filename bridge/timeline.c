@@ -266,6 +266,9 @@ static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op
 
 /* ------------------------------------------------------------- ingest */
 
+/* Op.reach_ns is a call's host cost and a submission latency: microseconds; more is a broken client. */
+#define HS_MAX_REACH_NS 1000000000ull
+
 /*
  * A collective part issued in the same NCCL group as the stream's last op,
  * itself a collective not yet done, joins that op: NCCL runs a group as one
@@ -281,7 +284,7 @@ static int join_group(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_stream
     uint32_t first = tail->nparts;
     if (hs_coll_attach(d, s, m, tail) < 0)
         return -1;
-    uint64_t issue_ps = hs_ns_to_ps(m->host_ns);
+    uint64_t issue_ps = hs_ns_to_ps(m->host_ns) + hs_ns_to_ps(m->reach_ns);
     if (tail->started)
         hs_coll_reached(d, tail, first, hs_max_u64(tail->start_ps, issue_ps));
     else
@@ -302,6 +305,11 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
         hs_daemon_fail(d, "hysim: %s: host time went backwards (op at %llu ns after %llu ns)",
                        hs_session_name(s, who, sizeof(who)), (unsigned long long)m->host_ns,
                        (unsigned long long)s->host_ns);
+        return -1;
+    }
+    if (m->reach_ns > HS_MAX_REACH_NS) {
+        hs_daemon_fail(d, "hysim: %s: op reaches its GPU %llu ns after its host time, more than a second",
+                       hs_session_name(s, who, sizeof(who)), (unsigned long long)m->reach_ns);
         return -1;
     }
     s->host_ns = m->host_ns;
@@ -343,7 +351,8 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
     op->s = s;
     op->gpu = m->gpu;
     op->seq = s->next_seq++;
-    op->issue_ps = op->ready_ps = hs_ns_to_ps(m->host_ns);
+    op->issue_ps = hs_ns_to_ps(m->host_ns);
+    op->ready_ps = op->issue_ps + hs_ns_to_ps(m->reach_ns);
     op->stream = m->stream;
     hs_op *record = NULL; /* StreamWaitEvent: the record it waits for */
 

@@ -51,6 +51,18 @@
     X(HS_CALL_SGEMM, 11112, "cublasSgemm (128^3)")                                   \
     X(HS_CALL_NCCL, 5373, "ncclAllReduce (4 KiB, 1 rank)")
 
+/*
+ * Where an idle launch's time goes on a real H100 (bench/real/data/
+ * kernel_gap_h100.txt, runs 4 and 5; bench/RESULTS.md, "Kernel launch gap"):
+ * the kernel reaches the GPU 2.8-3.1 us after the launch call returns, and a
+ * synchronize returns 2.3-2.6 us after the work it waited for was done. The
+ * host clock counts both where it counts the calls' costs: an op reaches its
+ * GPU HS_SUBMIT_NS after its call returns (Op.reach_ns), and a Wait that
+ * blocked returns HS_WAKE_NS after its answer.
+ */
+#define HS_SUBMIT_NS 2900
+#define HS_WAKE_NS 2400
+
 enum hs_api_call {
 #define HS_API_CALL_ENUM(name, ns, row) name,
     HS_API_CALLS(HS_API_CALL_ENUM)

@@ -579,6 +579,7 @@ static pending_op *append_locked(int dev, uint64_t stream) {
     pending_op *p = &g_ops[g_nops];
     hysim__op__init(&p->op);
     p->op.host_ns = hs_clock_now();
+    p->op.reach_ns = hs_clock_reach_ns();
     p->op.gpu = global_gpu(dev);
     p->op.stream = stream;
     return p;
@@ -625,6 +626,8 @@ static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream,
         hysim__reply__free_unpacked(r, NULL);
         return cudaErrorUnknown;
     }
+    if (!query && r->done && r->now_ns > w.host_ns)
+        hs_clock_woke(r->now_ns); /* it blocked: the host sees the answer a wake-up later */
     if (out)
         *out = r;
     else

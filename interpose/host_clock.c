@@ -282,6 +282,17 @@ void hs_client_charge_call(enum hs_api_call call) {
         t_call_ns = hs_api_call_ns(call);
 }
 
+uint64_t hs_clock_reach_ns(void) {
+    if (!g_sim || !mode_charges_calls(atomic_load_explicit(&g_mode, memory_order_acquire)))
+        return 0;
+    return t_call_ns + HS_SUBMIT_NS; /* t_call_ns: still to be charged when the call returns */
+}
+
+void hs_clock_woke(uint64_t answer_ns) {
+    if (g_sim && mode_charges_calls(atomic_load_explicit(&g_mode, memory_order_acquire)))
+        hs_clock_advance_to(answer_ns + HS_WAKE_NS);
+}
+
 void hs_client_leave(void) {
     if (--t_depth != 0 || !g_sim)
         return;

@@ -21,6 +21,14 @@ HS_HIDDEN uint64_t hs_clock_now(void);
 /* clock = max(clock, ns): a Wait's answer. */
 HS_HIDDEN void hs_clock_advance_to(uint64_t ns);
 /*
+ * How long after the clock's present reading an op the calling thread issues
+ * now reaches its GPU (Op.reach_ns): what its call still costs the host and
+ * the submission latency, where the mode counts the calls' costs; else 0.
+ */
+HS_HIDDEN uint64_t hs_clock_reach_ns(void);
+/* A Wait that blocked was answered at answer_ns: the host sees it the wake latency later (same modes). */
+HS_HIDDEN void hs_clock_woke(uint64_t answer_ns);
+/*
  * Setup's host-time settings (enum hs_host_time values); used only for what
  * HYSIM_HOST_TIME / HYSIM_EPOCH_NS did not set.
  */

@@ -233,6 +233,11 @@ static void child_kernel_gap(const char *ep, int idx, void *arg)
     dt_kernel(&c, h + 5000, 0, 1);
     CHECK_EQ(dt_sync_stream(&c, h + 5000, 0, 1), h + 5000 + KERNEL_NS);
     h += 5000 + KERNEL_NS;
+    /* or when it reaches its GPU (Op.reach_ns: the rest of its call's host cost and the submission latency) */
+    dt_kernel(&c, h + 5000, 0, 1);
+    c.ops[c.nops - 1]->reach_ns = 7000;
+    CHECK_EQ(dt_sync_stream(&c, h + 5000, 0, 1), h + 12000 + KERNEL_NS);
+    h += 12000 + KERNEL_NS;
     dt_bye(&c, h, NULL, 0);
     dt_record(0, h);
 }
@@ -244,7 +249,7 @@ static void test_kernel_gap(void)
     sc.compute.kernel_gap_ns = GAP_NS;
     dt_result *r = dt_run(&sc, 1, child_kernel_gap, NULL);
     expect_ok(r);
-    CHECK_EQ(r->sum.kernels, 9);
+    CHECK_EQ(r->sum.kernels, 10);
     CHECK_EQ(r->nvalues[0], 1);
     CHECK_EQ(r->sum.sim_end_ps, r->values[0][0] * 1000);
     dt_free(r);
@@ -929,6 +934,7 @@ static const violation violations[] = {
     {"unsupported collective", "hysim: collective kind 99 is not supported yet"},
     {"send to a peer out of range", "Send on comm 0xc0ffee with peer 2 of 2 ranks"},
     {"broadcast root out of range", "Broadcast on comm 0xc0ffee with root 5 of 2 ranks"},
+    {"op reaching its GPU too late", "op reaches its GPU 1000000001 ns after its host time, more than a second"},
 };
 
 static void child_violation(const char *ep, int idx, void *arg)
@@ -1002,6 +1008,10 @@ static void child_violation(const char *ep, int idx, void *arg)
                 dt_collective_ex(&c, 0, 0, 0, COMM, 0, 0, HYSIM__COLL_KIND__SEND, 8, 2, 0);
             else
                 dt_collective_ex(&c, 0, 0, 0, COMM, 0, 0, HYSIM__COLL_KIND__BROADCAST, 8, 5, 0);
+            break;
+        case 14:
+            dt_kernel(&c, 0, 0, 0);
+            c.ops[c.nops - 1]->reach_ns = 1000000001;
             break;
         }
         dt_flush(&c);

@@ -8,8 +8,9 @@
 #include "api_cost.h"
 #include "client.h"
 
-cudaError_t hs_cublas_send(const char *name, const hs_cublas_gemm *g, cudaStream_t stream)
+cudaError_t hs_cublas_enqueue(const char *name, const hs_cublas_gemm *g, cudaStream_t stream, bool *launched)
 {
+    *launched = false;
     if (g->m == 0 || g->n == 0 || g->batch == 0)
         return cudaSuccess; /* nothing to compute: cuBLAS launches nothing */
     /* a negative leading dimension is cuBLAS's to refuse; hysim reads it as not known */
@@ -17,10 +18,23 @@ cudaError_t hs_cublas_send(const char *name, const hs_cublas_gemm *g, cudaStream
                          (uint64_t)(g->lda > 0 ? g->lda : 0), (uint64_t)(g->ldb > 0 ? g->ldb : 0),
                          (uint64_t)(g->ldc > 0 ? g->ldc : 0)};
     cudaError_t e = hs_client_gemm(name, &call, stream);
-    /* After the op: a cuBLAS call is no intercepted call, so its cost is added at once. The
-     * Sgemm entry points were measured apart (api_cost.h). */
-    if (e == cudaSuccess)
-        hs_client_charge_call(strncmp(name, "cublasSgemm", 11) ? HS_CALL_GEMM : HS_CALL_SGEMM);
+    *launched = e == cudaSuccess;
+    return e;
+}
+
+/* The Sgemm entry points were measured apart (api_cost.h). */
+void hs_cublas_charge(const char *name)
+{
+    hs_client_charge_call(strncmp(name, "cublasSgemm", 11) ? HS_CALL_GEMM : HS_CALL_SGEMM);
+}
+
+cudaError_t hs_cublas_send(const char *name, const hs_cublas_gemm *g, cudaStream_t stream)
+{
+    bool launched;
+    cudaError_t e = hs_cublas_enqueue(name, g, stream, &launched);
+    /* After the op: a cuBLAS call is no intercepted call, so its cost is added at once. */
+    if (launched)
+        hs_cublas_charge(name);
     return e;
 }
 

@@ -6,6 +6,7 @@
 #ifndef HYSIM_INTERPOSE_CUBLAS_COMMON_H
 #define HYSIM_INTERPOSE_CUBLAS_COMMON_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <driver_types.h>
@@ -15,8 +16,18 @@
 
 #define HS_CUBLAS_HIDDEN __attribute__((visibility("hidden")))
 
-/* Sends the GEMM (its sizes not negative); cudaSuccess or the client's error. */
+/* Sends the GEMM (its sizes not negative) and charges the host one call of
+ * `name`; cudaSuccess or the client's error. */
 HS_CUBLAS_HIDDEN cudaError_t hs_cublas_send(const char *name, const hs_cublas_gemm *g, cudaStream_t stream);
+
+/* hs_cublas_send without the charge, for a call that sends several GEMMs (a
+ * grouped-batched one); *launched: whether a kernel was sent (a product with
+ * nothing to compute launches none). */
+HS_CUBLAS_HIDDEN cudaError_t hs_cublas_enqueue(const char *name, const hs_cublas_gemm *g, cudaStream_t stream,
+                                               bool *launched);
+
+/* Charges the host clock the cost of one cuBLAS GEMM call of `name` (api_cost.h). */
+HS_CUBLAS_HIDDEN void hs_cublas_charge(const char *name);
 
 /* cublasGetProperty and cublasLtGetProperty (cuBLASLt ships with cuBLAS and
  * has its version): a cublasStatus_t. */

@@ -1,7 +1,8 @@
 /*
  * The cuBLAS / cuBLASLt GEMM entry points hysim's replacement libraries time
- * (interpose/cublas.c, cublaslt.c), wrapped for `hysim profile`, which
- * LD_PRELOADs libhysim_profile.so: each forwards to the real function (the
+ * (interpose/cublas.c, cublaslt.c), their _64 forms included but not the
+ * grouped-batched calls, wrapped for `hysim profile`, which LD_PRELOADs
+ * libhysim_profile.so: each forwards to the real function (the
  * next definition, RTLD_NEXT, resolved on first use) inside a GEMM region of
  * the recorder (cupti_recorder.h), keyed by the shape and type the
  * replacement would send (interpose/cublas_gemm_shape.h). The real exports
@@ -88,77 +89,94 @@ static int ex_dtype(cublasHandle_t h, cudaDataType a, cublasComputeType_t c)
 
 /* ---- typed GEMMs ---- */
 
-#define HS_TYPED_GEMM(fn, T, dtype)                                                                        \
-    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, \
-                                int k, const T *alpha, const T *A, int lda, const T *B, int ldb,           \
-                                const T *beta, T *C, int ldc)                                              \
+/* I: the type of the sizes, int, or int64_t in the _64 forms (keyed alike). */
+#define HS_TYPED_GEMM(fn, T, I, dtype)                                                                     \
+    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n,   \
+                                I k, const T *alpha, const T *A, I lda, const T *B, I ldb, const T *beta,  \
+                                T *C, I ldc)                                                               \
     {                                                                                                      \
         HS_FORWARD(LIBCUBLAS, fn, m, n, k, 1, dtype, h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,   \
                    ldc);                                                                                   \
     }
 
-#define HS_TYPED_GEMM_STRIDED(fn, T, dtype)                                                                \
-    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, \
-                                int k, const T *alpha, const T *A, int lda, long long sa, const T *B,      \
-                                int ldb, long long sb, const T *beta, T *C, int ldc, long long sc,         \
-                                int batch)                                                                 \
+#define HS_TYPED_GEMM_STRIDED(fn, T, I, dtype)                                                             \
+    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n,   \
+                                I k, const T *alpha, const T *A, I lda, long long sa, const T *B, I ldb,   \
+                                long long sb, const T *beta, T *C, I ldc, long long sc, I batch)           \
     {                                                                                                      \
         HS_FORWARD(LIBCUBLAS, fn, m, n, k, batch, dtype, h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, \
                    beta, C, ldc, sc, batch);                                                               \
     }
 
-#define HS_TYPED_GEMM_BATCHED(fn, T, dtype)                                                                \
-    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, \
-                                int k, const T *alpha, const T *const A[], int lda, const T *const B[],    \
-                                int ldb, const T *beta, T *const C[], int ldc, int batch)                  \
+#define HS_TYPED_GEMM_BATCHED(fn, T, I, dtype)                                                             \
+    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n,   \
+                                I k, const T *alpha, const T *const A[], I lda, const T *const B[], I ldb, \
+                                const T *beta, T *const C[], I ldc, I batch)                               \
     {                                                                                                      \
         HS_FORWARD(LIBCUBLAS, fn, m, n, k, batch, dtype, h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta,  \
                    C, ldc, batch);                                                                         \
     }
 
-HS_TYPED_GEMM(cublasSgemm_v2, float, hs_cublas_sgemm_dtype(math_mode(h)))
-HS_TYPED_GEMM_STRIDED(cublasSgemmStridedBatched, float, hs_cublas_sgemm_dtype(math_mode(h)))
-HS_TYPED_GEMM_BATCHED(cublasSgemmBatched, float, hs_cublas_sgemm_dtype(math_mode(h)))
-HS_TYPED_GEMM(cublasDgemm_v2, double, 3)
-HS_TYPED_GEMM_STRIDED(cublasDgemmStridedBatched, double, 3)
-HS_TYPED_GEMM_BATCHED(cublasDgemmBatched, double, 3)
+/* An entry point and its _64 form, in the three shapes. */
+#define HS_TYPED_GEMMS(gemm_fn, strided_fn, batched_fn, T, dtype)                                          \
+    HS_TYPED_GEMM(gemm_fn, T, int, dtype)                                                                  \
+    HS_TYPED_GEMM(gemm_fn##_64, T, int64_t, dtype)                                                         \
+    HS_TYPED_GEMM_STRIDED(strided_fn, T, int, dtype)                                                       \
+    HS_TYPED_GEMM_STRIDED(strided_fn##_64, T, int64_t, dtype)                                              \
+    HS_TYPED_GEMM_BATCHED(batched_fn, T, int, dtype)                                                       \
+    HS_TYPED_GEMM_BATCHED(batched_fn##_64, T, int64_t, dtype)
+
+HS_TYPED_GEMMS(cublasSgemm_v2, cublasSgemmStridedBatched, cublasSgemmBatched, float,
+               hs_cublas_sgemm_dtype(math_mode(h)))
+HS_TYPED_GEMMS(cublasDgemm_v2, cublasDgemmStridedBatched, cublasDgemmBatched, double, 3)
 /* cublas_api.h declares the __half functions for C++ only (C has no __half);
  * the pointers they take are passed the same way as void pointers. */
-HS_TYPED_GEMM(cublasHgemm, void, 1)
-HS_TYPED_GEMM_STRIDED(cublasHgemmStridedBatched, void, 1)
-HS_TYPED_GEMM_BATCHED(cublasHgemmBatched, void, 1)
+HS_TYPED_GEMMS(cublasHgemm, cublasHgemmStridedBatched, cublasHgemmBatched, void, 1)
 
 /* ---- mixed-type GEMMs ---- */
 
-HS_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                                      int k, const void *alpha, const void *A, cudaDataType at, int lda,
-                                      const void *B, cudaDataType bt, int ldb, const void *beta, void *C,
-                                      cudaDataType ct, int ldc, cublasComputeType_t compute, cublasGemmAlgo_t algo)
-{
-    HS_FORWARD(LIBCUBLAS, cublasGemmEx, m, n, k, 1, ex_dtype(h, at, compute), h, ta, tb, m, n, k, alpha, A, at,
-               lda, B, bt, ldb, beta, C, ct, ldc, compute, algo);
-}
+#define HS_GEMM_EX(fn, I)                                                                                  \
+    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n,   \
+                                I k, const void *alpha, const void *A, cudaDataType at, I lda,             \
+                                const void *B, cudaDataType bt, I ldb, const void *beta, void *C,          \
+                                cudaDataType ct, I ldc, cublasComputeType_t compute, cublasGemmAlgo_t algo) \
+    {                                                                                                      \
+        HS_FORWARD(LIBCUBLAS, fn, m, n, k, 1, ex_dtype(h, at, compute), h, ta, tb, m, n, k, alpha, A, at,  \
+                   lda, B, bt, ldb, beta, C, ct, ldc, compute, algo);                                      \
+    }
 
-HS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb,
-                                                    int m, int n, int k, const void *alpha, const void *A,
-                                                    cudaDataType at, int lda, long long sa, const void *B,
-                                                    cudaDataType bt, int ldb, long long sb, const void *beta,
-                                                    void *C, cudaDataType ct, int ldc, long long sc, int batch,
-                                                    cublasComputeType_t compute, cublasGemmAlgo_t algo)
-{
-    HS_FORWARD(LIBCUBLAS, cublasGemmStridedBatchedEx, m, n, k, batch, ex_dtype(h, at, compute), h, ta, tb, m, n,
-               k, alpha, A, at, lda, sa, B, bt, ldb, sb, beta, C, ct, ldc, sc, batch, compute, algo);
-}
+#define HS_GEMM_STRIDED_EX(fn, I)                                                                          \
+    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n,   \
+                                I k, const void *alpha, const void *A, cudaDataType at, I lda,             \
+                                long long sa, const void *B, cudaDataType bt, I ldb, long long sb,         \
+                                const void *beta, void *C, cudaDataType ct, I ldc, long long sc, I batch,  \
+                                cublasComputeType_t compute, cublasGemmAlgo_t algo)                        \
+    {                                                                                                      \
+        HS_FORWARD(LIBCUBLAS, fn, m, n, k, batch, ex_dtype(h, at, compute), h, ta, tb, m, n, k, alpha, A,  \
+                   at, lda, sa, B, bt, ldb, sb, beta, C, ct, ldc, sc, batch, compute, algo);               \
+    }
 
-HS_EXPORT cublasStatus_t cublasGemmBatchedEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m,
-                                             int n, int k, const void *alpha, const void *const A[],
-                                             cudaDataType at, int lda, const void *const B[], cudaDataType bt,
-                                             int ldb, const void *beta, void *const C[], cudaDataType ct, int ldc,
-                                             int batch, cublasComputeType_t compute, cublasGemmAlgo_t algo)
-{
-    HS_FORWARD(LIBCUBLAS, cublasGemmBatchedEx, m, n, k, batch, ex_dtype(h, at, compute), h, ta, tb, m, n, k,
-               alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, batch, compute, algo);
-}
+#define HS_GEMM_BATCHED_EX(fn, I)                                                                          \
+    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n,   \
+                                I k, const void *alpha, const void *const A[], cudaDataType at, I lda,     \
+                                const void *const B[], cudaDataType bt, I ldb, const void *beta,           \
+                                void *const C[], cudaDataType ct, I ldc, I batch,                          \
+                                cublasComputeType_t compute, cublasGemmAlgo_t algo)                        \
+    {                                                                                                      \
+        HS_FORWARD(LIBCUBLAS, fn, m, n, k, batch, ex_dtype(h, at, compute), h, ta, tb, m, n, k, alpha, A,  \
+                   at, lda, B, bt, ldb, beta, C, ct, ldc, batch, compute, algo);                           \
+    }
+
+HS_GEMM_EX(cublasGemmEx, int)
+HS_GEMM_EX(cublasGemmEx_64, int64_t)
+HS_GEMM_STRIDED_EX(cublasGemmStridedBatchedEx, int)
+HS_GEMM_STRIDED_EX(cublasGemmStridedBatchedEx_64, int64_t)
+HS_GEMM_BATCHED_EX(cublasGemmBatchedEx, int)
+HS_GEMM_BATCHED_EX(cublasGemmBatchedEx_64, int64_t)
+
+/* The grouped-batched calls (cublasGemmGroupedBatchedEx, ...) are not wrapped:
+ * the real library may run all groups in one kernel, whose time cannot be
+ * split into the groups' GEMM keys; they pass straight to the real library. */
 
 /* ---- cuBLASLt ---- */
 

@@ -103,8 +103,14 @@ static void log_op(session *s, const Hysim__Op *op) {
     switch (op->kind_case) {
     case HYSIM__OP__KIND_KERNEL: {
         const Hysim__Kernel *k = op->kernel;
-        fprintf(g_log, "kernel name=%s grid=%u,%u,%u block=%u,%u,%u shared=%" PRIu64 "\n", k->name,
-                k->grid_x, k->grid_y, k->grid_z, k->block_x, k->block_y, k->block_z, k->shared_bytes);
+        fprintf(g_log, "kernel name=%s grid=%u,%u,%u block=%u,%u,%u shared=%" PRIu64, k->name, k->grid_x,
+                k->grid_y, k->grid_z, k->block_x, k->block_y, k->block_z, k->shared_bytes);
+        if (k->gemm) /* a library GEMM: its shape, type and leading dimensions */
+            fprintf(g_log, " gemm=%" PRIu64 "x%" PRIu64 "x%" PRIu64 " batch=%" PRIu64 " dtype=%d ld=%" PRIu64
+                           ",%" PRIu64 ",%" PRIu64,
+                    k->gemm->m, k->gemm->n, k->gemm->k, k->gemm->batch, (int)k->gemm->dtype, k->gemm->lda,
+                    k->gemm->ldb, k->gemm->ldc);
+        fputc('\n', g_log);
         break;
     }
     case HYSIM__OP__KIND_COPY:

@@ -4,7 +4,8 @@
  * REAL libcublas.so.13 / libcublasLt.so.13 (versioned references, as an
  * nvcc-built program's are) and run with the recorder LD_PRELOADed, as
  * `hysim profile` runs a program: each GEMM entry point the replacement
- * times must resolve to the recorder's wrapper, and the wrapper must forward
+ * times (the _64 forms too; the grouped-batched ones are not wrapped) must
+ * resolve to the recorder's wrapper, and the wrapper must forward
  * to the real function (same answer as the real one, called directly, for a
  * call the real library refuses without a GPU: a null handle).
  * usage: gemm_forward_test (LD_PRELOAD=.../libhysim_profile.so)
@@ -29,6 +30,15 @@ cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t, cublasOperation_t, cubl
 cublasStatus_t cublasHgemmBatched(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *,
                                   const void *const[], int, const void *const[], int, const void *, void *const[],
                                   int, int);
+cublasStatus_t cublasHgemm_64(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t,
+                              const void *, const void *, int64_t, const void *, int64_t, const void *, void *,
+                              int64_t);
+cublasStatus_t cublasHgemmStridedBatched_64(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t,
+                                            int64_t, const void *, const void *, int64_t, long long, const void *,
+                                            int64_t, long long, const void *, void *, int64_t, long long, int64_t);
+cublasStatus_t cublasHgemmBatched_64(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t,
+                                     const void *, const void *const[], int64_t, const void *const[], int64_t,
+                                     const void *, void *const[], int64_t, int64_t);
 
 /* Where the program's reference to `fn` resolved, and that it is not the real library's definition. */
 static void check_bound(const char *name, void *fn, void *real_lib)
@@ -65,6 +75,18 @@ int main(void)
     BOUND(blas, cublasGemmEx);
     BOUND(blas, cublasGemmStridedBatchedEx);
     BOUND(blas, cublasGemmBatchedEx);
+    BOUND(blas, cublasSgemm_v2_64);
+    BOUND(blas, cublasSgemmStridedBatched_64);
+    BOUND(blas, cublasSgemmBatched_64);
+    BOUND(blas, cublasDgemm_v2_64);
+    BOUND(blas, cublasDgemmStridedBatched_64);
+    BOUND(blas, cublasDgemmBatched_64);
+    BOUND(blas, cublasHgemm_64);
+    BOUND(blas, cublasHgemmStridedBatched_64);
+    BOUND(blas, cublasHgemmBatched_64);
+    BOUND(blas, cublasGemmEx_64);
+    BOUND(blas, cublasGemmStridedBatchedEx_64);
+    BOUND(blas, cublasGemmBatchedEx_64);
     BOUND(lt, cublasLtMatmul);
 #undef BOUND
 
@@ -87,6 +109,17 @@ int main(void)
     direct = real_ex(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, &x, CUDA_R_16BF, 8, &x, CUDA_R_16BF, 8, &one, &x,
                      CUDA_R_16BF, 8, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     printf("cublasGemmEx(NULL handle): %d through the wrapper, %d directly\n", (int)via, (int)direct);
+    CHECK_COND(via == direct && via != CUBLAS_STATUS_SUCCESS);
+    typedef cublasStatus_t (*ex64_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t,
+                                      const void *, const void *, cudaDataType, int64_t, const void *, cudaDataType,
+                                      int64_t, const void *, void *, cudaDataType, int64_t, cublasComputeType_t,
+                                      cublasGemmAlgo_t);
+    ex64_fn real_ex64 = (ex64_fn)(uintptr_t)dlsym(blas, "cublasGemmEx_64");
+    via = cublasGemmEx_64(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, &x, CUDA_R_16BF, 8, &x, CUDA_R_16BF, 8, &one,
+                          &x, CUDA_R_16BF, 8, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    direct = real_ex64(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, &x, CUDA_R_16BF, 8, &x, CUDA_R_16BF, 8, &one,
+                       &x, CUDA_R_16BF, 8, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    printf("cublasGemmEx_64(NULL handle): %d through the wrapper, %d directly\n", (int)via, (int)direct);
     CHECK_COND(via == direct && via != CUBLAS_STATUS_SUCCESS);
     typedef cublasStatus_t (*lt_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *,
                                     cublasLtMatrixLayout_t, const void *, cublasLtMatrixLayout_t, const void *,

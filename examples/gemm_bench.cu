@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <getopt.h>
 
@@ -64,8 +65,22 @@ static void row(const char *api, const char *dtype, int m, int n, int k, int bat
            2.0 * m * n * k * batch / us / 1e6);
 }
 
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: gemm_bench [-m M] [-n N] [-k K] [-b BATCH] [-i ITERS]\n"
+            "  -m M, -n N, -k K  GEMM shape: C (M x N) = A (M x K) B (K x N) (default 4096 each)\n"
+            "  -b BATCH          matrices per batched GEMM (default 4)\n"
+            "  -i ITERS          timed calls per API and type, after one warm-up (default 10)\n"
+            "Prints one row per API and type: api dtype m n k batch time_us tflops\n");
+}
+
 int main(int argc, char **argv) {
     int m = 4096, n = 4096, k = 4096, batch = 4;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        }
     for (int c; (c = getopt(argc, argv, "m:n:k:b:i:")) != -1;) {
         switch (c) {
         case 'm': m = atoi(optarg); break;
@@ -74,7 +89,7 @@ int main(int argc, char **argv) {
         case 'b': batch = atoi(optarg); break;
         case 'i': g_iters = atoi(optarg); break;
         default:
-            fprintf(stderr, "usage: %s [-m M] [-n N] [-k K] [-b BATCH] [-i ITERS]\n", argv[0]);
+            usage(stderr);
             return 2;
         }
     }

@@ -25,6 +25,7 @@ static void print_help(FILE *out)
             "  profile [--out FILE] -- PROGRAM [ARGS]  on a machine WITH a GPU: record PROGRAM's\n"
             "                                        kernel durations into a profile database\n"
             "  help [COMMAND]                        this text, or a command's\n"
+            "  --version                             hysim's version\n"
             "\n"
             "examples:\n"
             "  hysim run scenarios/h200x8.yaml -- build/bin/allreduce_bench -b 1M -e 1G\n"

@@ -28,7 +28,8 @@ void cli_plot_help(FILE *out)
             "Draws PNG figures of a run with gnuplot (Debian: gnuplot-nox):\n"
             "  timeline.png    every GPU's kernels, copies and NCCL operations over time\n"
             "  links.png       utilisation of the %d busiest links over time\n"
-            "  queues.png      queue depth and PFC-paused share of the links that had most\n"
+            "  queues.png      queue depth of the %d ports that queued most, and PFC-paused\n"
+            "                  share of the %d ports paused most\n"
             "RUN_DIR is a folder written by `hysim run --out RUN_DIR` (report.json and\n"
             "trace.json); the figures and their data (*.dat, plot.gp) are written beside them.\n"
             "\n"
@@ -38,7 +39,7 @@ void cli_plot_help(FILE *out)
             "  hysim plot run1/report.json run1/trace.json /tmp/figures\n"
             "\n"
             "exit codes: 0 ok, 1 gnuplot is missing or failed, 2 usage error or unreadable input\n",
-            SHOWN);
+            SHOWN, SHOWN, SHOWN);
 }
 
 typedef struct series {

@@ -246,8 +246,11 @@ int cli_profile(int argc, char **argv)
             gpu_model = argv[++i];
             continue;
         }
-        fprintf(stderr, "hysim profile: unexpected argument \"%s\"\n", argv[i]);
-        cli_profile_help(stderr);
+        if (!strcmp(argv[i], "--out") || !strcmp(argv[i], "--gpu-model"))
+            fprintf(stderr, "hysim profile: %s needs a value\n", argv[i]);
+        else
+            fprintf(stderr, "hysim profile: unexpected argument \"%s\" (`hysim help profile` lists the options)\n",
+                    argv[i]);
         return HS_EXIT_USAGE;
     }
     if (i + 1 >= argc) {

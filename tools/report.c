@@ -7,9 +7,11 @@
  * same scenario, program and seed give the same bytes; host.json has the rest.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "report.h"
 #include "run_stats.h"
@@ -45,11 +47,29 @@ static bool is_option(const char *arg, const char *name)
     return !strncmp(arg, name, n) && (arg[n] == 0 || arg[n] == '=');
 }
 
+/* The report is written after the run: a folder it cannot go in is said before the run, not after it. */
+static int check_report_folder(const char *path)
+{
+    char folder[PATH_MAX];
+    snprintf(folder, sizeof folder, "%s", path);
+    char *slash = strrchr(folder, '/');
+    if (!slash)
+        snprintf(folder, sizeof folder, ".");
+    else
+        slash[slash == folder] = 0; /* "/r.json" → "/" */
+    if (access(folder, W_OK) == 0)
+        return 0;
+    fprintf(stderr, "hysim: --report %s: cannot write in %s: %s\n", path, folder, strerror(errno));
+    return -1;
+}
+
 int report_parse_option(report_options *o, int argc, char **argv, int *i)
 {
     const char *a = argv[*i];
-    if (is_option(a, "--report"))
-        return (o->report_path = option_value(argc, argv, i, "--report")) ? 1 : -1;
+    if (is_option(a, "--report")) {
+        o->report_path = option_value(argc, argv, i, "--report");
+        return o->report_path && check_report_folder(o->report_path) == 0 ? 1 : -1;
+    }
     if (is_option(a, "--trace"))
         return (o->trace_path = option_value(argc, argv, i, "--trace")) ? 1 : -1;
     if (!is_option(a, "--out"))

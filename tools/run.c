@@ -29,7 +29,7 @@
 void cli_run_help(FILE *out)
 {
     fprintf(out,
-            "usage: hysim run [--endpoint unix|tcp|tcp:HOST:PORT] [--containers] SCENARIO.yaml -- PROGRAM [ARGS]\n"
+            "usage: hysim run [OPTIONS] SCENARIO.yaml -- PROGRAM [ARGS]\n"
             "\n"
             "Runs PROGRAM, an unmodified CUDA + NCCL program, once per server of the\n"
             "scenario's simulated cluster. GPU work is timed by hysim's models, NCCL\n"
@@ -185,6 +185,23 @@ static const char *endpoint_choice(const char *value, char *out, size_t len)
     return out;
 }
 
+/* What is wrong with a command line that is not `[OPTIONS] SCENARIO.yaml -- PROGRAM [ARGS]`;
+ * NULL when nothing is. `positional`: the arguments before `--` that are no option. */
+static const char *usage_problem(int positional, int separator, int argc)
+{
+    if (positional == 0)
+        return "no scenario given";
+    if (positional > 1 && separator < 0)
+        return "no `--` between the scenario and the program";
+    if (positional > 1)
+        return "more than one argument before `--` (the program's arguments go after it)";
+    if (separator < 0)
+        return "no `-- PROGRAM` after the scenario";
+    if (separator + 1 >= argc)
+        return "no program after `--`";
+    return NULL;
+}
+
 /* Describes a child's wait status; returns 1 if it counts as a failure. */
 static int report_child(int server, pid_t pid, int status)
 {
@@ -240,12 +257,19 @@ int cli_run(int argc, char **argv)
             use_containers = 1;
             continue;
         }
+        if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "hysim run: unknown option %s (`hysim help run` lists the options)\n", argv[i]);
+            return HS_EXIT_USAGE;
+        }
         scenario_path = argv[i];
         positional++;
     }
-    if (separator < 0 || positional != 1 || separator + 1 >= argc) {
-        fprintf(stderr, "hysim: expected `hysim run SCENARIO.yaml -- PROGRAM [ARGS]`\n");
-        cli_run_help(stderr);
+    const char *problem = usage_problem(positional, separator, argc);
+    if (problem) { /* the problem, not the whole help, so that it stays in sight */
+        fprintf(stderr,
+                "hysim run: %s\n"
+                "usage: hysim run [OPTIONS] SCENARIO.yaml -- PROGRAM [ARGS]   (`hysim help run` for the options)\n",
+                problem);
         return HS_EXIT_USAGE;
     }
     char custom_endpoint[512];
@@ -357,7 +381,6 @@ int cli_run(int argc, char **argv)
     int containers_left = use_containers && podman_launcher_remove(run_id, started, err, sizeof err);
     if (containers_left)
         fprintf(stderr, "hysim: %s\n", err);
-    rmdir(run_dir);
 
     int failed_children = 0;
     for (int i = 0; i < started; i++)
@@ -379,5 +402,6 @@ int cli_run(int argc, char **argv)
     if (outputs.host_path) /* --out: the host figures beside the report */
         outputs_failed |= report_write_host_json(daemon, &results, outputs.host_path) < 0;
     hs_daemon_destroy(daemon);
+    rmdir(run_dir); /* after hysimd, which removes its socket in it: else the folder stays in /tmp */
     return outputs_failed && code == HS_EXIT_OK ? HS_EXIT_SIMULATION : code;
 }

@@ -20,7 +20,16 @@ printf 'servers: {count: 1, gpus_per_server: 8}\ngpu: {model: H200}\nnvlink: {gb
 expect 0 "usage: hysim" -- "$hysim" --help
 expect 0 "usage: hysim run" -- "$hysim" help run
 expect 2 "unknown command" -- "$hysim" frobnicate
-expect 2 "expected .hysim run SCENARIO" -- "$hysim" run "$scenarios/h200x8.yaml"
+expect 2 "no .-- PROGRAM. after the scenario" -- "$hysim" run "$scenarios/h200x8.yaml"
+expect 2 "no program after .--." -- "$hysim" run "$scenarios/h200x8.yaml" --
+expect 2 "no .--. between the scenario and the program" -- "$hysim" run "$scenarios/h200x8.yaml" /bin/true
+expect 2 "no scenario given" -- "$hysim" run -- /bin/true
+expect 2 "unknown option --bogus" -- "$hysim" run --bogus "$scenarios/h200x8.yaml" -- /bin/true
+expect 2 "--report /no-such-folder/r.json: cannot write in /no-such-folder" -- \
+  "$hysim" run --report /no-such-folder/r.json "$scenarios/h200x8.yaml" -- /bin/true
+expect 0 "queues.png +queue depth of the 8 ports that queued most" -- "$hysim" help plot
+expect 0 "^hysim [0-9]" -- "$hysim" --version
+expect 0 "--version" -- "$hysim" --help
 expect 0 "h200x8.yaml: ok" -- "$hysim" validate "$scenarios/h200x8.yaml"
 expect 2 "bad.yaml:3:[0-9]+: .*gbps_per_gpu" -- "$hysim" validate "$work/bad.yaml"
 expect 2 "bad.yaml:3:[0-9]+: .*gbps_per_gpu" -- "$hysim" run "$work/bad.yaml" -- /bin/true

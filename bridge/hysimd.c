@@ -244,10 +244,11 @@ static bool reap(hs_daemon *d, hs_child *c)
         c->pidfd = -1;
     }
     bool bad = !WIFEXITED(c->status) || WEXITSTATUS(c->status) != 0;
-    if (bad && others_running(d, c)) {
+    if (bad && others_running(d, c) && !d->failed) {
         char who[320], how[128];
         hs_daemon_fail(d, "hysim: %s %s while other processes still run", child_name(d, c, who, sizeof(who)),
                        status_text(c->status, how, sizeof(how)));
+        d->sum.program_failed = true;
     }
     return true;
 }
@@ -275,6 +276,7 @@ void hs_daemon_session_lost(hs_daemon *d, hs_session *s, const char *how)
     if (s->registered && c && c->exited) {
         char t[100];
         snprintf(st, sizeof(st), " (it %s)", status_text(c->status, t, sizeof(t)));
+        d->sum.program_failed = !WIFEXITED(c->status) || WEXITSTATUS(c->status) != 0;
     }
     hs_daemon_fail(d, "hysim: %s %s%s", session_name_ranks(s, who, sizeof(who)), how, st);
 }
@@ -352,6 +354,7 @@ static void child_ended(hs_daemon *d, hs_child *c)
         char who[320], how[128];
         hs_daemon_fail(d, "hysim: %s %s during the simulation", child_name(d, c, who, sizeof(who)),
                        status_text(c->status, how, sizeof(how)));
+        d->sum.program_failed = true;
     }
 }
 

@@ -8,6 +8,7 @@
 #ifndef HYSIM_BRIDGE_HYSIMD_H
 #define HYSIM_BRIDGE_HYSIMD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -48,6 +49,7 @@ typedef struct hs_run_summary {
     uint64_t fabric_rollbacks;      /* late flows that rolled the fabric back to a checkpoint */
     uint64_t fabric_replayed_flows; /* flows handed again to a resumed checkpoint */
     char error[1024];         /* non-empty: the simulation failed, and why */
+    bool program_failed;      /* ... because a program process exited with an error or was killed */
 } hs_run_summary;
 
 /*

@@ -65,16 +65,19 @@ void cli_run_help(FILE *out)
             "  HYSIM_LIB_DIR   folder of the replacement libraries (default: ../lib\n"
             "                  beside the hysim executable)\n"
             "\n"
-            "exit codes: 0 ok, 1 the program failed, 2 usage or scenario error,\n"
-            "            3 simulation error\n");
+            "exit codes: 0 ok, 1 the program failed (a process exited with an error or was\n"
+            "            killed), 2 usage or scenario error, 3 simulation error\n");
 }
 
 static pid_t g_children[MAX_SERVERS];
 static volatile sig_atomic_t g_child_count;
 
 /* Ctrl-C reaches the children too; SIGTERM is passed on so nothing outlives us. */
+static volatile sig_atomic_t g_stopped; /* hysim itself got a stopping signal */
+
 static void forward_signal(int sig)
 {
+    g_stopped = 1;
     for (int i = 0; i < g_child_count; i++)
         kill(g_children[i], sig == SIGINT ? SIGINT : SIGTERM);
 }
@@ -385,11 +388,15 @@ int cli_run(int argc, char **argv)
     int failed_children = 0;
     for (int i = 0; i < started; i++)
         failed_children += report_child(i, g_children[i], statuses[i]);
+    /* A simulation that stopped because a program process failed (its peers could not go on
+     * without it) is the program's failure; one stopped by a signal to hysim, which passed it on
+     * to the processes, is not. */
     int code = failed_children ? HS_EXIT_PROGRAM_FAILED : HS_EXIT_OK;
+    if (sim_status != 0 && (!summary.program_failed || g_stopped))
+        code = HS_EXIT_SIMULATION;
     if (sim_status != 0) {
         fprintf(stderr, "hysim: simulation failed: %s\n",
                 summary.error[0] ? summary.error : "(no reason given)");
-        code = HS_EXIT_SIMULATION;
     } else {
         print_summary(&sc, &summary, wall);
     }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One of the two program processes (server 1) is killed with SIGKILL: hysim
 # must name the process, its server and its ranks, stop the other process,
-# exit with status 3 and leave no process behind.
+# exit with status 1 (the program failed: the simulation stops because of it)
+# and leave no process behind.
 # usage: check_program_killed.sh HYSIM SCENARIO PROGRAM WORKDIR
 set -uo pipefail
 hysim=$1 scenario=$2 prog=$3 work=$4
@@ -23,7 +24,7 @@ status=$?
 took=$(elapsed "$start")
 cat "$work/stderr"
 echo "hysim exited with status $status after $took s"
-[[ $status -eq 3 ]] || fail "expected exit status 3 (simulation error), got $status"
+[[ $status -eq 1 ]] || fail "expected exit status 1 (the program failed), got $status"
 grep -q "process $pid1 (server 1, [^;]*; GPUs/ranks 1..1) killed by signal 9" "$work/stderr" ||
   fail "no message naming process $pid1, server 1, ranks 1..1 and signal 9"
 for p in "$pid0" "$pid1" $hysim_pid; do

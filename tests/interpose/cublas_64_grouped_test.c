@@ -25,18 +25,7 @@
 
 #include "test_check.h"
 
-/* cublas_api.h declares the __half functions for C++ only: as libcublas defines them, with void pointers. */
-cublasStatus_t cublasHgemm(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *,
-                           const void *, int, const void *, int, const void *, void *, int);
-cublasStatus_t cublasHgemm_64(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t,
-                              const void *, const void *, int64_t, const void *, int64_t, const void *, void *,
-                              int64_t);
-cublasStatus_t cublasHgemmStridedBatched_64(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t,
-                                            int64_t, const void *, const void *, int64_t, long long, const void *,
-                                            int64_t, long long, const void *, void *, int64_t, long long, int64_t);
-cublasStatus_t cublasHgemmBatched_64(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t,
-                                     const void *, const void *const[], int64_t, const void *const[], int64_t,
-                                     const void *, void *const[], int64_t, int64_t);
+#include "cublas_hgemm.h" /* C has no __half: the Hgemm family as libcublas defines it */
 
 #define CHECK_BLAS(call, want)                                                                     \
     do {                                                                                           \

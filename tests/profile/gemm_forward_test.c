@@ -21,24 +21,7 @@
 static int failures;
 #include "test_check.h"
 
-/* C has no __half: the Hgemm family as the replacement and the wrapper declare it */
-cublasStatus_t cublasHgemm(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *,
-                           const void *, int, const void *, int, const void *, void *, int);
-cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                         const void *, const void *, int, long long, const void *, int, long long,
-                                         const void *, void *, int, long long, int);
-cublasStatus_t cublasHgemmBatched(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *,
-                                  const void *const[], int, const void *const[], int, const void *, void *const[],
-                                  int, int);
-cublasStatus_t cublasHgemm_64(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t,
-                              const void *, const void *, int64_t, const void *, int64_t, const void *, void *,
-                              int64_t);
-cublasStatus_t cublasHgemmStridedBatched_64(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t,
-                                            int64_t, const void *, const void *, int64_t, long long, const void *,
-                                            int64_t, long long, const void *, void *, int64_t, long long, int64_t);
-cublasStatus_t cublasHgemmBatched_64(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t,
-                                     const void *, const void *const[], int64_t, const void *const[], int64_t,
-                                     const void *, void *const[], int64_t, int64_t);
+#include "cublas_hgemm.h" /* C has no __half: the Hgemm family as the replacement and the wrapper declare it */
 
 /* Where the program's reference to `fn` resolved, and that it is not the real library's definition. */
 static void check_bound(const char *name, void *fn, void *real_lib)

@@ -19,7 +19,7 @@ static const hs_gpu_preset presets[] = {
 const hs_gpu_preset *hs_gpu_preset_find(const char *name)
 {
     for (size_t i = 0; i < sizeof presets / sizeof presets[0]; i++)
-        if (strcasecmp(name, presets[i].key) == 0)
+        if (strcasecmp(name, presets[i].key) == 0 || strcasecmp(name, presets[i].model) == 0)
             return &presets[i];
     return NULL;
 }

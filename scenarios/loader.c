@@ -24,6 +24,11 @@
 
 #define HS_MAX_FILE_BYTES (16u << 20) /* "larger than 16 MiB" below */
 #define HS_MAX_NS 1e12 /* 1000 s: far beyond any latency or per-call host cost */
+#define HS_MAX_GBPS 1e6 /* rates (Gb/s, GB/s): 1 Pb/s, far beyond any link or memory */
+#define HS_MAX_TFLOPS 1e6
+#define HS_MAX_BUFFER_MIB 1048576.0 /* 1 TiB of switch buffer */
+#define HS_MAX_ECN_KB 1e9 /* 1 TB of queue */
+#define HS_MAX_OVERSUB 1000.0
 
 /* ---------------------------------------------------------------- problems */
 
@@ -359,8 +364,67 @@ typedef struct numspec {
     bool whole;    /* a whole number */
 } numspec;
 
-static const numspec POSITIVE = {0, true, INFINITY, false};
 static const numspec NONNEG_NS = {0, false, HS_MAX_NS, true};
+
+/* A bound as people write it: 4194303, 0.001, 1/1024 (an exact 1/N that %.6g would round), not 4.1943e+06. */
+static const char *bound_text(double v, char *buf, size_t len)
+{
+    if (v == floor(v) && fabs(v) < 1e15) {
+        snprintf(buf, len, "%.0f", v);
+        return buf;
+    }
+    snprintf(buf, len, "%.6g", v);
+    if (strtod(buf, NULL) != v && v > 0 && v < 1 && 1 / v == floor(1 / v) && 1 / v < 1e15)
+        snprintf(buf, len, "1/%.0f", 1 / v);
+    return buf;
+}
+
+/* The unit a key's name gives its value ("Gb/s" for nics.gbps), or NULL: scenarios/README.md, "Units". */
+static const char *unit_of(const char *path)
+{
+    const char *key = strrchr(path, '.');
+    key = key ? key + 1 : path;
+    static const char *const exact[][2] = {
+        {"hbm_gbps", "GB/s"}, {"channel_gbps", "GB/s"}, {"mtu", "bytes"}, {"bytes", "bytes"}};
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+        if (!strcmp(key, exact[i][0]))
+            return exact[i][1];
+    static const char *const suffix[][2] = {{"gbps", "Gb/s"}, {"gbps_per_gpu", "Gb/s"}, {"_tflops", "TFLOP/s"},
+                                            {"_ns", "ns"},    {"_us", "\u00b5s"},        {"_s", "s"},
+                                            {"_kib", "KiB"},  {"_mib", "MiB"},          {"_gib", "GiB"},
+                                            {"_kb", "KB"}};
+    size_t klen = strlen(key);
+    for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
+        size_t n = strlen(suffix[i][0]);
+        if (klen >= n && !strcmp(key + klen - n, suffix[i][0]))
+            return suffix[i][1];
+    }
+    return NULL;
+}
+
+/* True when `s` is a number with a unit or word after it ("3600 Gb/s", "400G", "1.5us"). */
+static bool number_then_unit(const char *s)
+{
+    const char *p = s;
+    if (*p == '+' || *p == '-')
+        p++;
+    size_t digits = strspn(p, "0123456789");
+    p += digits;
+    if (*p == '.') {
+        size_t frac = strspn(p + 1, "0123456789");
+        digits += frac;
+        p += 1 + frac;
+    }
+    if (!digits)
+        return false;
+    if ((*p == 'e' || *p == 'E') && (p[1] >= '0' && p[1] <= '9'))
+        p += 1 + strspn(p + 1, "0123456789");
+    else if ((*p == 'e' || *p == 'E') && (p[1] == '+' || p[1] == '-') && p[2] >= '0' && p[2] <= '9')
+        p += 2 + strspn(p + 2, "0123456789");
+    p += strspn(p, " ");
+    bool word = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (unsigned char)*p >= 0x80 || *p == '%';
+    return word && !strpbrk(p, "0123456789") && !(*p == 'x' || *p == 'X');
+}
 
 /* Writes what a value must be ("a positive number"); true when that names the maximum. */
 static bool expected_text(const numspec *s, char *buf, size_t len)
@@ -377,7 +441,10 @@ static bool expected_text(const numspec *s, char *buf, size_t len)
     } else if (s->min == 0 && isinf(s->max)) {
         snprintf(buf, len, "a number of 0 or more");
     } else {
-        return snprintf(buf, len, "a number from %g to %g", s->min, s->max), true;
+        char lo[32], hi[32];
+        return snprintf(buf, len, "a number from %s to %s", bound_text(s->min, lo, sizeof lo),
+                        bound_text(s->max, hi, sizeof hi)),
+               true;
     }
     return false;
 }
@@ -396,7 +463,12 @@ static bool get_num(ctx *c, const slot *sl, const char *path, const numspec *s, 
     }
     double v;
     if (!clean_scalar(n) || !number_text(scalar(n), &v)) {
-        problem_at(c, AT(n->start_mark), "%s: expected %s, got %s", path, exp, what(n, buf, sizeof buf));
+        const char *unit = unit_of(path);
+        char hint[96] = "";
+        if (clean_scalar(n) && number_then_unit(scalar(n)))
+            snprintf(hint, sizeof hint, ": write the number alone%s%s%s", unit ? ", the unit is the key's (" : "",
+                     unit ? unit : "", unit ? ")" : "");
+        problem_at(c, AT(n->start_mark), "%s: expected %s, got %s%s", path, exp, what(n, buf, sizeof buf), hint);
         return false;
     }
     if (quoted(n)) {
@@ -409,8 +481,10 @@ static bool get_num(ctx *c, const slot *sl, const char *path, const numspec *s, 
         return false;
     }
     if (v > s->max) {
-        problem_at(c, AT(n->start_mark), "%s: expected %s, got %s (the largest allowed is %.15g)", path, exp,
-                   what(n, buf, sizeof buf), s->max);
+        const char *unit = unit_of(path);
+        char hi[32];
+        problem_at(c, AT(n->start_mark), "%s: expected %s, got %s (the largest allowed is %s%s%s)", path, exp,
+                   what(n, buf, sizeof buf), bound_text(s->max, hi, sizeof hi), unit ? " " : "", unit ? unit : "");
         return false;
     }
     *out = v;
@@ -436,9 +510,11 @@ static bool get_ns(ctx *c, const slot *sl, const char *path, uint64_t *out)
     return true;
 }
 
-static bool get_positive(ctx *c, const slot *sl, const char *path, double *out)
+/* A number above 0 and at most `max`: every rate, size and ratio has a bound (scenarios/README.md). */
+static bool get_positive(ctx *c, const slot *sl, const char *path, double max, double *out)
 {
-    return get_num(c, sl, path, &POSITIVE, out);
+    numspec s = {0, true, max, false};
+    return get_num(c, sl, path, &s, out);
 }
 
 static bool get_bool(ctx *c, const slot *sl, const char *path, bool *out)
@@ -544,9 +620,9 @@ static void load_gpu(ctx *c, const slot *sec, hs_scenario *sc)
     numspec gib = {0, true, 1e9, false};
     if (get_num(c, &k[MEMORY], "gpu.memory_gib", &gib, &v))
         sc->gpu.memory_bytes = (uint64_t)llround(v * 1073741824.0);
-    get_positive(c, &k[BF16], "gpu.bf16_tflops", &sc->gpu.bf16_tflops);
-    get_positive(c, &k[FP32], "gpu.fp32_tflops", &sc->gpu.fp32_tflops);
-    get_positive(c, &k[HBM], "gpu.hbm_gbps", &sc->gpu.hbm_gbps);
+    get_positive(c, &k[BF16], "gpu.bf16_tflops", HS_MAX_TFLOPS, &sc->gpu.bf16_tflops);
+    get_positive(c, &k[FP32], "gpu.fp32_tflops", HS_MAX_TFLOPS, &sc->gpu.fp32_tflops);
+    get_positive(c, &k[HBM], "gpu.hbm_gbps", HS_MAX_GBPS, &sc->gpu.hbm_gbps);
     get_int(c, &k[SMS], "gpu.sm_count", 1, 100000, &sc->gpu.sm_count);
 
     if (k[CC].val) {
@@ -585,7 +661,7 @@ static void load_nvlink(ctx *c, const slot *sec, hs_scenario *sc)
     slot k[3];
     if (!collect(c, sec->val, "nvlink", keys, k))
         return;
-    get_positive(c, &k[0], "nvlink.gbps_per_gpu", &sc->nvlink.gbps_per_gpu);
+    get_positive(c, &k[0], "nvlink.gbps_per_gpu", HS_MAX_GBPS, &sc->nvlink.gbps_per_gpu);
     get_ns(c, &k[1], "nvlink.latency_ns", &sc->nvlink.latency_ns);
     /* Up to 4 GiB − 1 KiB so segment_bytes fits 32 bits; at least one byte. */
     numspec kib = {1.0 / 1024, false, 4194303, false};
@@ -602,7 +678,7 @@ static void load_pcie(ctx *c, const slot *sec, hs_scenario *sc)
         return;
     get_int(c, &k[0], "pcie.gen", 3, 6, &sc->pcie.gen);
     get_int(c, &k[1], "pcie.lanes", 1, 16, &sc->pcie.lanes);
-    if (!get_positive(c, &k[2], "pcie.gbps", &sc->pcie.gbps))
+    if (!get_positive(c, &k[2], "pcie.gbps", HS_MAX_GBPS, &sc->pcie.gbps))
         sc->pcie.gbps = hs_pcie_default_gbps(sc->pcie.gen, sc->pcie.lanes);
     get_ns(c, &k[3], "pcie.latency_ns", &sc->pcie.latency_ns);
 }
@@ -615,7 +691,7 @@ static void load_nics(ctx *c, const slot *sec, hs_scenario *sc)
     if (!collect(c, sec->val, "nics", keys, k))
         return;
     get_int(c, &k[0], "nics.per_server", 1, 64, &sc->nics.per_server);
-    get_positive(c, &k[1], "nics.gbps", &sc->nics.gbps);
+    get_positive(c, &k[1], "nics.gbps", HS_MAX_GBPS, &sc->nics.gbps);
     get_bool(c, &k[2], "nics.rail_aligned", &sc->nics.rail_aligned);
 }
 
@@ -676,9 +752,9 @@ static void load_fabric(ctx *c, const slot *sec, hs_scenario *sc)
         }
     }
 
-    get_positive(c, &k[OVERSUB], "fabric.oversubscription", &sc->fabric.oversubscription);
+    get_positive(c, &k[OVERSUB], "fabric.oversubscription", HS_MAX_OVERSUB, &sc->fabric.oversubscription);
     get_ns(c, &k[LATENCY], "fabric.link_latency_ns", &sc->fabric.link_latency_ns);
-    get_positive(c, &k[BUFFER], "fabric.switch_buffer_mib", &sc->fabric.switch_buffer_mib);
+    get_positive(c, &k[BUFFER], "fabric.switch_buffer_mib", HS_MAX_BUFFER_MIB, &sc->fabric.switch_buffer_mib);
     int mtu;
     if (get_int(c, &k[MTU], "fabric.mtu", HS_MTU_MIN, HS_MTU_MAX, &mtu))
         sc->fabric.mtu = (uint32_t)mtu;
@@ -688,8 +764,8 @@ static void load_fabric(ctx *c, const slot *sec, hs_scenario *sc)
     static const char *const ecn_keys[] = {"kmin_kb", "kmax_kb", "pmax", NULL};
     slot e[3];
     if (k[ECN].val && collect(c, k[ECN].val, "fabric.ecn", ecn_keys, e)) {
-        bool kmin = get_positive(c, &e[0], "fabric.ecn.kmin_kb", &sc->fabric.ecn.kmin_kb);
-        bool kmax = get_positive(c, &e[1], "fabric.ecn.kmax_kb", &sc->fabric.ecn.kmax_kb);
+        bool kmin = get_positive(c, &e[0], "fabric.ecn.kmin_kb", HS_MAX_ECN_KB, &sc->fabric.ecn.kmin_kb);
+        bool kmax = get_positive(c, &e[1], "fabric.ecn.kmax_kb", HS_MAX_ECN_KB, &sc->fabric.ecn.kmax_kb);
         numspec unit = {0, false, 1, false};
         get_num(c, &e[2], "fabric.ecn.pmax", &unit, &sc->fabric.ecn.pmax);
         /* Only when what was given is valid, and something was: the defaults are in order. */
@@ -700,6 +776,126 @@ static void load_fabric(ctx *c, const slot *sec, hs_scenario *sc)
                        kmin ? "" : ", the default for these NICs", sc->fabric.ecn.kmax_kb,
                        kmax ? "" : ", the default for these NICs");
     }
+}
+
+/* The value of `key` in the mapping `map` (a section already read by collect), or NULL. */
+static yaml_node_t *value_of(ctx *c, yaml_node_t *map, const char *key)
+{
+    if (!map || map->type != YAML_MAPPING_NODE)
+        return NULL;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = node_of(c, p->key);
+        if (k && clean_scalar(k) && !strcmp(scalar(k), key))
+            return node_of(c, p->value);
+    }
+    return NULL;
+}
+
+/* The shape the fabric gives a topology (ns3-glue/topology.cc, CheckNetwork); false when reported. */
+static bool check_fabric_shape(ctx *c, yaml_node_t *fabric, yaml_node_t *nics, const hs_scenario *sc)
+{
+    yaml_node_t *leaves = value_of(c, fabric, "leaves");
+    if (sc->fabric.topology == HS_TOPOLOGY_RAIL_OPTIMIZED && leaves && sc->fabric.leaves != sc->nics.per_server) {
+        yaml_node_t *per = value_of(c, nics, "per_server");
+        char from[64];
+        if (per)
+            snprintf(from, sizeof from, "given at %lu:%lu", AT(per->start_mark));
+        else
+            snprintf(from, sizeof from, "the default: servers.gpus_per_server");
+        problem_at(c, AT(leaves->start_mark),
+                   "fabric.leaves: a rail_optimized fabric has one leaf (rail switch) per NIC of a server, and "
+                   "nics.per_server is %d (%s), got %d",
+                   sc->nics.per_server, from, sc->fabric.leaves);
+        return false;
+    }
+    bool fat = sc->fabric.topology == HS_TOPOLOGY_FAT_TREE;
+    if (fat && leaves && !hs_scn_fat_tree_k(sc->fabric.leaves, sc->fabric.spines)) {
+        problem_at(c, AT(leaves->start_mark),
+                   "fabric.leaves, fabric.spines: a k-ary fat_tree has leaves = k^2/2 edge switches and spines = "
+                   "k^2/4 cores for an even k (k=4: 8 and 4), got leaves %d, spines %d",
+                   sc->fabric.leaves, sc->fabric.spines);
+        return false;
+    }
+    return true;
+}
+
+/* How many NICs the fabric can take, and how many links it can build; false when reported. */
+static bool check_fabric_size(ctx *c, yaml_node_t *fabric, const yaml_node_t *count, const hs_scenario *sc)
+{
+    yaml_node_t *leaves = value_of(c, fabric, "leaves");
+    long long nnics = (long long)sc->servers.count * sc->nics.per_server;
+    bool fat = sc->fabric.topology == HS_TOPOLOGY_FAT_TREE;
+    int k = fat ? hs_scn_fat_tree_k(sc->fabric.leaves, sc->fabric.spines) : 0;
+    if (k && leaves && nnics > (long long)k * k * k / 4) {
+        problem_at(c, AT(leaves->start_mark),
+                   "fabric.leaves: a %d-ary fat_tree (leaves %d, spines %d) holds %d NICs, and the scenario has "
+                   "%lld (%d servers \u00d7 %d NICs)",
+                   k, sc->fabric.leaves, sc->fabric.spines, k * k * k / 4, nnics, sc->servers.count,
+                   sc->nics.per_server);
+        return false;
+    }
+    if (sc->fabric.topology == HS_TOPOLOGY_LEAF_SPINE && leaves && sc->fabric.leaves > nnics) {
+        problem_at(c, AT(leaves->start_mark),
+                   "fabric.leaves: leaf_spine needs 1 to %lld leaves (one NIC at least each: %d servers \u00d7 %d "
+                   "NICs), got %d",
+                   nnics, sc->servers.count, sc->nics.per_server, sc->fabric.leaves);
+        return false;
+    }
+    uint64_t links = hs_scn_fabric_links(sc);
+    if (links >= HS_FABRIC_MAX_LINKS) {
+        problem_at(c, AT(count->start_mark),
+                   "servers.count: the fabric model builds fewer than %u links (one per direction), and %d servers "
+                   "on this fabric need %llu",
+                   HS_FABRIC_MAX_LINKS, sc->servers.count, (unsigned long long)links);
+        return false;
+    }
+    return true;
+}
+
+/* The switch buffer must hold every ingress link's reserve and PFC headroom (ns3-glue/ethernet.cc, InitRoce). */
+static void check_switch_buffer(ctx *c, const slot *fabric, const hs_scenario *sc)
+{
+    char which[32] = "", need_text[32], have_text[32];
+    double need = hs_scn_buffer_need(sc, which, sizeof which);
+    double mib = sc->fabric.switch_buffer_mib;
+    if (need < (double)llround(mib * 1048576.0))
+        return;
+    yaml_node_t *given = value_of(c, fabric->val, "switch_buffer_mib");
+    const yaml_node_t *at = given ? given : fabric->key;
+    /* the shortest decimal that the fabric rounds to a buffer of more than `need` bytes */
+    for (int digits = 4; digits <= 17; digits++) {
+        snprintf(need_text, sizeof need_text, "%.*g", digits, (need + 1) / 1048576.0);
+        if ((double)llround(strtod(need_text, NULL) * 1048576.0) > need)
+            break;
+    }
+    char advice[160];
+    if ((need + 1) / 1048576.0 > HS_MAX_BUFFER_MIB)
+        snprintf(advice, sizeof advice, "more than the largest buffer allowed (%.0f MiB): spread the NICs over "
+                 "more switches or shorten the links", HS_MAX_BUFFER_MIB);
+    else
+        snprintf(advice, sizeof advice, "give at least %s", need_text);
+    problem_at(c, AT(at->start_mark),
+               "fabric.switch_buffer_mib: %s%s MiB is smaller than the %s of the links into switch %s "
+               "(%.0f bytes with these NICs, link_latency_ns and mtu): %s",
+               given ? "" : "the default ", bound_text(mib, have_text, sizeof have_text),
+               sc->fabric.pfc ? "PFC headroom and reserve" : "reserve", which, need, advice);
+}
+
+/*
+ * What the fabric model refuses when it builds the network (fabric_limits.c
+ * mirrors ns3-glue/), reported at the key that decides it: the topology's
+ * shape whenever a fabric is given, its size and switch buffers when it joins
+ * several servers. Runs only when servers, nics and fabric were read without
+ * a problem, so every figure is the file's.
+ */
+static void check_fabric_model(ctx *c, const slot *servers, const slot *nics, const slot *fabric,
+                               const hs_scenario *sc)
+{
+    if (!fabric->key || !check_fabric_shape(c, fabric->val, nics->val, sc) || sc->servers.count < 2)
+        return;
+    const yaml_node_t *count = value_of(c, servers->val, "count");
+    if (check_fabric_size(c, fabric->val, count ? count : servers->key, sc))
+        check_switch_buffer(c, fabric, sc);
 }
 
 /* compute.profiles: a path relative to the scenario file's folder (profile_db.h reads the file). */
@@ -805,6 +1001,13 @@ static void load_run(ctx *c, const slot *sec, hs_scenario *sc)
     int mode;
     if (get_enum(c, &k[0], "run.mode", modes, &mode))
         sc->run.mode = (enum hs_run_mode)mode;
+    /* bridge/fabric_speculation.c refuses the pair when the fabric is created */
+    yaml_node_t *process = value_of(c, k[6].val, "process");
+    if (process && sc->run.mode == HS_MODE_OPTIMISTIC && sc->run.fabric.process == HS_FABRIC_PROCESS_WORKER)
+        problem_at(c, AT(process->start_mark),
+                   "run.fabric.process: worker does not work with run.mode: optimistic (a speculation forks the "
+                   "daemon, and the worker process cannot be shared by two copies); use process: inline or "
+                   "mode: exact");
     if (k[1].val)
         load_host_time(c, &k[1], sc);
     /* seconds of wall time; 0 disables the stall watchdog; at most a year */
@@ -855,7 +1058,7 @@ static void load_nccl(ctx *c, const slot *sec, hs_scenario *sc)
         sc->nccl.proto = (enum hs_nccl_proto)v;
     get_int(c, &k[2], "nccl.channels", 1, 64, &sc->nccl.channels);
     get_bool(c, &k[3], "nccl.calibrated", &sc->nccl.calibrated);
-    static const numspec gbps = {0, false, 1e6, false}; /* 0 = no per-channel cap */
+    static const numspec gbps = {0, false, HS_MAX_GBPS, false}; /* 0 = no per-channel cap */
     get_num(c, &k[4], "nccl.channel_gbps", &gbps, &sc->nccl.channel_gbps);
 }
 
@@ -930,6 +1133,19 @@ static void load_bg_flow(ctx *c, yaml_node_t *map, int i, hs_scenario *sc)
     }
     if (ok && k[REPEAT].val && f->repeat_ns == 0) {
         problem_at(c, AT(k[REPEAT].val->start_mark), "%s.repeat_us: expected a positive number, got 0", where);
+        ok = false;
+    }
+    /* The fabric numbers a flow's segments in 40 bits (ns3-glue/fabric.cc, AddFlow). */
+    if (ok && hs_scn_flow_segments(sc, f->src_gpu, f->dst_gpu, f->bytes) >= HS_FABRIC_MAX_SEGMENTS) {
+        bool nvlink = f->src_gpu / (uint32_t)sc->servers.gpus_per_server ==
+                      f->dst_gpu / (uint32_t)sc->servers.gpus_per_server;
+        problem_at(c, AT(k[BYTES].val->start_mark),
+                   "%s.bytes: %llu bytes are %llu segments of %u bytes (%s), and the fabric model takes fewer than "
+                   "2^40 per flow",
+                   where, (unsigned long long)f->bytes,
+                   (unsigned long long)hs_scn_flow_segments(sc, f->src_gpu, f->dst_gpu, f->bytes),
+                   nvlink ? sc->nvlink.segment_bytes : sc->fabric.mtu,
+                   nvlink ? "nvlink.segment_kib, within a server" : "fabric.mtu, across servers");
         ok = false;
     }
     if (ok)
@@ -1050,15 +1266,20 @@ static void load_root(ctx *c, yaml_node_t *root, hs_scenario *sc)
     get_string(c, &t[T_NAME], "name", sc->name, sizeof sc->name);
     if (t[T_GPU].val)
         load_gpu(c, &t[T_GPU], sc);
+    int before_servers = c->count;
     if (t[T_SERVERS].val)
         load_servers(c, &t[T_SERVERS], sc);
     else
         problem_at(c, 1, 1, "missing required section \"servers\"");
+    bool servers_ok = c->count == before_servers;
     if (t[T_NVLINK].val)
         load_nvlink(c, &t[T_NVLINK], sc);
+    int before_network = c->count;
     load_pcie(c, &t[T_PCIE], sc);
     load_nics(c, &t[T_NICS], sc);
     load_fabric(c, &t[T_FABRIC], sc);
+    if (servers_ok && c->count == before_network)
+        check_fabric_model(c, &t[T_SERVERS], &t[T_NICS], &t[T_FABRIC], sc);
     if (t[T_COMPUTE].val)
         load_compute(c, &t[T_COMPUTE], sc);
     if (t[T_RUN].val)

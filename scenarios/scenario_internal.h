@@ -39,7 +39,7 @@
 
 typedef struct hs_gpu_preset {
     const char *key;   /* what `gpu.model` says, compared without regard to case */
-    const char *model; /* the name reported as cudaDeviceProp.name */
+    const char *model; /* the name reported as cudaDeviceProp.name; `gpu.model` may say it too */
     double memory_gib;
     double bf16_tflops;
     double fp32_tflops;
@@ -48,7 +48,7 @@ typedef struct hs_gpu_preset {
     int cc_major, cc_minor;
 } hs_gpu_preset;
 
-/* NULL when `name` is no preset. */
+/* The preset whose key or reported name is `name` (any case); NULL when none is. */
 const hs_gpu_preset *hs_gpu_preset_find(const char *name);
 /* "H200, H100": the preset keys, for messages. */
 const char *hs_gpu_preset_list(void);
@@ -59,5 +59,23 @@ double hs_pcie_default_gbps(int gen, int lanes);
 
 /* SimAI's 800/3200 KB at 400 Gb/s, scaled linearly with nic_gbps. */
 void hs_ecn_defaults(double nic_gbps, double *kmin_kb, double *kmax_kb);
+
+/* ---- What the fabric model requires (fabric_limits.c; mirrors ns3-glue/). ---- */
+
+#define HS_FABRIC_MAX_LINKS (1u << 20)       /* ns3-glue/fabric_internal.h kMaxPorts: one per direction */
+#define HS_FABRIC_MAX_SEGMENTS (1ull << 40)  /* kMaxSegments: segments of one flow */
+
+/* k of a k-ary fat tree with these edges (k²/2) and cores (k²/4), k even; 0 when none fits. */
+int hs_scn_fat_tree_k(int leaves, int spines);
+/* Links (one per direction) the fabric builds for the scenario. */
+uint64_t hs_scn_fabric_links(const hs_scenario *sc);
+/* The most bytes the links into one switch take from its buffer (reserve, and PFC headroom
+ * with fabric.pfc); `which` names that switch ("rail0", "spine0"). The fabric refuses a
+ * buffer of this many bytes or fewer. For a scenario of several servers whose topology
+ * the fabric accepts. */
+double hs_scn_buffer_need(const hs_scenario *sc, char *which, size_t len);
+/* Segments a flow of `bytes` from GPU src to GPU dst takes: NVLink segments within a
+ * server, MTU-sized packets across servers. */
+uint64_t hs_scn_flow_segments(const hs_scenario *sc, uint32_t src, uint32_t dst, uint64_t bytes);
 
 #endif

@@ -202,6 +202,28 @@ static int case_defaults(void)
     CHECK(!strcmp(sc.gpu.model, "NVIDIA H100 80GB HBM3") && sc.gpu.memory_bytes == 94ull << 30 &&
               sc.gpu.hbm_gbps == 3350 && sc.gpu.bf16_tflops == 989,
           "h100 %s", sc.gpu.model);
+    /* A preset by the full name it reports (what `hysim validate` prints and the GPU says), any case. */
+    CHECK(parse("servers: {count: 1, gpus_per_server: 8}\ngpu: {model: H100}\n", &sc) == 0, "h100 key");
+    hs_scenario by_key = sc;
+    CHECK(parse("servers: {count: 1, gpus_per_server: 8}\ngpu: {model: \"NVIDIA H200\"}\n", &sc) == 0, "full name");
+    check_h200(&sc);
+    CHECK(parse("servers: {count: 1, gpus_per_server: 8}\ngpu: {model: nvidia h100 80gb HBM3}\n", &sc) == 0,
+          "full name, other case");
+    CHECK(!strcmp(sc.gpu.model, "NVIDIA H100 80GB HBM3") && !memcmp(&sc.gpu, &by_key.gpu, sizeof sc.gpu),
+          "full name %s", sc.gpu.model);
+    CHECK(parse("servers: {count: 1, gpus_per_server: 8}\ngpu: {model: NVIDIA H200 NVL, memory_gib: 141, "
+                "bf16_tflops: 835}\n",
+                &sc) == 0,
+          "a longer name is no preset");
+    CHECK(!strcmp(sc.gpu.model, "NVIDIA H200 NVL") && sc.gpu.bf16_tflops == 835, "%s", sc.gpu.model);
+
+    /* The upper bounds themselves are allowed. */
+    CHECK(parse("servers: {count: 1, gpus_per_server: 8}\nnvlink: {gbps_per_gpu: 1e6}\n"
+                "gpu: {bf16_tflops: 1000000, hbm_gbps: 1e6}\n",
+                &sc) == 0,
+          "largest rates");
+    CHECK(sc.nvlink.gbps_per_gpu == 1e6 && sc.gpu.bf16_tflops == 1e6 && sc.gpu.hbm_gbps == 1e6, "largest rates");
+
     CHECK(parse("servers: {count: 1, gpus_per_server: 8}\n"
                 "gpu: {model: B200, memory_gib: 180, bf16_tflops: 2250, compute_capability: \"10.0\", sm_count: 148}\n",
                 &sc) == 0,
@@ -237,13 +259,13 @@ static int case_defaults(void)
                 "servers: {count: 16, gpus_per_server: 8}\n"
                 "nics: {per_server: 8, gbps: 400, rail_aligned: false}\n"
                 "fabric:\n"
-                "  topology: fat_tree\n  leaves: 16\n  spines: 8\n  oversubscription: 2\n"
+                "  topology: fat_tree\n  leaves: 32\n  spines: 16\n  oversubscription: 2\n"
                 "  link_latency_ns: 1000\n  switch_buffer_mib: 64.5\n  mtu: 9000\n"
                 "  ecn: {kmin_kb: 100, kmax_kb: 400, pmax: 1}\n  pfc: false\n  dcqcn: False\n",
                 &sc) == 0,
           "fabric keys");
     CHECK(!strcmp(sc.name, "all fabric keys"), "%s", sc.name);
-    CHECK(sc.fabric.topology == HS_TOPOLOGY_FAT_TREE && sc.fabric.leaves == 16 && sc.fabric.spines == 8 &&
+    CHECK(sc.fabric.topology == HS_TOPOLOGY_FAT_TREE && sc.fabric.leaves == 32 && sc.fabric.spines == 16 &&
               sc.fabric.oversubscription == 2 && sc.fabric.link_latency_ns == 1000 &&
               sc.fabric.switch_buffer_mib == 64.5 && sc.fabric.mtu == 9000 && sc.fabric.ecn.kmin_kb == 100 &&
               sc.fabric.ecn.kmax_kb == 400 && sc.fabric.ecn.pmax == 1 && !sc.fabric.pfc && !sc.fabric.dcqcn &&

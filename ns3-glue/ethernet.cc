@@ -26,10 +26,16 @@
 // ACKs cumulatively every kAckEvery segments (and the last one), and answers
 // an out-of-order segment with a NACK for the expected one (again for the same
 // segment only after kNackIntervalPs, HPCC's NACK interval); the sender then
-// resends from there (go-back-N). A sender with unacknowledged data and no
-// progress for kRtoPs resends from the first unacknowledged segment (HPCC has
-// no timeout; real NICs do). Control packets (ACK, NACK, CNP) use the control
-// priority: never paused, never dropped.
+// resends from there (go-back-N). A sender that has sent all it has, with
+// some of it unacknowledged, and has neither sent nor been acknowledged for
+// kRtoPs resends from the first unacknowledged segment (HPCC has no timeout;
+// real NICs do). A flow still holding data to send needs no timeout: its next
+// segment reveals a loss as a NACK. The timer counts silence, not time since
+// the last ACK: a queue pair among hundreds on a PFC-paused NIC sends so slowly
+// that its next cumulative ACK can be more than kRtoPs away with nothing lost,
+// and resending delivered data then collapses the goodput of a lossless
+// fabric. Control packets (ACK, NACK, CNP) use the control priority: never
+// paused, never dropped.
 #include "fabric_internal.h"
 
 #include <algorithm>
@@ -370,7 +376,7 @@ hs_fabric::SenderControl(const Pkt& pkt)
         if (pkt.seq > f->snd_una)
         {
             f->snd_una = pkt.seq;
-            f->last_progress_ps = Now();
+            f->last_active_ps = Now();
         }
         return;
     case kNack:
@@ -379,7 +385,7 @@ hs_fabric::SenderControl(const Pkt& pkt)
         if (pkt.seq > f->snd_una)
         {
             f->snd_una = pkt.seq;
-            f->last_progress_ps = Now();
+            f->last_active_ps = Now();
         }
         if (f->snd_nxt > pkt.seq)
         {
@@ -469,6 +475,7 @@ hs_fabric::SendData(Port& p, Flow* f)
     else
         f->max_sent = seq + 1;
     const uint64_t now = Now();
+    f->last_active_ps = now; // the timeout counts from the last send or ACK
     // DCQCN pacing: below line rate, the next packet of this flow waits.
     f->next_tx_ps = now;
     if (f->cc.rate_gbps < p.gbps)
@@ -476,7 +483,6 @@ hs_fabric::SendData(Port& p, Flow* f)
     if (!f->rto_armed)
     {
         f->rto_armed = true;
-        f->last_progress_ps = now;
         ArmTimer(f, kRto, now + kRtoPs);
     }
     EthTransmit(p, pkt);
@@ -505,11 +511,13 @@ hs_fabric::OnRto(Flow* f)
         return;
     }
     const uint64_t now = Now();
-    if (now - f->last_progress_ps >= kRtoPs)
+    if (f->snd_nxt < f->nic_avail)
+        f->last_active_ps = now; // waits for its turn at the NIC (round-robin, pause, pacing)
+    else if (now - f->last_active_ps >= kRtoPs)
     {
         f->snd_nxt = f->snd_una; // timeout: resend from the first unacknowledged segment
-        f->last_progress_ps = now;
+        f->last_active_ps = now;
         NicHasData(f);
     }
-    ArmTimer(f, kRto, f->last_progress_ps + kRtoPs);
+    ArmTimer(f, kRto, f->last_active_ps + kRtoPs);
 }

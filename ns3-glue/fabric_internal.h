@@ -143,7 +143,7 @@ struct Flow
     bool in_nic_rr = false;
     uint64_t next_tx_ps = 0; // DCQCN pacing: earliest start of the next data packet
     bool rto_armed = false;
-    uint64_t last_progress_ps = 0;
+    uint64_t last_active_ps = 0; // last data sent or ACK progress (retransmission timer)
     Dcqcn cc;
 
     // Receiver.

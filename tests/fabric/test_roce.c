@@ -156,6 +156,69 @@ static int case_incast_drop(void)
     FAB_TEST_END();
 }
 
+/* (1b) many queue pairs per sender in a PFC incast, DCQCN off: round-robin
+ * over the flows of a NIC that PFC holds to 1/senders of 400 Gb/s makes each
+ * flow slow. Nothing is lost, so nothing may be resent, and the bottleneck
+ * carries the flows' bytes once, at line rate. (a) 8 senders x 128 flows of
+ * 128 KiB: a flow sends every 84 us, but its 16 segments per cumulative ACK
+ * take 1.3 ms, more than the retransmission timeout. (b) 16 senders x 1000
+ * flows of 8 KiB: a flow waits 1.3 ms for its turn between its two segments. */
+struct many_qps_arg {
+    uint32_t senders, qps;
+    uint64_t bytes;
+};
+
+static void many_qps_child(void *p)
+{
+    const struct many_qps_arg *a = p;
+    hs_scenario sc;
+    hosts_scenario(&sc, (int)a->senders + 1, HS_TOPOLOGY_SINGLE_SWITCH);
+    sc.fabric.pfc = true;
+    sc.fabric.dcqcn = false; /* round-robin alone slows each flow */
+    sc.fabric.switch_buffer_mib = 4;
+    hs_fabric *f = fab_test_create(&sc);
+    for (uint32_t s = 0; s < a->senders; s++)
+        for (uint32_t q = 0; q < a->qps; q++)
+            fab_test_add(f, s * a->qps + q, s, a->senders, a->bytes, 0);
+    const int nflows = (int)(a->senders * a->qps);
+    const uint64_t total = (uint64_t)nflows * a->bytes;
+    const double ideal = (double)total * 8.0 / (sc.nics.gbps * 1e9) * 1e12;
+    /* bounded: with spurious timeouts the run lasts many times the ideal */
+    hs_flow_done d;
+    uint64_t last = 0;
+    int n = 0;
+    while (hs_fabric_next_completion(f, (uint64_t)(4 * ideal), &d) == 1) {
+        last = d.finish_ps;
+        n++;
+    }
+    struct totals t = link_totals(f);
+    char name[32];
+    snprintf(name, sizeof name, "sw0>nic%u", a->senders);
+    hs_fabric_link_stats down;
+    link_by_name(f, name, &down);
+    printf("%u senders x %u flows of %" PRIu64 " KiB: %d done, last at %.3f us (ideal %.3f us); "
+           "pauses %" PRIu64 ", drops %" PRIu64 ", retransmissions %" PRIu64 ", %s carried %" PRIu64
+           " B\n",
+           a->senders, a->qps, (uint64_t)(a->bytes / KIB), n, last / 1e6, ideal / 1e6, t.pauses, t.drops, t.retx,
+           name, down.bytes);
+    FAB_CHECK(n == nflows, "%d of %d flows completed by 4 x the ideal time", n, nflows);
+    FAB_CHECK(t.pauses > 0, "no PFC pause");
+    FAB_CHECK(t.drops == 0, "%" PRIu64 " drops with PFC", t.drops);
+    FAB_CHECK(t.retx == 0, "%" PRIu64 " retransmissions with PFC and no drop", t.retx);
+    FAB_CHECK(down.bytes == total, "bottleneck carried %" PRIu64 " B of %" PRIu64, down.bytes, total);
+    FAB_CHECK(fab_rel((double)last, ideal) < 0.03, "total time %" PRIu64 " vs %.0f", last, ideal);
+    hs_fabric_destroy(f);
+}
+
+static int case_incast_many_qps(void)
+{
+    struct many_qps_arg a = {8, 128, 128 * KIB};
+    in_child("PFC incast, ACKs further apart than the timeout", many_qps_child, &a);
+    struct many_qps_arg b = {16, 1000, 8 * KIB};
+    in_child("PFC incast, turns further apart than the timeout", many_qps_child, &b);
+    FAB_TEST_END();
+}
+
 /* (2) two DCQCN flows into one NIC: delivered shares over a window after
  * convergence. Variant 0: flow 1 joins 100 us after flow 0 (both near line
  * rate then). Variant 1: flow 0 first shares the port with a 32 MiB flow from
@@ -531,6 +594,7 @@ int main(int argc, char **argv)
         int (*fn)(void);
     } cases[] = {
         {"incast_pfc", case_incast_pfc},   {"incast_drop", case_incast_drop},
+        {"incast_many_qps", case_incast_many_qps},
         {"dcqcn_fair", case_dcqcn_fair},   {"ecn_threshold", case_ecn_threshold},
         {"ecmp", case_ecmp},               {"pcie_cap", case_pcie_cap},
         {"topologies", case_topologies},
@@ -538,7 +602,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++)
         if (!strcmp(argv[1], cases[i].name))
             return cases[i].fn();
-    fprintf(stderr, "usage: %s CASE (incast_pfc, incast_drop, dcqcn_fair, ecn_threshold, ecmp, "
+    fprintf(stderr, "usage: %s CASE (incast_pfc, incast_drop, incast_many_qps, dcqcn_fair, ecn_threshold, ecmp, "
                     "pcie_cap, topologies)\n", argv[0]);
     return 2;
 }

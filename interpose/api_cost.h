@@ -29,6 +29,16 @@
  *                  (measured: cublasSgemm, 128³)
  *   NCCL           every NCCL collective and send/recv (measured: ncclAllReduce,
  *                  4 KiB, one-rank communicator)
+ *   SYNC           cudaStreamSynchronize, cudaEventSynchronize and
+ *                  cudaDeviceSynchronize that found the work done (one that
+ *                  blocked pays HS_WAKE_NS after the answer instead)
+ *   NCCL_GROUP_DEVICE  an ncclGroupEnd closing a group in which one thread
+ *                  issued NCCL calls for N > 1 devices pays N - 1 of it: a
+ *                  2-rank group from one thread costs this much more than its
+ *                  two calls (measured with 2 GPUs only)
+ * The last two are from bench/real/data/api_cost_h200x2.txt (3 runs on a
+ * 2 x H200 host, the same program with more rows): the median of the 6
+ * figures of their two rows each (NCCL_GROUP_DEVICE: less two NCCL calls).
  * Every other call costs 0 (not measured). A call issued while a stream is
  * captured costs what the call costs when issued.
  */
@@ -49,7 +59,9 @@
     X(HS_CALL_MEMSET, 1174, "cudaMemsetAsync (4 KiB)")                               \
     X(HS_CALL_GEMM, 9443, "cublasGemmEx (bf16, 128^3)")                              \
     X(HS_CALL_SGEMM, 11112, "cublasSgemm (128^3)")                                   \
-    X(HS_CALL_NCCL, 5373, "ncclAllReduce (4 KiB, 1 rank)")
+    X(HS_CALL_NCCL, 5373, "ncclAllReduce (4 KiB, 1 rank)")                          \
+    X(HS_CALL_SYNC, 1802, "cudaStreamSynchronize (idle stream), cudaEventSynchronize (done event)") \
+    X(HS_CALL_NCCL_GROUP_DEVICE, 5696, "ncclAllReduce, ncclSend + ncclRecv (2 ranks, one group) less 2 NCCL")
 
 /*
  * Where an idle launch's time goes on a real H100 (bench/real/data/
@@ -97,6 +109,8 @@ extern "C" {
  * call it after the op was issued. Nothing under host_time fixed or zero.
  */
 HS_API void hs_client_charge_call(enum hs_api_call call);
+/* As hs_client_charge_call, for `times` calls' worth of the kind (0: nothing). */
+HS_API void hs_client_charge_calls(enum hs_api_call call, unsigned times);
 
 #ifdef __cplusplus
 }

@@ -141,6 +141,7 @@ static int g_threads_said;        /* a Threads message went out: keep hysimd's c
 static pthread_key_t g_works_key; /* its destructor counts the thread out */
 static __thread uint64_t *t_ptds; /* per-thread default stream id per device, 0 = none yet */
 static __thread int t_graph_launch; /* this thread issues a CUDA graph's nodes (hs_client_graph_launch) */
+static __thread int t_wait_blocked; /* this thread's last Wait found its work not done (wait_locked) */
 static pthread_key_t g_ptds_key;
 
 #define LOCK() pthread_mutex_lock(&g_lock)
@@ -626,7 +627,8 @@ static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream,
         hysim__reply__free_unpacked(r, NULL);
         return cudaErrorUnknown;
     }
-    if (!query && r->done && r->now_ns > w.host_ns)
+    t_wait_blocked = !query && r->done && r->now_ns > w.host_ns;
+    if (t_wait_blocked)
         hs_clock_woke(r->now_ns); /* it blocked: the host sees the answer a wake-up later */
     if (out)
         *out = r;
@@ -819,6 +821,12 @@ cudaError_t hs_client_stream_destroy(cudaStream_t stream) {
     return s ? cudaSuccess : cudaErrorInvalidResourceHandle;
 }
 
+/* A synchronize that found its work done costs its call (api_cost.h); one that blocked paid the wake-up. */
+static void charge_sync(cudaError_t e) {
+    if (e == cudaSuccess && !t_wait_blocked)
+        hs_client_charge_call(HS_CALL_SYNC);
+}
+
 cudaError_t hs_client_stream_synchronize(cudaStream_t stream) {
     cudaError_t e = hs_client_start();
     if (e == cudaSuccess && CAPTURE_ON())
@@ -832,6 +840,7 @@ cudaError_t hs_client_stream_synchronize(cudaStream_t stream) {
     if (e == cudaSuccess)
         e = wait_locked(HYSIM__WAIT__COND__STREAM_IDLE, dev, id, 0, 0, NULL, 0, NULL);
     UNLOCK();
+    charge_sync(e);
     return e;
 }
 
@@ -984,11 +993,13 @@ cudaError_t hs_client_event_synchronize(cudaEvent_t event) {
         return e;
     LOCK();
     hs_event *ev = event_locked(event);
+    t_wait_blocked = 0;
     if (!ev)
         e = cudaErrorInvalidResourceHandle;
     else if (ev->recorded)
         e = wait_locked(HYSIM__WAIT__COND__EVENT_DONE, ev->dev, 0, ev->id, 0, NULL, 0, NULL);
     UNLOCK();
+    charge_sync(e);
     return e;
 }
 
@@ -1039,6 +1050,7 @@ cudaError_t hs_client_device_synchronize(void) {
     LOCK();
     e = wait_locked(HYSIM__WAIT__COND__DEVICE_IDLE, t_device, 0, 0, 0, NULL, 0, NULL);
     UNLOCK();
+    charge_sync(e);
     return e;
 }
 

@@ -273,14 +273,16 @@ static int mode_charges_calls(int mode) {
     return mode == HS_HOST_TIME_REAL || mode == HS_HOST_TIME_SCALED || mode == HS_HOST_TIME_CALLS;
 }
 
-void hs_client_charge_call(enum hs_api_call call) {
-    if (!g_sim || !mode_charges_calls(atomic_load_explicit(&g_mode, memory_order_acquire)))
+void hs_client_charge_calls(enum hs_api_call call, unsigned times) {
+    if (!g_sim || !times || !mode_charges_calls(atomic_load_explicit(&g_mode, memory_order_acquire)))
         return;
     if (t_depth == 0)
-        atomic_fetch_add(&g_clock, hs_api_call_ns(call));
+        atomic_fetch_add(&g_clock, hs_api_call_ns(call) * times);
     else if (!t_call_ns)
-        t_call_ns = hs_api_call_ns(call);
+        t_call_ns = hs_api_call_ns(call) * times;
 }
+
+void hs_client_charge_call(enum hs_api_call call) { hs_client_charge_calls(call, 1); }
 
 uint64_t hs_clock_reach_ns(void) {
     if (!g_sim || !mode_charges_calls(atomic_load_explicit(&g_mode, memory_order_acquire)))

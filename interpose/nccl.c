@@ -26,6 +26,7 @@
 
 #include <nccl.h>
 
+#include "api_cost.h"
 #include "client.h"
 
 #define UID_MAGIC "hysimUID"
@@ -43,6 +44,24 @@ struct ncclComm {
 static __thread char t_last_error[256];
 static __thread int t_group_depth;
 static __thread uint64_t t_group; /* number of the open group; 0 outside groups */
+/* The devices this thread's open group issued NCCL calls for: its ncclGroupEnd launches on each (api_cost.h). */
+#define HS_GROUP_DEVICE_WORDS 4
+static __thread uint64_t t_group_devices[HS_GROUP_DEVICE_WORDS];
+
+static void group_device_add(int dev) {
+    if (dev >= 0 && dev < 64 * HS_GROUP_DEVICE_WORDS)
+        t_group_devices[dev / 64] |= 1ull << (dev % 64);
+}
+
+/* How many devices the group issued for; forgets them. */
+static unsigned group_devices_take(void) {
+    unsigned n = 0;
+    for (int i = 0; i < HS_GROUP_DEVICE_WORDS; i++) {
+        n += (unsigned)__builtin_popcountll(t_group_devices[i]);
+        t_group_devices[i] = 0;
+    }
+    return n;
+}
 static _Atomic uint64_t g_uid_counter, g_group_counter;
 
 static ncclResult_t fail(ncclResult_t r, const char *fmt, const char *arg) {
@@ -514,8 +533,11 @@ ncclResult_t ncclGroupEnd(void) {
     hs_client_enter();
     if (t_group_depth == 0)
         return leave(fail(ncclInvalidUsage, "%s: no ncclGroupStart to end", "ncclGroupEnd"));
-    if (--t_group_depth == 0)
+    if (--t_group_depth == 0) {
         t_group = 0;
+        unsigned devices = group_devices_take();
+        hs_client_charge_calls(HS_CALL_NCCL_GROUP_DEVICE, devices > 1 ? devices - 1 : 0);
+    }
     return leave(ncclSuccess);
 }
 
@@ -571,8 +593,11 @@ static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t st
                                                     (uint64_t)c->count * size, rooted ? c->root : 0, t_group,
                                                     env_algo(), env_proto(), stream),
                                c->what);
-    if (r == ncclSuccess)
+    if (r == ncclSuccess) {
         (*seq)++;
+        if (t_group_depth > 0)
+            group_device_add(comm->dev);
+    }
     return r;
 }
 

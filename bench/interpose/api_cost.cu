@@ -54,21 +54,71 @@ static double thread_cpu_us()
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-// Median CPU µs per call of `call` over `batches` batches of `batch` calls.
-static double cost_us(cudaStream_t s, int batch, int batches, const std::function<void()> &call)
+// Median CPU µs per call of `call` over `batches` batches of `batch` calls;
+// `sync` waits for what a batch issued, outside the timing.
+static double cost_us(const std::function<void()> &sync, int batch, int batches, const std::function<void()> &call)
 {
     call(); // warm-up: first-call setup
-    CHECK(cudaStreamSynchronize(s));
+    sync();
     std::vector<double> per_call;
     for (int b = 0; b < batches; b++) {
         double t0 = thread_cpu_us();
         for (int i = 0; i < batch; i++)
             call();
         per_call.push_back((thread_cpu_us() - t0) / batch);
-        CHECK(cudaStreamSynchronize(s));
+        sync();
     }
     std::sort(per_call.begin(), per_call.end());
     return per_call[per_call.size() / 2];
+}
+
+// With two GPUs: what one thread pays to drive both, as a one-process
+// data-parallel step does (per call of the row's kind; a group row per group).
+static void two_device_rows(int batch, int batches)
+{
+    int ndev = 0;
+    CHECK(cudaGetDeviceCount(&ndev));
+    if (ndev < 2) {
+        std::printf("# one GPU: no two-device rows\n");
+        return;
+    }
+    int devs[2] = {0, 1};
+    ncclComm_t comms[2];
+    CHECK_NCCL(ncclCommInitAll(comms, 2, devs));
+    cudaStream_t st[2];
+    void *buf[2];
+    for (int d = 0; d < 2; d++) {
+        CHECK(cudaSetDevice(d));
+        CHECK(cudaStreamCreate(&st[d]));
+        CHECK(cudaMalloc(&buf[d], 1 << 20));
+    }
+    CHECK(cudaSetDevice(0));
+    auto sync2 = [&] {
+        for (int d = 0; d < 2; d++)
+            CHECK(cudaStreamSynchronize(st[d]));
+    };
+    int which = 0;
+    struct row { const char *name; std::function<void()> call; };
+    std::vector<row> rows = {
+        {"cudaSetDevice (alternating 2 devices)", [&] { CHECK(cudaSetDevice(which ^= 1)); }},
+        {"ncclAllReduce (4 KiB, 2 ranks, one group)", [&] {
+             CHECK_NCCL(ncclGroupStart());
+             for (int d = 0; d < 2; d++)
+                 CHECK_NCCL(ncclAllReduce(buf[d], buf[d], 1024, ncclFloat, ncclSum, comms[d], st[d]));
+             CHECK_NCCL(ncclGroupEnd());
+         }},
+        {"ncclSend + ncclRecv (4 KiB, 2 ranks, one group)", [&] {
+             CHECK_NCCL(ncclGroupStart());
+             CHECK_NCCL(ncclSend(buf[0], 1024, ncclFloat, 1, comms[0], st[0]));
+             CHECK_NCCL(ncclRecv(buf[1], 1024, ncclFloat, 0, comms[1], st[1]));
+             CHECK_NCCL(ncclGroupEnd());
+         }},
+    };
+    for (const row &r : rows)
+        std::printf("%-45s %8.3f\n", r.name, cost_us(sync2, batch, batches, r.call));
+    CHECK(cudaSetDevice(0));
+    for (int d = 0; d < 2; d++)
+        CHECK_NCCL(ncclCommDestroy(comms[d]));
 }
 
 int main(int argc, char **argv)
@@ -93,6 +143,14 @@ int main(int argc, char **argv)
     int dev = 0;
     CHECK_NCCL(ncclCommInitAll(&comm, 1, &dev));
     float one = 1, zero = 0;
+    cudaEvent_t t0, t1; // timing events, recorded and done, for cudaEventElapsedTime
+    CHECK(cudaEventCreate(&t0));
+    CHECK(cudaEventCreate(&t1));
+    CHECK(cudaEventRecord(t0, s));
+    CHECK(cudaEventRecord(t1, s));
+    CHECK(cudaStreamSynchronize(s));
+    void *pinned;
+    CHECK(cudaMallocHost(&pinned, 4096));
 
     struct row { const char *name; std::function<void()> call; };
     std::vector<row> rows = {
@@ -111,10 +169,19 @@ int main(int argc, char **argv)
                                     (float *)b, n));
          }},
         {"ncclAllReduce (4 KiB, 1 rank)", [&] { CHECK_NCCL(ncclAllReduce(a, b, bytes / 4, ncclFloat, ncclSum, comm, s)); }},
+        {"cudaSetDevice (the current device)", [&] { CHECK(cudaSetDevice(0)); }},
+        {"cudaGetLastError", [&] { (void)cudaGetLastError(); }},
+        {"cudaStreamSynchronize (idle stream)", [&] { CHECK(cudaStreamSynchronize(s)); }},
+        {"cudaEventSynchronize (done event)", [&] { CHECK(cudaEventSynchronize(t1)); }},
+        {"cudaEventElapsedTime", [&] { float ms; CHECK(cudaEventElapsedTime(&ms, t0, t1)); }},
+        {"cudaMemcpyAsync (4 B, device to pinned host)", [&] { CHECK(cudaMemcpyAsync(pinned, a, 4, cudaMemcpyDeviceToHost, s)); }},
+        {"ncclGroupStart + ncclGroupEnd (empty)", [&] { CHECK_NCCL(ncclGroupStart()); CHECK_NCCL(ncclGroupEnd()); }},
     };
     std::printf("# api_cost: CPU us per call, median of %d batches of %d calls\n", batches, batch);
+    auto sync_s = [&] { CHECK(cudaStreamSynchronize(s)); };
     for (const row &r : rows)
-        std::printf("%-45s %8.3f\n", r.name, cost_us(s, batch, batches, r.call));
+        std::printf("%-45s %8.3f\n", r.name, cost_us(sync_s, batch, batches, r.call));
+    two_device_rows(batch, batches);
     CHECK_NCCL(ncclCommDestroy(comm));
     CHECK_BLAS(cublasDestroy(blas));
     return 0;

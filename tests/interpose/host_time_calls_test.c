@@ -6,8 +6,10 @@
  *   fixed (fixed:1000)         1000 ns per intercepted call, no costs
  *   zero                       nothing
  *   real                       at least the costs (real CPU time comes on top)
- * Calls of kinds not measured (a synchronous device-to-device copy, capture
- * and instantiation) cost nothing; a graph launch costs one kernel launch,
+ * A synchronize that finds its work done costs one sync; an NCCL group one
+ * thread issues for two devices costs its calls and one extra device at its
+ * end (for one device, its calls alone). Calls of kinds not measured (a
+ * synchronous device-to-device copy, capture and instantiation) cost nothing; a graph launch costs one kernel launch,
  * however many ops it replays; calls captured into a graph cost what they
  * cost when issued. Under the fake daemon (HYSIM_TEST_LOG set) the launches'
  * ops must carry the clock at each call's entry.
@@ -135,6 +137,44 @@ static void check_stamps(uint64_t t0) {
     CHECK(i == LAUNCHES, "%d launches in the log", i);
 }
 
+/* An NCCL group of two all-reduces from this thread: on two devices, one device more at its end; on one, none. */
+static void check_groups(float *d0, float *d1) {
+    int devs[2] = {0, 1}, dev0[2] = {0, 0};
+    ncclComm_t pair[2], same;
+    cudaStream_t st[2];
+    float *buf[2];
+    CHECK_OK(ncclCommInitAll(pair, 2, devs));
+    CHECK_OK(ncclCommInitAll(&same, 1, dev0));
+    for (int d = 0; d < 2; d++) {
+        CHECK_OK(cudaSetDevice(d));
+        CHECK_OK(cudaStreamCreate(&st[d]));
+        CHECK_OK(cudaMalloc((void **)&buf[d], 4096));
+    }
+    CHECK_OK(cudaSetDevice(0));
+    uint64_t per_group[2] = {2 * hs_api_call_ns(HS_CALL_NCCL) + hs_api_call_ns(HS_CALL_NCCL_GROUP_DEVICE),
+                             2 * hs_api_call_ns(HS_CALL_NCCL)};
+    for (int one_device = 0; one_device < 2; one_device++) {
+        uint64_t a = now();
+        CHECK_OK(ncclGroupStart());
+        for (int r = 0; r < 2; r++)
+            CHECK_OK(one_device ? ncclAllReduce(d0, d1, 256, ncclFloat, ncclSum, same, st[0])
+                                : ncclAllReduce(buf[r], buf[r], 256, ncclFloat, ncclSum, pair[r], st[r]));
+        CHECK_OK(ncclGroupEnd());
+        uint64_t d = now() - a;
+        uint64_t want = g_mode == MODE_CALLS || g_mode == MODE_REAL ? per_group[one_device]
+                        : g_mode == MODE_FIXED                      ? 5 * FIXED_NS
+                                                                    : 0;
+        CHECK(moved_as_expected(d, want), "a group of 2 all-reduces on %d device(s) moved the clock %" PRIu64
+              " ns, expected %" PRIu64, one_device ? 1 : 2, d, want);
+    }
+    for (int d = 0; d < 2; d++) {
+        CHECK_OK(cudaStreamSynchronize(st[d]));
+        CHECK_OK(ncclCommDestroy(pair[d]));
+        CHECK_OK(cudaFree(buf[d]));
+    }
+    CHECK_OK(ncclCommDestroy(same));
+}
+
 int main(int argc, char **argv) {
     const char *m = argc > 1 ? argv[1] : "";
     if (!strcmp(m, "calls") || !strcmp(m, "scaled0"))
@@ -226,6 +266,18 @@ int main(int argc, char **argv) {
                              10 * hs_api_call_ns(HS_CALL_MEMSET) + 5 * hs_api_call_ns(HS_CALL_NCCL) +
                              5 * hs_api_call_ns(HS_CALL_SGEMM) + 5 * hs_api_call_ns(HS_CALL_GEMM),
               "the whole sequence: %" PRIu64 " ns", t1 - t0);
+
+    /* Synchronizes that find the work done (a blocked one pays the wake-up after its answer instead).
+     * Under hysim run only: the fake daemon answers every Wait later than asked, as if it blocked. */
+    if (!getenv("HYSIM_TEST_LOG")) {
+        STEP("idle stream synchronizes", 5, 5, HS_CALL_SYNC,
+             for (int i = 0; i < 5; i++) CHECK_OK(cudaStreamSynchronize(s)));
+        STEP("done event synchronizes", 5, 5, HS_CALL_SYNC,
+             for (int i = 0; i < 5; i++) CHECK_OK(cudaEventSynchronize(ev)));
+        STEP("idle device synchronizes", 5, 5, HS_CALL_SYNC,
+             for (int i = 0; i < 5; i++) CHECK_OK(cudaDeviceSynchronize()));
+    }
+    check_groups(d0, d1);
 
     CHECK_OK(cudaGraphExecDestroy(exec));
     CHECK_OK(cudaGraphDestroy(graph));

@@ -179,6 +179,19 @@ static void print_gpu_range(hs_daemon *d, uint32_t ngpus, uint64_t end)
             ngpus, lo, sum / ngpus, hi, clo, csum / ngpus, chi, gib(mem));
 }
 
+/* Packets lost or sent again: rare in a lossless fabric, so said whenever there are any. */
+static void print_losses(const ranked_link *l, size_t n)
+{
+    unsigned long long drops = 0, resent = 0;
+    for (size_t i = 0; i < n; i++) {
+        drops += l[i].st.drops;
+        resent += l[i].st.retransmissions;
+    }
+    if (drops || resent)
+        fprintf(stderr, "hysim: fabric: %llu packets dropped, %llu retransmitted (per link: --stats or --report)\n",
+                drops, resent);
+}
+
 void report_print_details(hs_daemon *d, const report_run *run)
 {
     uint64_t end = run->sum->sim_end_ps;
@@ -209,6 +222,7 @@ void report_print_details(hs_daemon *d, const report_run *run)
                     (double)l[i].st.pfc_paused_ps * 1e-6, (unsigned long long)l[i].st.pfc_pauses);
         fputc('\n', stderr);
     }
+    print_losses(l, n);
     free(l);
 }
 

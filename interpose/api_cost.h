@@ -27,18 +27,20 @@
  *                  cublasGemmEx, bf16, 128³)
  *   SGEMM          cublasSgemm, cublasSgemmStridedBatched, cublasSgemmBatched
  *                  (measured: cublasSgemm, 128³)
- *   NCCL           every NCCL collective and send/recv (measured: ncclAllReduce,
- *                  4 KiB, one-rank communicator)
+ *   NCCL           every NCCL collective and send/recv outside a group
+ *                  (measured: ncclAllReduce, 4 KiB, one-rank communicator)
  *   SYNC           cudaStreamSynchronize, cudaEventSynchronize and
  *                  cudaDeviceSynchronize that found the work done (one that
  *                  blocked pays HS_WAKE_NS after the answer instead)
- *   NCCL_GROUP_DEVICE  an ncclGroupEnd closing a group in which one thread
- *                  issued NCCL calls for N > 1 devices pays N - 1 of it: a
- *                  2-rank group from one thread costs this much more than its
- *                  two calls (measured with 2 GPUs only)
- * The last two are from bench/real/data/api_cost_h200x2.txt (3 runs on a
- * 2 x H200 host, the same program with more rows): the median of the 6
- * figures of their two rows each (NCCL_GROUP_DEVICE: less two NCCL calls).
+ *   NCCL_GROUP_DEVICE  an ncclGroupEnd, once per device its thread issued
+ *                  NCCL calls for in the group; the calls inside a group cost
+ *                  nothing themselves (on 2 ranks a group of 4 calls costs
+ *                  what one of 2 does: NCCL launches at the group's end)
+ * The last two are from 2 x H200 hosts (bench/real/data/api_cost_h200x2.txt,
+ * 3 runs; api_cost_h200x2_groups.txt, 3 runs on another host): SYNC is the
+ * median of the 6 figures of its two rows in the first file; a 2-rank
+ * group's cost per device is 1.35 (first file) and 1.46 (second) times the
+ * same host's ungrouped 1-rank call, so NCCL_GROUP_DEVICE is 1.40 x NCCL.
  * Every other call costs 0 (not measured). A call issued while a stream is
  * captured costs what the call costs when issued.
  */
@@ -61,7 +63,7 @@
     X(HS_CALL_SGEMM, 11112, "cublasSgemm (128^3)")                                   \
     X(HS_CALL_NCCL, 5373, "ncclAllReduce (4 KiB, 1 rank)")                          \
     X(HS_CALL_SYNC, 1802, "cudaStreamSynchronize (idle stream), cudaEventSynchronize (done event)") \
-    X(HS_CALL_NCCL_GROUP_DEVICE, 5696, "ncclAllReduce, ncclSend + ncclRecv (2 ranks, one group) less 2 NCCL")
+    X(HS_CALL_NCCL_GROUP_DEVICE, 7522, "2-rank groups from one thread, per device: 1.40 x ncclAllReduce (1 rank)")
 
 /*
  * Where an idle launch's time goes on a real H100 (bench/real/data/

@@ -44,7 +44,8 @@ struct ncclComm {
 static __thread char t_last_error[256];
 static __thread int t_group_depth;
 static __thread uint64_t t_group; /* number of the open group; 0 outside groups */
-/* The devices this thread's open group issued NCCL calls for: its ncclGroupEnd launches on each (api_cost.h). */
+/* The devices this thread's open group issued NCCL calls for: its ncclGroupEnd launches on each, and pays
+ * for each (api_cost.h); the calls themselves only queue. */
 #define HS_GROUP_DEVICE_WORDS 4
 static __thread uint64_t t_group_devices[HS_GROUP_DEVICE_WORDS];
 
@@ -535,8 +536,7 @@ ncclResult_t ncclGroupEnd(void) {
         return leave(fail(ncclInvalidUsage, "%s: no ncclGroupStart to end", "ncclGroupEnd"));
     if (--t_group_depth == 0) {
         t_group = 0;
-        unsigned devices = group_devices_take();
-        hs_client_charge_calls(HS_CALL_NCCL_GROUP_DEVICE, devices > 1 ? devices - 1 : 0);
+        hs_client_charge_calls(HS_CALL_NCCL_GROUP_DEVICE, group_devices_take());
     }
     return leave(ncclSuccess);
 }

@@ -113,6 +113,21 @@ static void two_device_rows(int batch, int batches)
              CHECK_NCCL(ncclRecv(buf[1], 1024, ncclFloat, 0, comms[1], st[1]));
              CHECK_NCCL(ncclGroupEnd());
          }},
+        {"ncclSend + ncclRecv on each rank (4 KiB, 2 ranks, one group)", [&] {
+             CHECK_NCCL(ncclGroupStart());
+             for (int d = 0; d < 2; d++) {
+                 CHECK_NCCL(ncclSend(buf[d], 1024, ncclFloat, 1 - d, comms[d], st[d]));
+                 CHECK_NCCL(ncclRecv(buf[d], 1024, ncclFloat, 1 - d, comms[d], st[d]));
+             }
+             CHECK_NCCL(ncclGroupEnd());
+         }},
+        {"ncclAllReduce x2 on each rank (4 KiB, 2 ranks, one group)", [&] {
+             CHECK_NCCL(ncclGroupStart());
+             for (int d = 0; d < 2; d++)
+                 for (int i = 0; i < 2; i++)
+                     CHECK_NCCL(ncclAllReduce(buf[d], buf[d], 1024, ncclFloat, ncclSum, comms[d], st[d]));
+             CHECK_NCCL(ncclGroupEnd());
+         }},
     };
     for (const row &r : rows)
         std::printf("%-45s %8.3f\n", r.name, cost_us(sync2, batch, batches, r.call));
@@ -176,6 +191,17 @@ int main(int argc, char **argv)
         {"cudaEventElapsedTime", [&] { float ms; CHECK(cudaEventElapsedTime(&ms, t0, t1)); }},
         {"cudaMemcpyAsync (4 B, device to pinned host)", [&] { CHECK(cudaMemcpyAsync(pinned, a, 4, cudaMemcpyDeviceToHost, s)); }},
         {"ncclGroupStart + ncclGroupEnd (empty)", [&] { CHECK_NCCL(ncclGroupStart()); CHECK_NCCL(ncclGroupEnd()); }},
+        {"ncclAllReduce in a group (4 KiB, 1 rank)", [&] {
+             CHECK_NCCL(ncclGroupStart());
+             CHECK_NCCL(ncclAllReduce(a, b, bytes / 4, ncclFloat, ncclSum, comm, s));
+             CHECK_NCCL(ncclGroupEnd());
+         }},
+        {"ncclAllReduce x2 in a group (4 KiB, 1 rank)", [&] {
+             CHECK_NCCL(ncclGroupStart());
+             for (int i = 0; i < 2; i++)
+                 CHECK_NCCL(ncclAllReduce(a, b, bytes / 4, ncclFloat, ncclSum, comm, s));
+             CHECK_NCCL(ncclGroupEnd());
+         }},
     };
     std::printf("# api_cost: CPU us per call, median of %d batches of %d calls\n", batches, batch);
     auto sync_s = [&] { CHECK(cudaStreamSynchronize(s)); };

@@ -6,9 +6,9 @@
  *   fixed (fixed:1000)         1000 ns per intercepted call, no costs
  *   zero                       nothing
  *   real                       at least the costs (real CPU time comes on top)
- * A synchronize that finds its work done costs one sync; an NCCL group one
- * thread issues for two devices costs its calls and one extra device at its
- * end (for one device, its calls alone). Calls of kinds not measured (a
+ * A synchronize that finds its work done costs one sync; an NCCL group costs
+ * one group device per device its thread issued calls for, at its end, and
+ * its calls nothing. Calls of kinds not measured (a
  * synchronous device-to-device copy, capture and instantiation) cost nothing; a graph launch costs one kernel launch,
  * however many ops it replays; calls captured into a graph cost what they
  * cost when issued. Under the fake daemon (HYSIM_TEST_LOG set) the launches'
@@ -137,7 +137,7 @@ static void check_stamps(uint64_t t0) {
     CHECK(i == LAUNCHES, "%d launches in the log", i);
 }
 
-/* An NCCL group of two all-reduces from this thread: on two devices, one device more at its end; on one, none. */
+/* An NCCL group of two all-reduces from this thread: two group devices on two devices, one on one. */
 static void check_groups(float *d0, float *d1) {
     int devs[2] = {0, 1}, dev0[2] = {0, 0};
     ncclComm_t pair[2], same;
@@ -151,8 +151,7 @@ static void check_groups(float *d0, float *d1) {
         CHECK_OK(cudaMalloc((void **)&buf[d], 4096));
     }
     CHECK_OK(cudaSetDevice(0));
-    uint64_t per_group[2] = {2 * hs_api_call_ns(HS_CALL_NCCL) + hs_api_call_ns(HS_CALL_NCCL_GROUP_DEVICE),
-                             2 * hs_api_call_ns(HS_CALL_NCCL)};
+    uint64_t per_group[2] = {2 * hs_api_call_ns(HS_CALL_NCCL_GROUP_DEVICE), hs_api_call_ns(HS_CALL_NCCL_GROUP_DEVICE)};
     for (int one_device = 0; one_device < 2; one_device++) {
         uint64_t a = now();
         CHECK_OK(ncclGroupStart());

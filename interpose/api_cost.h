@@ -25,8 +25,9 @@
  *   MEMSET         cudaMemsetAsync and cudaMemset (measured 4 KiB, async)
  *   GEMM           every cuBLAS / cuBLASLt GEMM but the Sgemm family (measured:
  *                  cublasGemmEx, bf16, 128³)
- *   SGEMM          cublasSgemm, cublasSgemmStridedBatched, cublasSgemmBatched
- *                  (measured: cublasSgemm, 128³)
+ *   SGEMM          cublasSgemm, cublasSgemmStridedBatched, cublasSgemmBatched,
+ *                  their _64 forms and cublasSgemmGroupedBatched(_64), once a
+ *                  call (measured: cublasSgemm, 128³)
  *   NCCL           every NCCL collective and send/recv outside a group
  *                  (measured: ncclAllReduce, 4 KiB, one-rank communicator)
  *   SYNC           cudaStreamSynchronize, cudaEventSynchronize and

@@ -14,7 +14,11 @@
  *   calls     the costs only
  *   fixed:NS  NS at the entry of every call, no costs
  *   zero      nothing
- * A Wait's answer moves it to max(clock, now_ns). It never moves backwards.
+ * A Wait's answer moves it to max(clock, now_ns), and where the mode counts
+ * calls' costs a Wait that blocked then adds HS_WAKE_NS (hs_clock_woke). In
+ * those modes an op also carries Op.reach_ns, what its call still costs plus
+ * HS_SUBMIT_NS (hs_clock_reach_ns): when it reaches its GPU. The clock never
+ * moves backwards.
  *
  * clock_gettime, gettimeofday, time and timespec_get are exported without a
  * symbol version, so that with LD_PRELOAD=libhysim.so they satisfy the

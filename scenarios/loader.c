@@ -379,7 +379,7 @@ static const char *bound_text(double v, char *buf, size_t len)
     return buf;
 }
 
-/* The unit a key's name gives its value ("Gb/s" for nics.gbps), or NULL: scenarios/README.md, "Units". */
+/* The unit a key's name gives its value ("Gb/s" for nics.gbps), or NULL: scenarios/README.md, "Format" (units). */
 static const char *unit_of(const char *path)
 {
     const char *key = strrchr(path, '.');

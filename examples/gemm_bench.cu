@@ -3,7 +3,9 @@
 // against the real libcublas / libcublasLt; under `hysim run` the same binary
 // reports the simulated GPU's times (the compute model's roofline).
 //
-// usage: gemm_bench [-m M] [-n N] [-k K] [-b BATCH] [-i ITERS]
+// usage: gemm_bench [-m M] [-n N] [-k K] [-b BATCH] [-i ITERS] [-g]
+// With -g the timed calls are captured into a CUDA graph, which is launched
+// once to warm up and once timed.
 // Prints one row per API and type:
 //   api dtype m n k batch time_us tflops
 // and launches one kernel of its own (scale<<<1024, 256>>>) before the GEMMs.
@@ -42,16 +44,33 @@ __global__ void scale(float *x, float a, int n) {
 }
 
 static int g_iters = 10;
+static bool g_graph; // -g: the timed calls as one CUDA graph
 
 // Mean time of one call of `gemm`, in microseconds, over g_iters after one warm-up.
 static double time_us(cudaStream_t stream, const std::function<void()> &gemm) {
     cudaEvent_t start, stop;
     CHECK_CUDA(cudaEventCreate(&start));
     CHECK_CUDA(cudaEventCreate(&stop));
-    gemm();
+    cudaGraphExec_t exec = nullptr;
+    if (g_graph) {
+        cudaGraph_t graph;
+        CHECK_CUDA(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        for (int i = 0; i < g_iters; i++) gemm();
+        CHECK_CUDA(cudaStreamEndCapture(stream, &graph));
+        CHECK_CUDA(cudaGraphInstantiate(&exec, graph, 0));
+        CHECK_CUDA(cudaGraphDestroy(graph));
+        CHECK_CUDA(cudaGraphLaunch(exec, stream)); // warm-up
+    } else {
+        gemm();
+    }
     CHECK_CUDA(cudaEventRecord(start, stream));
-    for (int i = 0; i < g_iters; i++) gemm();
+    if (exec)
+        CHECK_CUDA(cudaGraphLaunch(exec, stream));
+    else
+        for (int i = 0; i < g_iters; i++) gemm();
     CHECK_CUDA(cudaEventRecord(stop, stream));
+    if (exec)
+        CHECK_CUDA(cudaGraphExecDestroy(exec));
     CHECK_CUDA(cudaEventSynchronize(stop));
     float ms = 0;
     CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
@@ -67,10 +86,11 @@ static void row(const char *api, const char *dtype, int m, int n, int k, int bat
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: gemm_bench [-m M] [-n N] [-k K] [-b BATCH] [-i ITERS]\n"
+            "usage: gemm_bench [-m M] [-n N] [-k K] [-b BATCH] [-i ITERS] [-g]\n"
             "  -m M, -n N, -k K  GEMM shape: C (M x N) = A (M x K) B (K x N) (default 4096 each)\n"
             "  -b BATCH          matrices per batched GEMM (default 4)\n"
             "  -i ITERS          timed calls per API and type, after one warm-up (default 10)\n"
+            "  -g                capture the timed calls into a CUDA graph and time one launch of it\n"
             "Prints one row per API and type: api dtype m n k batch time_us tflops\n");
 }
 
@@ -81,13 +101,14 @@ int main(int argc, char **argv) {
             usage(stdout);
             return 0;
         }
-    for (int c; (c = getopt(argc, argv, "m:n:k:b:i:")) != -1;) {
+    for (int c; (c = getopt(argc, argv, "m:n:k:b:i:g")) != -1;) {
         switch (c) {
         case 'm': m = atoi(optarg); break;
         case 'n': n = atoi(optarg); break;
         case 'k': k = atoi(optarg); break;
         case 'b': batch = atoi(optarg); break;
         case 'i': g_iters = atoi(optarg); break;
+        case 'g': g_graph = true; break;
         default:
             usage(stderr);
             return 2;
@@ -114,7 +135,8 @@ int main(int argc, char **argv) {
     CHECK_CUDA(cudaGetLastError());
 
     char *A = (char *)buf;
-    printf("# gemm_bench: m %d n %d k %d batch %d, mean of %d\n", m, n, k, batch, g_iters);
+    printf("# gemm_bench: m %d n %d k %d batch %d, mean of %d%s\n", m, n, k, batch, g_iters,
+           g_graph ? ", one CUDA graph" : "");
     printf("# api                         dtype      m      n      k batch      time_us    tflops\n");
     const float one = 1.0f, zero = 0.0f;
     float *fA = (float *)A, *fB = fA + (size_t)m * k, *fC = fB + (size_t)k * n;

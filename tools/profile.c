@@ -38,7 +38,7 @@ void cli_profile_help(FILE *out)
             "whole, by type and shape (\"gemm:bf16\", m, n, k, batch; the recorder is\n"
             "preloaded to wrap them): `hysim run` gives a GEMM of that type and shape the\n"
             "measured time and any other its GEMM model; cuBLAS's own kernels in the file\n"
-            "are unused.\n"
+            "are unused. A call captured into a CUDA graph gives a sample at each launch.\n"
             "\n"
             "options:\n"
             "  --out FILE        the database to write (default hysim-profile.csv); an\n"

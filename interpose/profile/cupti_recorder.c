@@ -17,6 +17,9 @@
  * becomes one sample under the call's GEMM key (gemm_join.h). That needs the
  * external-correlation records, which CUPTI only writes for the runtime and
  * driver API calls it records, so those are enabled and their records skipped.
+ * A GEMM call on a stream being captured into a CUDA graph launches nothing:
+ * CUPTI's resource callbacks report the graph nodes it creates and their
+ * clones, and each graph launch's kernels of those nodes are a sample of it.
  *
  * Environment (set by `hysim profile`):
  *   HYSIM_PROFILE_OUT        the database to write (default hysim-profile.csv)
@@ -54,6 +57,7 @@ static const char *g_gpu_model; /* HYSIM_PROFILE_GPU_MODEL, or NULL */
 static size_t g_dropped, g_failed;
 static pthread_once_t g_init_once = PTHREAD_ONCE_INIT;
 static int g_init_ok;
+static __thread uint64_t t_gemm; /* the GEMM call this thread is in (hs_recorder_gemm_begin), 0: none */
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -86,7 +90,7 @@ static void record_kernel(const hs_kernel_record *k)
     uint64_t ns = k->end > k->start ? k->end - k->start : 0;
     if (hs_prof_agg_add(g_agg, &key, ns) != 0)
         g_failed++;
-    if (hs_gemm_join_kernel(g_join, k->correlationId, key.gpu, ns) != 0)
+    if (hs_gemm_join_kernel(g_join, k->correlationId, k->graphNodeId, key.gpu, ns) != 0)
         g_failed++;
 }
 
@@ -152,6 +156,49 @@ static void write_database(void)
     pthread_mutex_unlock(&g_lock);
 }
 
+/* Graph nodes made inside a GEMM call (stream capture), and their clones (instantiation). */
+static void CUPTIAPI graph_node_event(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                      const void *cbdata)
+{
+    (void)userdata;
+    if (domain != CUPTI_CB_DOMAIN_RESOURCE)
+        return;
+    const CUpti_GraphData *g = ((const CUpti_ResourceData *)cbdata)->resourceDescriptor;
+    uint64_t node = 0, original = 0;
+    if (!g || cuptiGetGraphNodeId(g->node, &node) != CUPTI_SUCCESS)
+        return;
+    if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED && t_gemm) {
+        pthread_mutex_lock(&g_lock);
+        if (hs_gemm_join_graph_node(g_join, node, t_gemm) != 0)
+            g_failed++;
+        pthread_mutex_unlock(&g_lock);
+    } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED && g->originalNode &&
+               cuptiGetGraphNodeId(g->originalNode, &original) == CUPTI_SUCCESS) {
+        pthread_mutex_lock(&g_lock);
+        if (hs_gemm_join_graph_clone(g_join, original, node) != 0)
+            g_failed++;
+        pthread_mutex_unlock(&g_lock);
+    }
+}
+
+/* Whether GEMMs captured into graphs can be told apart: the resource callbacks (one subscriber per process). */
+static void watch_graph_nodes(void)
+{
+    CUpti_SubscriberHandle sub;
+    CUptiResult r = cuptiSubscribe(&sub, graph_node_event, NULL);
+    if (r == CUPTI_SUCCESS &&
+        (r = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)) ==
+            CUPTI_SUCCESS)
+        r = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+    if (r != CUPTI_SUCCESS) {
+        const char *why = NULL;
+        cuptiGetResultString(r, &why);
+        fprintf(stderr, "hysim profile: CUPTI's graph-node callbacks are not available (%s): cuBLAS GEMMs captured "
+                        "into CUDA graphs are recorded as cuBLAS's kernels, not as GEMM calls\n",
+                why ? why : "unknown error");
+    }
+}
+
 static int fail(const char *what, CUptiResult r)
 {
     const char *why = NULL;
@@ -185,6 +232,7 @@ static int start(void)
         fprintf(stderr, "hysim profile: CUPTI's external correlation cannot be enabled (%s): cuBLAS GEMM calls are "
                         "not recorded, only kernels\n", why ? why : "unknown error");
     } else {
+        watch_graph_nodes();
         __atomic_store_n(&g_recording, 1, __ATOMIC_RELEASE);
     }
     atexit(write_database);
@@ -218,6 +266,7 @@ uint64_t hs_recorder_gemm_begin(const hs_gemm_shape *g)
         discard_gemm(id);
         return 0;
     }
+    t_gemm = id;
     return id;
 }
 
@@ -225,6 +274,7 @@ void hs_recorder_gemm_end(uint64_t id, bool ok)
 {
     if (!id)
         return;
+    t_gemm = 0;
     uint64_t popped = 0;
     bool ours = cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped) ==
                     CUPTI_SUCCESS && popped == id;

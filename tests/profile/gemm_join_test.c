@@ -6,7 +6,9 @@
  * launched nothing and kernels outside any call give no sample, the written
  * "gemm:..." lines hold each key's median and are the same bytes either way,
  * and hysimd's kernel timing (bridge/kernel_time.c) takes a GEMM op of that
- * shape and type from the file and leaves every other on the roofline.
+ * shape and type from the file and leaves every other on the roofline. GEMM
+ * calls captured into a CUDA graph: each launch of the graph gives one
+ * sample per captured call, the sum of its nodes' kernels in that launch.
  * usage: gemm_join_test TMPDIR
  */
 #include <math.h>
@@ -62,7 +64,7 @@ static const hs_profile_key k_fp32 = {GPU, "gemm:fp32", {512, 512, 64}, {8, 1, 1
 static void feed(hs_gemm_join *j, const record *r)
 {
     if (r->is_kernel)
-        CHECK_COND(hs_gemm_join_kernel(j, r->correlation_id, GPU, r->ns) == 0);
+        CHECK_COND(hs_gemm_join_kernel(j, r->correlation_id, 0, GPU, r->ns) == 0);
     else
         CHECK_COND(hs_gemm_join_correlation(j, r->correlation_id, r->external_id) == 0);
 }
@@ -112,6 +114,60 @@ static void check_stats(hs_prof_agg *a)
     hs_profile_key fp16 = {GPU, "gemm:fp16", {256, 256, 256}, {1, 1, 1}, 0};
     hs_profile_key tf32 = {GPU, "gemm:tf32", {128, 128, 128}, {1, 1, 1}, 0};
     CHECK_COND(hs_prof_agg_stats(a, &fp16, &s) == -1 && hs_prof_agg_stats(a, &tf32, &s) == -1);
+}
+
+/* A graph kernel record: the launch's correlation id, the (cloned) node it ran for, its duration. */
+typedef struct graph_record {
+    uint32_t launch;
+    uint64_t node, ns;
+} graph_record;
+
+/*
+ * Call 1 (bf16, split-k) captured as nodes 1001 and 1002, call 2 (fp32) as
+ * 1003, call 3 (the real call failed) as 1004; 1005 is no GEMM's. Instantiation
+ * clones each as 2001..2005, and the graph is launched three times (the
+ * launches' correlation ids 500, 501, 502).
+ */
+static void check_graph_launches(int reversed)
+{
+    static const hs_gemm_shape captured[] = {
+        {4096, 2048, 1024, 1, HS_GEMM_BF16, 0, 0, 0},
+        {512, 512, 64, 8, HS_GEMM_FP32, 0, 0, 0},
+        {256, 256, 256, 1, HS_GEMM_FP16, 0, 0, 0},
+    };
+    static const graph_record kernels[] = {
+        {500, 2001, 30000}, {500, 2002, 5000}, {500, 2003, 20000}, {500, 2004, 1000}, {500, 2005, 777},
+        {501, 2001, 32000}, {501, 2002, 6000}, {501, 2003, 21000}, {501, 2004, 1000}, {501, 2005, 777},
+        {502, 2001, 36000}, {502, 2002, 4000}, {502, 2003, 22000}, {502, 2004, 1000}, {502, 2005, 777},
+    };
+    hs_gemm_join *j = hs_gemm_join_new();
+    for (size_t i = 0; i < N(captured); i++)
+        CHECK_COND(hs_gemm_join_begin(j, &captured[i]) == i + 1);
+    CHECK_COND(hs_gemm_join_graph_node(j, 1001, 1) == 0 && hs_gemm_join_graph_node(j, 1002, 1) == 0 &&
+               hs_gemm_join_graph_node(j, 1003, 2) == 0 && hs_gemm_join_graph_node(j, 1004, 3) == 0);
+    hs_gemm_join_discard(j, 3);
+    CHECK_COND(hs_gemm_join_correlation(j, 300, 1) == 0); /* the captured call's own launch: no kernel */
+    for (uint64_t n = 1001; n <= 1005; n++)
+        CHECK_COND(hs_gemm_join_graph_clone(j, n, n + 1000) == 0);
+    for (size_t i = 0; i < N(kernels); i++) {
+        const graph_record *k = &kernels[reversed ? N(kernels) - 1 - i : i];
+        CHECK_COND(hs_gemm_join_kernel(j, k->launch, k->node, GPU, k->ns) == 0);
+    }
+    hs_prof_agg *a = hs_prof_agg_new();
+    size_t samples = 0;
+    CHECK_COND(hs_gemm_join_resolve(j, a, &samples) == 0);
+    CHECK(samples == 6, "%zu samples from 3 launches of 2 recorded calls", samples);
+    hs_prof_stats s;
+    CHECK_COND(hs_prof_agg_keys(a) == 2);
+    /* bf16: 35, 38, 40 us, both nodes of each launch summed */
+    CHECK_COND(hs_prof_agg_stats(a, &k_bf16, &s) == 0 && s.launches == 3 && s.median_us == 38.0 &&
+               s.min_us == 35.0 && s.max_us == 40.0);
+    CHECK_COND(hs_prof_agg_stats(a, &k_fp32, &s) == 0 && s.launches == 3 && s.median_us == 21.0);
+    hs_profile_key fp16 = {GPU, "gemm:fp16", {256, 256, 256}, {1, 1, 1}, 0};
+    CHECK_COND(hs_prof_agg_stats(a, &fp16, &s) == -1); /* the failed call */
+    CHECK_COND(hs_gemm_join_resolve(j, a, &samples) == 0 && samples == 0);
+    hs_prof_agg_free(a);
+    hs_gemm_join_free(j);
 }
 
 static char *slurp(const char *path)
@@ -189,6 +245,8 @@ int main(int argc, char **argv)
     snprintf(cmd, sizeof cmd, "cmp -s '%s' '%s'", path, path2);
     CHECK_COND(system(cmd) == 0);
     check_kernel_time(path);
+    check_graph_launches(0);
+    check_graph_launches(1);
     hs_prof_agg_free(a);
     hs_prof_agg_free(b);
     if (failures)

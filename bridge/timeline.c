@@ -269,6 +269,13 @@ static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op
 /* Op.reach_ns is a call's host cost and a submission latency: microseconds; more is a broken client. */
 #define HS_MAX_REACH_NS 1000000000ull
 
+/* When an op issued by m reaches its GPU: its host time and its reach (saturating). */
+static uint64_t reach_ps(const Hysim__Op *m)
+{
+    uint64_t issue = hs_ns_to_ps(m->host_ns), reach = hs_ns_to_ps(m->reach_ns);
+    return issue > HS_TIME_INF - reach ? HS_TIME_INF : issue + reach;
+}
+
 /*
  * A collective part issued in the same NCCL group as the stream's last op,
  * itself a collective not yet done, joins that op: NCCL runs a group as one
@@ -284,7 +291,7 @@ static int join_group(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_stream
     uint32_t first = tail->nparts;
     if (hs_coll_attach(d, s, m, tail) < 0)
         return -1;
-    uint64_t issue_ps = hs_ns_to_ps(m->host_ns) + hs_ns_to_ps(m->reach_ns);
+    uint64_t issue_ps = reach_ps(m);
     if (tail->started)
         hs_coll_reached(d, tail, first, hs_max_u64(tail->start_ps, issue_ps));
     else
@@ -352,7 +359,7 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
     op->gpu = m->gpu;
     op->seq = s->next_seq++;
     op->issue_ps = hs_ns_to_ps(m->host_ns);
-    op->ready_ps = op->issue_ps + hs_ns_to_ps(m->reach_ns);
+    op->ready_ps = reach_ps(m);
     op->stream = m->stream;
     hs_op *record = NULL; /* StreamWaitEvent: the record it waits for */
 

@@ -377,6 +377,8 @@ hs_fabric::SenderControl(const Pkt& pkt)
         {
             f->snd_una = pkt.seq;
             f->last_active_ps = Now();
+            if (f->snd_una >= f->nseg)
+                DcqcnAllAcked(f);
         }
         return;
     case kNack:
@@ -386,6 +388,8 @@ hs_fabric::SenderControl(const Pkt& pkt)
         {
             f->snd_una = pkt.seq;
             f->last_active_ps = Now();
+            if (f->snd_una >= f->nseg)
+                DcqcnAllAcked(f);
         }
         if (f->snd_nxt > pkt.seq)
         {
@@ -477,6 +481,7 @@ hs_fabric::SendData(Port& p, Flow* f)
     const uint64_t now = Now();
     f->last_active_ps = now; // the timeout counts from the last send or ACK
     // DCQCN pacing: below line rate, the next packet of this flow waits.
+    DcqcnCatchUp(f);
     f->next_tx_ps = now;
     if (f->cc.rate_gbps < p.gbps)
         f->next_tx_ps += static_cast<uint64_t>(std::llround(pkt.bytes * 8e3 / f->cc.rate_gbps));

@@ -59,6 +59,10 @@ bool g_resolution_set = false;
 // ties by insertion order like ns-3's own schedulers, to show that a test
 // exercises tie ordering at all.
 bool g_insertion_ties = false;
+// Diagnostic for tests only (HYSIM_FABRIC_DCQCN_TIMERS=events): DCQCN timers
+// as events, as before they were replayed lazily (dcqcn.cc), to show that
+// both give the same results.
+bool g_dcqcn_timer_events = false;
 
 } // namespace
 
@@ -109,6 +113,9 @@ FabEvent::ReleasePool()
 void
 FabEvent::Notify()
 {
+    fab->cur_k0 = k0;
+    fab->cur_k1 = k1;
+    fab->cur_k2 = k2;
     fab->Handle(*this);
     if (flow != nullptr)
         fab->Release(flow);
@@ -268,6 +275,8 @@ hs_fabric::Handle(FabEvent& ev)
     case kIncrease:
         DcqcnTimer(ev.flow, ev.kind, ev.seq);
         return;
+    case kDcqcnEnd:
+        return; // its only work: releasing the flow (FabEvent::Notify)
     case kRto:
         OnRto(ev.flow);
         return;
@@ -494,6 +503,9 @@ hs_fabric_create(const hs_scenario* sc, char* err, size_t errlen)
     Simulator::SetScheduler(factory);
     const char* ties = getenv("HYSIM_FABRIC_TIES");
     g_insertion_ties = ties != nullptr && strcmp(ties, "insertion") == 0;
+    const char* timers = getenv("HYSIM_FABRIC_DCQCN_TIMERS");
+    g_dcqcn_timer_events = timers != nullptr && strcmp(timers, "events") == 0;
+    f->lazy_dcqcn = !g_insertion_ties && !g_dcqcn_timer_events;
     f->events_base = Simulator::GetEventCount();
     g_fabric_live = true;
     return f.release();

@@ -62,6 +62,7 @@ enum Kind : uint8_t
     kIncrease = 9,
     kRto = 10, // go-back-N retransmission timeout
     kSample = 11, // link sampling for statistics (reads the model only)
+    kDcqcnEnd = 12, // lazy DCQCN timers: holds the flow until its last timer would have run
 };
 
 enum PortKind : uint8_t
@@ -115,6 +116,14 @@ struct Dcqcn
     bool cnp_for_decrease = false;
     uint32_t inc_stage = 0; // rate-increase events since the last decrease
     uint64_t inc_gen = 0;   // identifies the live rate-increase timer
+    // Lazy timers (dcqcn.cc): when each would run next (kNever: not armed);
+    // no events, replayed when the flow's rate or flags are next needed.
+    bool lazy = false;            // lazy timers running
+    uint64_t alpha_ps = kNever;
+    uint64_t decrease_ps = kNever;
+    uint64_t increase_ps = kNever;
+    uint64_t last_increase_ps = 0; // latest rate-increase timer armed, superseded or not
+    uint64_t alpha_lag = 0; // alpha updates without a CNP not yet multiplied in (dcqcn.cc)
 };
 
 struct Flow
@@ -306,6 +315,10 @@ struct hs_fabric
     void DcqcnTimer(Flow* f, hysim_fab::Kind kind, uint64_t gen);
     void DcqcnInit(Flow* f);
     bool DcqcnCnpDue(Flow* f); // receiver: may a CNP go out now?
+    void DcqcnCatchUp(Flow* f);  // lazy timers: run those due before the current event
+    void DcqcnAllAcked(Flow* f); // every segment acknowledged: the timers stop
+    // Would an event with this key have run before the current one?
+    bool BeforeCurrent(uint64_t now, uint64_t at_ps, uint64_t k0, uint64_t k1, uint64_t k2) const;
 
     uint32_t ngpus = 0;
     uint32_t gpus_per_server = 0;
@@ -339,6 +352,11 @@ struct hs_fabric
 
     // RoCE settings (ethernet.cc documents the values).
     bool pfc = false, dcqcn = false;
+    // DCQCN timers as replayed state instead of events (off only with the
+    // insertion-order tie diagnostic, where no key orders them).
+    bool lazy_dcqcn = true;
+    // Key of the event now running (FabEvent::Notify): what lazy timers compare with.
+    uint64_t cur_k0 = 0, cur_k1 = 0, cur_k2 = 0;
     double ecn_kmin = 0, ecn_kmax = 0, ecn_pmax = 0; // bytes; kmax 0: no marking
     uint64_t seed = 0;
     // Connections opened from NIC a to NIC b, at [a * NICs + b] (ecmp_hash.h):

@@ -12,9 +12,12 @@
  * leaves and 2 spines, 1 us links, MTU 4096, 32 MiB switch buffers, PFC, ECN
  * (800 / 3200 KB, pmax 0.2) and DCQCN on; 16 flows of 64 MiB, host i to host
  * (i + 8) % 16, all at time 0 (every flow crosses a spine).
+ * --incast: hosts 1..15 all send to host 0 instead; --qps Q: Q flows (queue
+ * pairs) per sender, each of the given size. A congested incast with many
+ * queue pairs keeps DCQCN's per-flow timers busy while most flows wait.
  *
  * usage: bench_fabric [--gib X] [--gpus N] [--segment-kib K] [--gbps R] [--latency-ns L]
- *        bench_fabric --leaf-spine [--mib-per-flow M] [--no-pfc] [--no-dcqcn]
+ *        bench_fabric --leaf-spine [--mib-per-flow M] [--no-pfc] [--no-dcqcn] [--incast] [--qps Q]
  */
 #include "hysim/fabric.h"
 
@@ -46,10 +49,14 @@ static void print_cost(double wall, double cpu, double sim, const hs_fabric_stat
 static int leaf_spine(int argc, char **argv)
 {
     double mib = 64;
-    int pfc = 1, dcqcn = 1;
+    int pfc = 1, dcqcn = 1, incast = 0, qps = 1;
     for (int i = 2; i < argc; i++) {
         if (!strcmp(argv[i], "--no-pfc"))
             pfc = 0;
+        else if (!strcmp(argv[i], "--incast"))
+            incast = 1;
+        else if (!strcmp(argv[i], "--qps") && i + 1 < argc && atoi(argv[i + 1]) > 0)
+            qps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--no-dcqcn"))
             dcqcn = 0;
         else if (!strcmp(argv[i], "--mib-per-flow") && i + 1 < argc)
@@ -95,15 +102,18 @@ static int leaf_spine(int argc, char **argv)
         fprintf(stderr, "hs_fabric_create: %s\n", err);
         return 1;
     }
-    for (int i = 0; i < hosts; i++)
-        if (hs_fabric_add_flow(f, (uint64_t)i, (uint32_t)i, (uint32_t)((i + hosts / 2) % hosts),
-                               bytes, 0, err, sizeof err) != 0) {
-            fprintf(stderr, "hs_fabric_add_flow: %s\n", err);
-            return 1;
-        }
+    int nflows = 0;
+    for (int i = incast ? 1 : 0; i < hosts; i++)
+        for (int q = 0; q < qps; q++, nflows++)
+            if (hs_fabric_add_flow(f, (uint64_t)nflows, (uint32_t)i,
+                                   incast ? 0u : (uint32_t)((i + hosts / 2) % hosts), bytes, 0,
+                                   err, sizeof err) != 0) {
+                fprintf(stderr, "hs_fabric_add_flow: %s\n", err);
+                return 1;
+            }
     hs_flow_done d;
     uint64_t t = 0;
-    for (int i = 0; i < hosts; i++) {
+    for (int i = 0; i < nflows; i++) {
         if (hs_fabric_next_completion(f, UINT64_MAX, &d) != 1) {
             fprintf(stderr, "missing completion\n");
             return 1;
@@ -113,7 +123,7 @@ static int leaf_spine(int argc, char **argv)
     double w1 = now_s(CLOCK_MONOTONIC), c1 = now_s(CLOCK_PROCESS_CPUTIME_ID);
     hs_fabric_stats st;
     hs_fabric_get_stats(f, &st);
-    uint64_t pauses = 0, marks = 0, drops = 0, retx = 0;
+    uint64_t pauses = 0, marks = 0, drops = 0, retx = 0, cnps = 0;
     for (size_t i = 0; i < hs_fabric_link_count(f); i++) {
         hs_fabric_link_stats ls;
         hs_fabric_get_link_stats(f, i, &ls);
@@ -121,15 +131,18 @@ static int leaf_spine(int argc, char **argv)
         marks += ls.ecn_marks;
         drops += ls.drops;
         retx += ls.retransmissions;
+        cnps += ls.cnps;
     }
     hs_fabric_destroy(f);
     const double sim = t / 1e12;
     printf("leaf-spine: %d hosts x 400G, 2 leaves, 2 spines, MTU 4096, PFC %s, DCQCN %s: "
-           "%d flows of %.0f MiB\n", hosts, pfc ? "on" : "off", dcqcn ? "on" : "off", hosts, mib);
+           "%d flows of %g MiB%s\n", hosts, pfc ? "on" : "off", dcqcn ? "on" : "off", nflows, mib,
+           incast ? ", incast into host 0" : "");
     printf("simulated time      %.3f us (one flow at 400G: %.3f us)\n", sim * 1e6,
            bytes * 8 / 400e9 * 1e6);
     printf("pauses / marks / drops / retransmissions  %" PRIu64 " / %" PRIu64 " / %" PRIu64
            " / %" PRIu64 "\n", pauses, marks, drops, retx);
+    printf("CNPs                %" PRIu64 "\n", cnps);
     print_cost(w1 - w0, c1 - c0, sim, &st);
     return 0;
 }

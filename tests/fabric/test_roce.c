@@ -6,6 +6,7 @@
  */
 #include "fabric_test_util.h"
 
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -278,6 +279,99 @@ static int case_dcqcn_fair(void)
     in_child("DCQCN fairness, flow 1 100 us later", fair_child, &late_comer);
     late_comer = 1;
     in_child("DCQCN fairness, late comer at line rate", fair_child, &late_comer);
+    FAB_TEST_END();
+}
+
+/* (2b) DCQCN's timers replayed lazily (dcqcn.cc) against timer events
+ * (HYSIM_FABRIC_DCQCN_TIMERS=events): a DCQCN incast of many queue pairs, in
+ * two waves with an idle stretch between them (link sampling stops and
+ * resumes there), must give the same completions, link counters and samples,
+ * bit for bit, from fewer events. */
+#define LAZY_SENDERS 8
+#define LAZY_QPS 48
+#define LAZY_FLOWS (2 * LAZY_SENDERS * LAZY_QPS)
+
+struct lazy_result {
+    int n;
+    hs_flow_done done[LAZY_FLOWS];
+    struct totals t;
+    uint64_t events, samples, sample_hash;
+};
+
+static void lazy_sample(void *ctx, uint64_t t_ps, const hs_fabric_link_sample *links, size_t n)
+{
+    struct lazy_result *r = ctx;
+    r->samples++;
+    uint64_t h = r->sample_hash ^ t_ps;
+    for (size_t i = 0; i < n; i++) {
+        h = h * 1099511628211ull ^ links[i].bytes;
+        h = h * 1099511628211ull ^ links[i].queue_bytes;
+        h = h * 1099511628211ull ^ links[i].pfc_paused_ps;
+    }
+    r->sample_hash = h;
+}
+
+static void lazy_child(void *p)
+{
+    struct lazy_result *r = p;
+    hs_scenario sc;
+    hosts_scenario(&sc, LAZY_SENDERS + 1, HS_TOPOLOGY_SINGLE_SWITCH);
+    sc.fabric.pfc = true;
+    sc.fabric.dcqcn = true;
+    sc.fabric.switch_buffer_mib = 8;
+    sc.fabric.ecn.kmin_kb = 100;
+    sc.fabric.ecn.kmax_kb = 400;
+    sc.fabric.ecn.pmax = 0.2;
+    hs_fabric *f = fab_test_create(&sc);
+    char err[256] = "";
+    FAB_CHECK(hs_fabric_sample_links(f, 20000000ull, lazy_sample, r, err, sizeof err) == 0, "%s", err);
+    uint64_t start = 0, id = 0;
+    for (int wave = 0; wave < 2; wave++) {
+        for (uint32_t s = 0; s < LAZY_SENDERS; s++)
+            for (uint32_t q = 0; q < LAZY_QPS; q++)
+                fab_test_add(f, id++, s, LAZY_SENDERS, (64 + 16 * (uint64_t)q) * KIB, start);
+        while (r->n < (wave + 1) * LAZY_SENDERS * LAZY_QPS &&
+               hs_fabric_next_completion(f, UINT64_MAX, &r->done[r->n]) == 1)
+            r->n++;
+        start = (r->n ? r->done[r->n - 1].finish_ps : 0) + 50000000ull; /* 50 us idle */
+        FAB_CHECK(hs_fabric_next_completion(f, start, NULL) == 0, "a completion after the last");
+    }
+    r->t = link_totals(f);
+    hs_fabric_stats st;
+    hs_fabric_get_stats(f, &st);
+    r->events = st.events;
+    hs_fabric_destroy(f);
+}
+
+static int case_dcqcn_lazy_timers(void)
+{
+    struct lazy_result *r = mmap(NULL, 2 * sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    FAB_CHECK(r != MAP_FAILED, "mmap");
+    if (r == MAP_FAILED)
+        FAB_TEST_END();
+    memset(r, 0, 2 * sizeof *r);
+    in_child("lazy DCQCN timers", lazy_child, &r[0]);
+    setenv("HYSIM_FABRIC_DCQCN_TIMERS", "events", 1);
+    in_child("DCQCN timer events", lazy_child, &r[1]);
+    unsetenv("HYSIM_FABRIC_DCQCN_TIMERS");
+    int differ = 0;
+    for (int i = 0; i < r[0].n && i < r[1].n; i++)
+        differ += r[0].done[i].flow_id != r[1].done[i].flow_id ||
+                  r[0].done[i].finish_ps != r[1].done[i].finish_ps;
+    for (int m = 0; m < 2; m++)
+        printf("%s: %d completions, last at %.6f us; marks %" PRIu64 ", CNPs %" PRIu64 ", pauses %" PRIu64
+               ", %" PRIu64 " samples (hash %016" PRIx64 "), %" PRIu64 " events\n",
+               m ? "timer events" : "lazy timers ", r[m].n, r[m].n ? r[m].done[r[m].n - 1].finish_ps / 1e6 : 0.0,
+               r[m].t.marks, r[m].t.cnps, r[m].t.pauses, r[m].samples, r[m].sample_hash, r[m].events);
+    printf("%d of %d completions differ\n", differ, r[0].n);
+    FAB_CHECK(r[0].n == LAZY_FLOWS && r[1].n == LAZY_FLOWS, "completions %d / %d", r[0].n, r[1].n);
+    FAB_CHECK(differ == 0, "%d completions differ", differ);
+    FAB_CHECK(memcmp(&r[0].t, &r[1].t, sizeof r[0].t) == 0, "link counters differ");
+    FAB_CHECK(r[0].samples == r[1].samples && r[0].sample_hash == r[1].sample_hash, "link samples differ");
+    FAB_CHECK(r[0].t.cnps > 1000 && r[0].t.pauses > 0, "the incast barely exercises DCQCN");
+    FAB_CHECK(r[0].events * 2 < r[1].events, "lazy timers saved few events: %" PRIu64 " vs %" PRIu64,
+              r[0].events, r[1].events);
+    munmap(r, 2 * sizeof *r);
     FAB_TEST_END();
 }
 
@@ -595,14 +689,16 @@ int main(int argc, char **argv)
     } cases[] = {
         {"incast_pfc", case_incast_pfc},   {"incast_drop", case_incast_drop},
         {"incast_many_qps", case_incast_many_qps},
-        {"dcqcn_fair", case_dcqcn_fair},   {"ecn_threshold", case_ecn_threshold},
+        {"dcqcn_fair", case_dcqcn_fair},   {"dcqcn_lazy_timers", case_dcqcn_lazy_timers},
+        {"ecn_threshold", case_ecn_threshold},
         {"ecmp", case_ecmp},               {"pcie_cap", case_pcie_cap},
         {"topologies", case_topologies},
     };
     for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++)
         if (!strcmp(argv[1], cases[i].name))
             return cases[i].fn();
-    fprintf(stderr, "usage: %s CASE (incast_pfc, incast_drop, incast_many_qps, dcqcn_fair, ecn_threshold, ecmp, "
+    fprintf(stderr, "usage: %s CASE (incast_pfc, incast_drop, incast_many_qps, dcqcn_fair, dcqcn_lazy_timers, "
+                    "ecn_threshold, ecmp, "
                     "pcie_cap, topologies)\n", argv[0]);
     return 2;
 }

@@ -130,6 +130,8 @@ static int cmp_node(const void *x, const void *y)
 /* The GEMM call a node belongs to, 0 for none (CUPTI's node ids are unique in the process). */
 static uint64_t node_call(const hs_gemm_join *j, uint64_t node_id)
 {
+    if (!j->nnodes)
+        return 0;
     if (j->nodes_sorted) {
         graph_node want = {node_id, 0}, *hit = bsearch(&want, j->nodes, j->nnodes, sizeof *j->nodes, cmp_node);
         return hit ? hit->external_id : 0;
@@ -191,7 +193,8 @@ static int cmp_graph_kernel(const void *x, const void *y)
 /* One sample per (graph launch, captured GEMM call): the sum of that call's kernels in that launch. */
 static int resolve_graph_kernels(hs_gemm_join *j, hs_prof_agg *agg, size_t *samples)
 {
-    qsort(j->nodes, j->nnodes, sizeof *j->nodes, cmp_node);
+    if (j->nnodes) /* qsort's array may not be NULL, even empty */
+        qsort(j->nodes, j->nnodes, sizeof *j->nodes, cmp_node);
     j->nodes_sorted = true;
     graph_kernel *gk = NULL;
     size_t n = 0;
@@ -203,7 +206,8 @@ static int resolve_graph_kernels(hs_gemm_join *j, hs_prof_agg *agg, size_t *samp
             return -1;
         gk[n++] = (graph_kernel){j->kern[i].correlation_id, id, j->kern[i].gpu, j->kern[i].ns};
     }
-    qsort(gk, n, sizeof *gk, cmp_graph_kernel);
+    if (n)
+        qsort(gk, n, sizeof *gk, cmp_graph_kernel);
     for (size_t i = 0; i < n;) {
         size_t end = i;
         uint64_t ns = 0;
@@ -229,7 +233,8 @@ int hs_gemm_join_resolve(hs_gemm_join *j, hs_prof_agg *agg, size_t *samples)
     *samples = 0;
     if (resolve_graph_kernels(j, agg, samples) != 0)
         return -1;
-    qsort(j->corr, j->ncorr, sizeof *j->corr, cmp_correlation);
+    if (j->ncorr)
+        qsort(j->corr, j->ncorr, sizeof *j->corr, cmp_correlation);
     for (size_t i = 0; i < j->nkern; i++) {
         if (j->kern[i].graph_node_id && node_call(j, j->kern[i].graph_node_id))
             continue; /* a captured call's: counted above */

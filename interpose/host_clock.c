@@ -272,13 +272,16 @@ void hs_client_enter(void) {
     }
 }
 
-/* Whether the mode counts the calls' own cost (api_cost.h). */
-static int mode_charges_calls(int mode) {
+/* Whether the process runs under hysim in a mode that counts the calls' own cost (api_cost.h). */
+static int charges_calls(void) {
+    if (!g_sim)
+        return 0;
+    int mode = atomic_load_explicit(&g_mode, memory_order_acquire);
     return mode == HS_HOST_TIME_REAL || mode == HS_HOST_TIME_SCALED || mode == HS_HOST_TIME_CALLS;
 }
 
 void hs_client_charge_calls(enum hs_api_call call, unsigned times) {
-    if (!g_sim || !times || !mode_charges_calls(atomic_load_explicit(&g_mode, memory_order_acquire)))
+    if (!times || !charges_calls())
         return;
     if (t_depth == 0)
         atomic_fetch_add(&g_clock, hs_api_call_ns(call) * times);
@@ -289,13 +292,13 @@ void hs_client_charge_calls(enum hs_api_call call, unsigned times) {
 void hs_client_charge_call(enum hs_api_call call) { hs_client_charge_calls(call, 1); }
 
 uint64_t hs_clock_reach_ns(void) {
-    if (!g_sim || !mode_charges_calls(atomic_load_explicit(&g_mode, memory_order_acquire)))
+    if (!charges_calls())
         return 0;
     return t_call_ns + HS_SUBMIT_NS; /* t_call_ns: still to be charged when the call returns */
 }
 
 void hs_clock_woke(uint64_t answer_ns) {
-    if (g_sim && mode_charges_calls(atomic_load_explicit(&g_mode, memory_order_acquire)))
+    if (charges_calls())
         hs_clock_advance_to(answer_ns + HS_WAKE_NS);
 }
 

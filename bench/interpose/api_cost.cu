@@ -72,6 +72,19 @@ static double cost_us(const std::function<void()> &sync, int batch, int batches,
     return per_call[per_call.size() / 2];
 }
 
+// One measured call kind: its row name and one call of it.
+struct row {
+    const char *name;
+    std::function<void()> call;
+};
+
+// Prints each row's cost (cost_us), `sync` waiting for its batches.
+static void print_rows(const std::vector<row> &rows, const std::function<void()> &sync, int batch, int batches)
+{
+    for (const row &r : rows)
+        std::printf("%-45s %8.3f\n", r.name, cost_us(sync, batch, batches, r.call));
+}
+
 // With two GPUs: what one thread pays to drive both, as a one-process
 // data-parallel step does (per call of the row's kind; a group row per group).
 static void two_device_rows(int batch, int batches)
@@ -98,7 +111,6 @@ static void two_device_rows(int batch, int batches)
             CHECK(cudaStreamSynchronize(st[d]));
     };
     int which = 0;
-    struct row { const char *name; std::function<void()> call; };
     std::vector<row> rows = {
         {"cudaSetDevice (alternating 2 devices)", [&] { CHECK(cudaSetDevice(which ^= 1)); }},
         {"ncclAllReduce (4 KiB, 2 ranks, one group)", [&] {
@@ -129,8 +141,7 @@ static void two_device_rows(int batch, int batches)
              CHECK_NCCL(ncclGroupEnd());
          }},
     };
-    for (const row &r : rows)
-        std::printf("%-45s %8.3f\n", r.name, cost_us(sync2, batch, batches, r.call));
+    print_rows(rows, sync2, batch, batches);
     CHECK(cudaSetDevice(0));
     for (int d = 0; d < 2; d++)
         CHECK_NCCL(ncclCommDestroy(comms[d]));
@@ -167,7 +178,6 @@ int main(int argc, char **argv)
     void *pinned;
     CHECK(cudaMallocHost(&pinned, 4096));
 
-    struct row { const char *name; std::function<void()> call; };
     std::vector<row> rows = {
         {"cudaLaunchKernel (empty kernel)", [&] { empty_kernel<<<1, 32, 0, s>>>(nullptr); }},
         {"cudaEventRecord", [&] { CHECK(cudaEventRecord(ev, s)); }},
@@ -205,8 +215,7 @@ int main(int argc, char **argv)
     };
     std::printf("# api_cost: CPU us per call, median of %d batches of %d calls\n", batches, batch);
     auto sync_s = [&] { CHECK(cudaStreamSynchronize(s)); };
-    for (const row &r : rows)
-        std::printf("%-45s %8.3f\n", r.name, cost_us(sync_s, batch, batches, r.call));
+    print_rows(rows, sync_s, batch, batches);
     two_device_rows(batch, batches);
     CHECK_NCCL(ncclCommDestroy(comm));
     CHECK_BLAS(cublasDestroy(blas));

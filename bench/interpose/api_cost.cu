@@ -1,14 +1,21 @@
-// api_cost: CPU cost per call of the CUDA, cuBLAS and NCCL calls a training
+// api_cost: cost per call of the CUDA, cuBLAS and NCCL calls a training
 // step issues most, as the calling thread pays it. For each call kind, a
-// batch of B calls is issued back to back and timed by the thread's CPU
-// clock (CLOCK_THREAD_CPUTIME_ID), then the stream is synchronised outside
-// the timing; the figure is the median over R batches, per call. B stays
-// well under the GPU's launch queue depth, so no call waits for the GPU to
-// drain it: the figure is the library's own CPU work, not the GPU's rate.
+// batch of B calls is issued back to back and timed twice, by the thread's
+// CPU clock (CLOCK_THREAD_CPUTIME_ID) and by the wall clock
+// (CLOCK_MONOTONIC), then the stream is synchronised outside the timing;
+// each figure is the median over R batches, per call. The wall figure also
+// holds whatever the call waited for without using the CPU (a lock, the
+// driver); it is what a host-bound step pays. B stays well under the GPU's
+// launch queue depth, so no call waits for the GPU to drain it: the figure
+// is the library's own work, not the GPU's rate.
 //
 // Under hysim the CPU-time clocks are not simulated, so the same program
 // measures the interposer's cost there and the real libraries' on a GPU.
-// usage: api_cost [BATCH [BATCHES]]
+// With --gemm-grid, it times cublasGemmEx alone instead, TF32 and BF16, over
+// every m, n, k of 128 ... 4096 (powers of two): what one GEMM call costs
+// the host by its shape (cuBLAS picks another kernel, and more set-up, for a
+// larger product).
+// usage: api_cost [BATCH [BATCHES]] | api_cost --gemm-grid [BATCH [BATCHES]]
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -19,6 +26,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <functional>
+#include <string>
 #include <vector>
 
 #define CHECK(call)                                                                                     \
@@ -47,29 +55,45 @@
 
 __global__ void empty_kernel(int *p) { if (p && threadIdx.x == 1024) *p = 0; }
 
-static double thread_cpu_us()
+// One TF32 GEMM as the training examples issue them (fp32 operands, C = A B, packed).
+static void tf32_gemm(cublasHandle_t blas, int m, int n, int k, const void *a, void *c)
+{
+    const float one = 1, zero = 0;
+    CHECK_BLAS(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a, CUDA_R_32F, m, a, CUDA_R_32F, k, &zero, c,
+                            CUDA_R_32F, m, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT));
+}
+
+static double clock_us(clockid_t clock)
 {
     timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-// Median CPU µs per call of `call` over `batches` batches of `batch` calls;
-// `sync` waits for what a batch issued, outside the timing.
-static double cost_us(const std::function<void()> &sync, int batch, int batches, const std::function<void()> &call)
+static double median(std::vector<double> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+// Median CPU and wall µs per call of `call` over `batches` batches of `batch`
+// calls; `sync` waits for what a batch issued, outside the timing.
+static void cost_us(const std::function<void()> &sync, int batch, int batches, const std::function<void()> &call,
+                    double *cpu, double *wall)
 {
     call(); // warm-up: first-call setup
     sync();
-    std::vector<double> per_call;
+    std::vector<double> cpu_per_call, wall_per_call;
     for (int b = 0; b < batches; b++) {
-        double t0 = thread_cpu_us();
+        double c0 = clock_us(CLOCK_THREAD_CPUTIME_ID), w0 = clock_us(CLOCK_MONOTONIC);
         for (int i = 0; i < batch; i++)
             call();
-        per_call.push_back((thread_cpu_us() - t0) / batch);
+        wall_per_call.push_back((clock_us(CLOCK_MONOTONIC) - w0) / batch);
+        cpu_per_call.push_back((clock_us(CLOCK_THREAD_CPUTIME_ID) - c0) / batch);
         sync();
     }
-    std::sort(per_call.begin(), per_call.end());
-    return per_call[per_call.size() / 2];
+    *cpu = median(cpu_per_call);
+    *wall = median(wall_per_call);
 }
 
 // One measured call kind: its row name and one call of it.
@@ -78,11 +102,14 @@ struct row {
     std::function<void()> call;
 };
 
-// Prints each row's cost (cost_us), `sync` waiting for its batches.
+// Prints each row's CPU and wall cost (cost_us), `sync` waiting for its batches.
 static void print_rows(const std::vector<row> &rows, const std::function<void()> &sync, int batch, int batches)
 {
-    for (const row &r : rows)
-        std::printf("%-45s %8.3f\n", r.name, cost_us(sync, batch, batches, r.call));
+    for (const row &r : rows) {
+        double cpu, wall;
+        cost_us(sync, batch, batches, r.call, &cpu, &wall);
+        std::printf("%-45s %8.3f %8.3f\n", r.name, cpu, wall);
+    }
 }
 
 // With two GPUs: what one thread pays to drive both, as a one-process
@@ -147,12 +174,55 @@ static void two_device_rows(int batch, int batches)
         CHECK_NCCL(ncclCommDestroy(comms[d]));
 }
 
+// --gemm-grid: one line per type and shape, "gemm TYPE m n k cpu wall".
+static void gemm_grid(int batch, int batches)
+{
+    cudaStream_t s;
+    CHECK(cudaStreamCreate(&s));
+    const size_t big = (size_t)64 << 20;
+    void *a, *c;
+    CHECK(cudaMalloc(&a, big));
+    CHECK(cudaMalloc(&c, big));
+    CHECK(cudaMemset(a, 0, big));
+    cublasHandle_t blas;
+    CHECK_BLAS(cublasCreate(&blas));
+    CHECK_BLAS(cublasSetStream(blas, s));
+    auto sync = [&] { CHECK(cudaStreamSynchronize(s)); };
+    std::printf("# api_cost --gemm-grid: us per cublasGemmEx call (thread CPU time, wall time), medians of %d batches "
+                "of %d calls\n",
+                batches, batch);
+    const float one = 1, zero = 0;
+    for (int tf32 = 1; tf32 >= 0; tf32--)
+        for (int m = 128; m <= 4096; m *= 2)
+            for (int n = 128; n <= 4096; n *= 2)
+                for (int k = 128; k <= 4096; k *= 2) {
+                    cudaDataType t = tf32 ? CUDA_R_32F : CUDA_R_16BF;
+                    cublasComputeType_t ct = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+                    double cpu, wall;
+                    cost_us(sync, batch, batches,
+                            [&] {
+                                CHECK_BLAS(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, a, t, m, a, t,
+                                                        k, &zero, c, t, m, ct, CUBLAS_GEMM_DEFAULT));
+                            },
+                            &cpu, &wall);
+                    std::printf("gemm %s %d %d %d %8.3f %8.3f\n", tf32 ? "tf32" : "bf16", m, n, k, cpu, wall);
+                    std::fflush(stdout);
+                }
+    CHECK_BLAS(cublasDestroy(blas));
+}
+
 int main(int argc, char **argv)
 {
+    bool grid = argc > 1 && std::string(argv[1]) == "--gemm-grid";
+    argc -= grid, argv += grid;
     int batch = argc > 1 ? std::atoi(argv[1]) : 256, batches = argc > 2 ? std::atoi(argv[2]) : 50;
     if (batch <= 0 || batches <= 0) {
-        std::fprintf(stderr, "usage: api_cost [BATCH [BATCHES]]\n");
+        std::fprintf(stderr, "usage: api_cost [--gemm-grid] [BATCH [BATCHES]]\n");
         return 2;
+    }
+    if (grid) {
+        gemm_grid(batch, batches);
+        return 0;
     }
     cudaStream_t s;
     CHECK(cudaStreamCreate(&s));
@@ -160,8 +230,10 @@ int main(int argc, char **argv)
     CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
     const size_t bytes = 4096, n = 128;
     void *a, *b;
-    CHECK(cudaMalloc(&a, 1 << 20));
-    CHECK(cudaMalloc(&b, 1 << 20));
+    const size_t big = (size_t)64 << 20; // 4096 x 4096 floats: the largest tf32 GEMM's operands
+    CHECK(cudaMalloc(&a, big));
+    CHECK(cudaMalloc(&b, big));
+    CHECK(cudaMemset(a, 0, big));
     cublasHandle_t blas;
     CHECK_BLAS(cublasCreate(&blas));
     CHECK_BLAS(cublasSetStream(blas, s));
@@ -189,6 +261,10 @@ int main(int argc, char **argv)
              CHECK_BLAS(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, CUDA_R_16BF, n, a, CUDA_R_16BF, n,
                                      &zero, b, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
          }},
+        {"cublasGemmEx (tf32, 128^3)", [&] { tf32_gemm(blas, 128, 128, 128, a, b); }},
+        {"cublasGemmEx (tf32, 2048x256x2048)", [&] { tf32_gemm(blas, 2048, 256, 2048, a, b); }},
+        {"cublasGemmEx (tf32, 4096x2048x4096)", [&] { tf32_gemm(blas, 4096, 2048, 4096, a, b); }},
+        {"cudaMemsetAsync (32 MiB)", [&] { CHECK(cudaMemsetAsync(b, 0, (size_t)32 << 20, s)); }},
         {"cublasSgemm (128^3)", [&] {
              CHECK_BLAS(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, (float *)a, n, (float *)a, n, &zero,
                                     (float *)b, n));
@@ -213,7 +289,8 @@ int main(int argc, char **argv)
              CHECK_NCCL(ncclGroupEnd());
          }},
     };
-    std::printf("# api_cost: CPU us per call, median of %d batches of %d calls\n", batches, batch);
+    std::printf("# api_cost: us per call (thread CPU time, wall time), medians of %d batches of %d calls\n", batches,
+                batch);
     auto sync_s = [&] { CHECK(cudaStreamSynchronize(s)); };
     print_rows(rows, sync_s, batch, batches);
     two_device_rows(batch, batches);

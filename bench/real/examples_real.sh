@@ -6,6 +6,9 @@
 # The output, one block per command headed by "### COMMAND", is what
 # bench/RESULTS.md ("Training examples on real 2 x H200") compares hysim with.
 # usage: bench/real/examples_real.sh [OUT_DIR] [EXAMPLE...]   (default: all four)
+# With HOST_CALLS_SO set (bench/real/host_calls_real.sh sets it), every
+# command runs a second time with that library preloaded, which appends the
+# host time of each of its calls to the log.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:-.}
@@ -33,6 +36,11 @@ wait
 run() { # EXAMPLE ARGS...: one block of the log
   echo "### $*" | tee -a "$log"
   "$bin/$@" 2>&1 | tee -a "$log" || echo "### failed with status $?" | tee -a "$log"
+  if [[ -n ${HOST_CALLS_SO:-} ]]; then
+    echo "### $*: host calls" | tee -a "$log"
+    LD_PRELOAD=$HOST_CALLS_SO HOST_CALLS_OUT=$log "$bin/$@" >>"$log" 2>&1 ||
+      echo "### failed with status $?" | tee -a "$log"
+  fi
 }
 for ex in "${examples[@]}"; do
   case $ex in

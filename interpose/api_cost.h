@@ -28,15 +28,20 @@
  *   SGEMM          cublasSgemm, cublasSgemmStridedBatched, cublasSgemmBatched,
  *                  their _64 forms and cublasSgemmGroupedBatched(_64), once a
  *                  call (measured: cublasSgemm, 128³)
- *   NCCL           every NCCL collective and send/recv outside a group
- *                  (measured: ncclAllReduce, 4 KiB, one-rank communicator)
+ *   NCCL           every NCCL collective and send/recv outside a group, and
+ *                  inside one on a one-rank communicator (two such calls in a
+ *                  group cost twice one: 7.1-7.9 against 3.7-4.1 us,
+ *                  bench/real/data/api_cost_h200x2_wall.txt), charged at the
+ *                  group's end (measured: ncclAllReduce, 4 KiB, one-rank
+ *                  communicator)
  *   SYNC           cudaStreamSynchronize, cudaEventSynchronize and
  *                  cudaDeviceSynchronize that found the work done (one that
  *                  blocked pays HS_WAKE_NS after the answer instead)
  *   NCCL_GROUP_DEVICE  an ncclGroupEnd, once per device its thread issued
- *                  NCCL calls for in the group; the calls inside a group cost
- *                  nothing themselves (on 2 ranks a group of 4 calls costs
- *                  what one of 2 does: NCCL launches at the group's end)
+ *                  NCCL calls for in the group on communicators of more than
+ *                  one rank; those calls cost nothing themselves (on 2 ranks a
+ *                  group of 4 calls costs what one of 2 does: NCCL launches at
+ *                  the group's end)
  * The last two are from 2 x H200 hosts (bench/real/data/api_cost_h200x2.txt,
  * 3 runs; api_cost_h200x2_groups.txt, 3 runs on another host): SYNC is the
  * median of the 6 figures of its two rows in the first file; a 2-rank
@@ -114,6 +119,10 @@ extern "C" {
 HS_API void hs_client_charge_call(enum hs_api_call call);
 /* As hs_client_charge_call, for `times` calls' worth of the kind (0: nothing). */
 HS_API void hs_client_charge_calls(enum hs_api_call call, unsigned times);
+/* As hs_client_charge_calls, but added to the current call's cost even when a
+ * kind was named already: for a call that pays for two kinds of work
+ * (ncclGroupEnd: its launches on each device and its one-rank calls). */
+HS_API void hs_client_charge_also(enum hs_api_call call, unsigned times);
 
 #ifdef __cplusplus
 }

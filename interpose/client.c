@@ -1548,8 +1548,6 @@ cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64
         return e;
     if (!valid_device(device))
         return cudaErrorInvalidDevice;
-    if (!group) /* in a group the call only queues: ncclGroupEnd pays for the launches (api_cost.h) */
-        hs_client_charge_call(HS_CALL_NCCL);
     if (CAPTURE_ON()) { /* a capture takes it, or renumbers it after the graph launches' collectives */
         hs_stream_op op = {.kind = HS_SOP_COLLECTIVE, .stream = stream,
                            .u.coll = {comm_key, seq, bytes, group, rank, device, root, kind, algo, proto}};

@@ -291,6 +291,15 @@ void hs_client_charge_calls(enum hs_api_call call, unsigned times) {
 
 void hs_client_charge_call(enum hs_api_call call) { hs_client_charge_calls(call, 1); }
 
+void hs_client_charge_also(enum hs_api_call call, unsigned times) {
+    if (!times || !charges_calls())
+        return;
+    if (t_depth == 0)
+        atomic_fetch_add(&g_clock, hs_api_call_ns(call) * times);
+    else
+        t_call_ns += hs_api_call_ns(call) * times;
+}
+
 uint64_t hs_clock_reach_ns(void) {
     if (!charges_calls())
         return 0;

@@ -44,10 +44,13 @@ struct ncclComm {
 static __thread char t_last_error[256];
 static __thread int t_group_depth;
 static __thread uint64_t t_group; /* number of the open group; 0 outside groups */
-/* The devices this thread's open group issued NCCL calls for: its ncclGroupEnd launches on each, and pays
- * for each (api_cost.h); the calls themselves only queue. */
+/* The devices this thread's open group issued NCCL calls for on communicators of more than one rank: its
+ * ncclGroupEnd launches on each, and pays for each (api_cost.h); those calls themselves only queue. A call
+ * on a one-rank communicator costs what it costs outside a group, wherever it is (measured: two such calls
+ * in a group cost twice one), so the group counts those calls instead. */
 #define HS_GROUP_DEVICE_WORDS 4
 static __thread uint64_t t_group_devices[HS_GROUP_DEVICE_WORDS];
+static __thread unsigned t_group_one_rank_calls;
 
 static void group_device_add(int dev) {
     if (dev >= 0 && dev < 64 * HS_GROUP_DEVICE_WORDS)
@@ -537,6 +540,8 @@ ncclResult_t ncclGroupEnd(void) {
     if (--t_group_depth == 0) {
         t_group = 0;
         hs_client_charge_calls(HS_CALL_NCCL_GROUP_DEVICE, group_devices_take());
+        hs_client_charge_also(HS_CALL_NCCL, t_group_one_rank_calls);
+        t_group_one_rank_calls = 0;
     }
     return leave(ncclSuccess);
 }
@@ -552,6 +557,22 @@ typedef struct coll_call {
     int root;                /* Broadcast/Reduce root, Send/Recv peer; -1: none */
     const void *bufs[2];     /* checked when count > 0; NULL: not used by this rank */
 } coll_call;
+
+/*
+ * What the call costs its thread (api_cost.h). On a communicator of several
+ * ranks: NCCL outside a group; inside one nothing now, its ncclGroupEnd pays
+ * per device. On one rank NCCL only copies, out of place (a real in-place
+ * all-reduce on one rank costs 0.1 us: bench/real/data/host_calls_h200x2.txt,
+ * mlp_train --gpus 1), and such a call costs the same in a group or not.
+ */
+static void charge(const struct ncclComm *comm, const coll_call *c) {
+    if (comm->nranks == 1 && c->bufs[0] == c->bufs[1])
+        return;
+    if (t_group_depth == 0)
+        hs_client_charge_call(HS_CALL_NCCL);
+    else if (comm->nranks == 1)
+        t_group_one_rank_calls++;
+}
 
 /*
  * NCCL_ALGO / NCCL_PROTO as hysim.proto's Collective numbers them (0: unset,
@@ -589,13 +610,14 @@ static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t st
     uint64_t *seq = c->kind == HS_COLL_SEND ? &comm->sends[c->root]
                     : c->kind == HS_COLL_RECV ? &comm->recvs[c->root]
                                               : &comm->seq;
+    charge(comm, c);
     ncclResult_t r = from_cuda(hs_client_collective(comm->key, comm->rank, comm->dev, *seq, c->kind,
                                                     (uint64_t)c->count * size, rooted ? c->root : 0, t_group,
                                                     env_algo(), env_proto(), stream),
                                c->what);
     if (r == ncclSuccess) {
         (*seq)++;
-        if (t_group_depth > 0)
+        if (t_group_depth > 0 && comm->nranks > 1)
             group_device_add(comm->dev);
     }
     return r;

@@ -126,10 +126,13 @@ static void two_device_rows(int batch, int batches)
     ncclComm_t comms[2];
     CHECK_NCCL(ncclCommInitAll(comms, 2, devs));
     cudaStream_t st[2];
+    cudaEvent_t ev2[2];
     void *buf[2];
+    int turn = 0;
     for (int d = 0; d < 2; d++) {
         CHECK(cudaSetDevice(d));
         CHECK(cudaStreamCreate(&st[d]));
+        CHECK(cudaEventCreateWithFlags(&ev2[d], cudaEventDisableTiming));
         CHECK(cudaMalloc(&buf[d], 1 << 20));
     }
     CHECK(cudaSetDevice(0));
@@ -138,8 +141,44 @@ static void two_device_rows(int batch, int batches)
             CHECK(cudaStreamSynchronize(st[d]));
     };
     int which = 0;
+    cublasHandle_t blas[2];
+    void *c[2];
+    for (int d = 0; d < 2; d++) {
+        CHECK(cudaSetDevice(d));
+        CHECK_BLAS(cublasCreate(&blas[d]));
+        CHECK_BLAS(cublasSetStream(blas[d], st[d]));
+        CHECK(cudaMalloc(&c[d], 1 << 20));
+    }
+    CHECK(cudaSetDevice(0));
+    const float one = 1, zero = 0;
+    const int n = 128;
+    // The same calls as the one-device rows, each on the other device than the last (cudaSetDevice
+    // included: a step that drives two GPUs from one thread issues them so)
     std::vector<row> rows = {
         {"cudaSetDevice (alternating 2 devices)", [&] { CHECK(cudaSetDevice(which ^= 1)); }},
+        {"cudaLaunchKernel (empty kernel), alternating 2 devices", [&] {
+             CHECK(cudaSetDevice(which ^= 1));
+             empty_kernel<<<1, 32, 0, st[which]>>>(nullptr);
+         }},
+        {"cudaEventRecord, alternating 2 devices", [&] {
+             CHECK(cudaSetDevice(which ^= 1));
+             CHECK(cudaEventRecord(ev2[which], st[which]));
+         }},
+        {"cudaMemcpyAsync (4 KiB, D2D), alternating 2 devices", [&] {
+             CHECK(cudaSetDevice(which ^= 1));
+             CHECK(cudaMemcpyAsync(c[which], buf[which], 4096, cudaMemcpyDeviceToDevice, st[which]));
+         }},
+        {"cublasGemmEx (bf16, 128^3), alternating 2 devices", [&] {
+             CHECK(cudaSetDevice(which ^= 1));
+             CHECK_BLAS(cublasGemmEx(blas[which], CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, buf[which], CUDA_R_16BF, n,
+                                     buf[which], CUDA_R_16BF, n, &zero, c[which], CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
+                                     CUBLAS_GEMM_DEFAULT));
+         }},
+        {"cudaLaunchKernel (empty kernel), 2 devices, 8 on each in turn", [&] {
+             if (++turn % 8 == 0)
+                 CHECK(cudaSetDevice(which ^= 1));
+             empty_kernel<<<1, 32, 0, st[which]>>>(nullptr);
+         }},
         {"ncclAllReduce (4 KiB, 2 ranks, one group)", [&] {
              CHECK_NCCL(ncclGroupStart());
              for (int d = 0; d < 2; d++)
@@ -170,8 +209,10 @@ static void two_device_rows(int batch, int batches)
     };
     print_rows(rows, sync2, batch, batches);
     CHECK(cudaSetDevice(0));
-    for (int d = 0; d < 2; d++)
+    for (int d = 0; d < 2; d++) {
         CHECK_NCCL(ncclCommDestroy(comms[d]));
+        CHECK_BLAS(cublasDestroy(blas[d]));
+    }
 }
 
 // --gemm-grid: one line per type and shape, "gemm TYPE m n k cpu wall".

@@ -7,8 +7,9 @@
  *   zero                       nothing
  *   real                       at least the costs (real CPU time comes on top)
  * A synchronize that finds its work done costs one sync; an NCCL group costs
- * one group device per device its thread issued calls for, at its end, and
- * its calls nothing. Calls of kinds not measured (a
+ * one group device per device its thread issued calls for on communicators
+ * of several ranks, at its end, and those calls nothing; a call in a group on
+ * a one-rank communicator costs what it costs outside one. Calls of kinds not measured (a
  * synchronous device-to-device copy, capture and instantiation) cost nothing; a graph launch costs one kernel launch,
  * however many ops it replays; calls captured into a graph cost what they
  * cost when issued. Under the fake daemon (HYSIM_TEST_LOG set) the launches'
@@ -137,7 +138,9 @@ static void check_stamps(uint64_t t0) {
     CHECK(i == LAUNCHES, "%d launches in the log", i);
 }
 
-/* An NCCL group of two all-reduces from this thread: two group devices on two devices, one on one. */
+/* An NCCL group of two all-reduces from this thread: two group devices on a 2-rank communicator's two
+ * devices; two ungrouped calls' worth on a 1-rank communicator, nothing there in place (NCCL has nothing
+ * to do). */
 static void check_groups(float *d0, float *d1) {
     int devs[2] = {0, 1}, dev0[2] = {0, 0};
     ncclComm_t pair[2], same;
@@ -151,20 +154,22 @@ static void check_groups(float *d0, float *d1) {
         CHECK_OK(cudaMalloc((void **)&buf[d], 4096));
     }
     CHECK_OK(cudaSetDevice(0));
-    uint64_t per_group[2] = {2 * hs_api_call_ns(HS_CALL_NCCL_GROUP_DEVICE), hs_api_call_ns(HS_CALL_NCCL_GROUP_DEVICE)};
-    for (int one_device = 0; one_device < 2; one_device++) {
+    uint64_t per_group[3] = {2 * hs_api_call_ns(HS_CALL_NCCL_GROUP_DEVICE), 2 * hs_api_call_ns(HS_CALL_NCCL), 0};
+    const char *what[3] = {"on a 2-rank communicator", "on a 1-rank communicator", "in place on a 1-rank communicator"};
+    for (int c = 0; c < 3; c++) {
         uint64_t a = now();
         CHECK_OK(ncclGroupStart());
         for (int r = 0; r < 2; r++)
-            CHECK_OK(one_device ? ncclAllReduce(d0, d1, 256, ncclFloat, ncclSum, same, st[0])
-                                : ncclAllReduce(buf[r], buf[r], 256, ncclFloat, ncclSum, pair[r], st[r]));
+            CHECK_OK(c == 0   ? ncclAllReduce(buf[r], buf[r], 256, ncclFloat, ncclSum, pair[r], st[r])
+                     : c == 1 ? ncclAllReduce(d0, d1, 256, ncclFloat, ncclSum, same, st[0])
+                              : ncclAllReduce(d0, d0, 256, ncclFloat, ncclSum, same, st[0]));
         CHECK_OK(ncclGroupEnd());
         uint64_t d = now() - a;
-        uint64_t want = g_mode == MODE_CALLS || g_mode == MODE_REAL ? per_group[one_device]
+        uint64_t want = g_mode == MODE_CALLS || g_mode == MODE_REAL ? per_group[c]
                         : g_mode == MODE_FIXED                      ? 5 * FIXED_NS
                                                                     : 0;
-        CHECK(moved_as_expected(d, want), "a group of 2 all-reduces on %d device(s) moved the clock %" PRIu64
-              " ns, expected %" PRIu64, one_device ? 1 : 2, d, want);
+        CHECK(moved_as_expected(d, want), "a group of 2 all-reduces %s moved the clock %" PRIu64 " ns, expected %" PRIu64,
+              what[c], d, want);
     }
     for (int d = 0; d < 2; d++) {
         CHECK_OK(cudaStreamSynchronize(st[d]));
@@ -228,6 +233,9 @@ int main(int argc, char **argv) {
          for (int i = 0; i < 5; i++) CHECK_OK(cudaMemcpy(d1, d0, sizeof host, cudaMemcpyDeviceToDevice)));
     STEP("all-reduces", 5, 5, HS_CALL_NCCL,
          for (int i = 0; i < 5; i++) CHECK_OK(ncclAllReduce(d0, d1, 256, ncclFloat, ncclSum, comm, s)));
+    /* In place on one rank NCCL has nothing to do: no cost. */
+    STEP("in-place all-reduces on one rank", 5, 0, HS_CALL_NCCL,
+         for (int i = 0; i < 5; i++) CHECK_OK(ncclAllReduce(d0, d0, 256, ncclFloat, ncclSum, comm, s)));
     /* cuBLAS calls are no intercepted calls: under fixed they do not move the clock. */
     const float one = 1, zero_f = 0;
     STEP("cublasSgemm", 0, 5, HS_CALL_SGEMM,

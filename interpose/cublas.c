@@ -350,15 +350,18 @@ static cublasStatus_t grouped(cublasHandle_t h, const char *name, const cublasOp
     if (st != CUBLAS_STATUS_SUCCESS)
         return st;
     bool any = false;
+    for (int64_t i = 0; i < count && !any; i++) {
+        hs_cublas_gemm g = group_gemm(c, i, dtype);
+        any = hs_cublas_launches(&g);
+    }
+    if (any) /* before the ops, as for one GEMM (hs_cublas_send): they are issued at the call's end */
+        hs_cublas_charge(name);
     cudaError_t e = cudaSuccess;
     for (int64_t i = 0; i < count && e == cudaSuccess; i++) {
         hs_cublas_gemm g = group_gemm(c, i, dtype);
         bool launched;
         e = hs_cublas_enqueue(name, &g, h->stream, &launched);
-        any = any || launched;
     }
-    if (any) /* after the ops, as for one GEMM: they all carry the call's entry time */
-        hs_cublas_charge(name);
     return status_of(e);
 }
 

@@ -28,14 +28,21 @@ void hs_cublas_charge(const char *name)
     hs_client_charge_call(strncmp(name, "cublasSgemm", 11) ? HS_CALL_GEMM : HS_CALL_SGEMM);
 }
 
+bool hs_cublas_launches(const hs_cublas_gemm *g)
+{
+    return g->m != 0 && g->n != 0 && g->batch != 0;
+}
+
 cudaError_t hs_cublas_send(const char *name, const hs_cublas_gemm *g, cudaStream_t stream)
 {
-    bool launched;
-    cudaError_t e = hs_cublas_enqueue(name, g, stream, &launched);
-    /* After the op: a cuBLAS call is no intercepted call, so its cost is added at once. */
-    if (launched)
+    /* Before the op: cuBLAS does its host work (heuristics, descriptors) and launches its kernel at the end
+     * of the call, so the op is issued after the call's cost and reaches the GPU HS_SUBMIT_NS after the
+     * call returns, as a kernel launch's does. A cuBLAS call is no intercepted call: the cost is added at
+     * once (api_cost.h). */
+    if (hs_cublas_launches(g))
         hs_cublas_charge(name);
-    return e;
+    bool launched;
+    return hs_cublas_enqueue(name, g, stream, &launched);
 }
 
 int hs_cublas_get_property(libraryPropertyType type, int *value)

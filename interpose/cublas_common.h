@@ -16,8 +16,9 @@
 
 #define HS_CUBLAS_HIDDEN __attribute__((visibility("hidden")))
 
-/* Sends the GEMM (its sizes not negative) and charges the host one call of
- * `name`; cudaSuccess or the client's error. */
+/* Charges the host one call of `name`, then sends the GEMM (its sizes not
+ * negative), which cuBLAS launches at the end of its call; cudaSuccess or the
+ * client's error. */
 HS_CUBLAS_HIDDEN cudaError_t hs_cublas_send(const char *name, const hs_cublas_gemm *g, cudaStream_t stream);
 
 /* hs_cublas_send without the charge, for a call that sends several GEMMs (a
@@ -28,6 +29,9 @@ HS_CUBLAS_HIDDEN cudaError_t hs_cublas_enqueue(const char *name, const hs_cublas
 
 /* Charges the host clock the cost of one cuBLAS GEMM call of `name` (api_cost.h). */
 HS_CUBLAS_HIDDEN void hs_cublas_charge(const char *name);
+
+/* Whether the GEMM launches a kernel (a product with nothing to compute launches none). */
+HS_CUBLAS_HIDDEN bool hs_cublas_launches(const hs_cublas_gemm *g);
 
 /* cublasGetProperty and cublasLtGetProperty (cuBLASLt ships with cuBLAS and
  * has its version): a cublasStatus_t. */

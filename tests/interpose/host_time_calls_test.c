@@ -13,7 +13,8 @@
  * synchronous device-to-device copy, capture and instantiation) cost nothing; a graph launch costs one kernel launch,
  * however many ops it replays; calls captured into a graph cost what they
  * cost when issued. Under the fake daemon (HYSIM_TEST_LOG set) the launches'
- * ops must carry the clock at each call's entry.
+ * ops must carry the clock at each call's entry, and a cuBLAS GEMM's op the
+ * clock after its call's cost (cuBLAS launches at the end of the call).
  *
  * `host_time_calls_test MODE`; prints "host_time MODE: ok" and every reading
  * of the clock on one line, so that two runs can be compared byte for byte.
@@ -138,6 +139,34 @@ static void check_stamps(uint64_t t0) {
     CHECK(i == LAUNCHES, "%d launches in the log", i);
 }
 
+/*
+ * The 5 cublasSgemm and then 5 cublasGemmEx ops of the sequence: cuBLAS launches at the end of its call,
+ * so each op is issued after its call's cost: consecutive ops lie one call of the later one apart (the
+ * first GemmEx one GEMM after the last Sgemm, not one Sgemm). Calls mode only; nothing without the log.
+ */
+static void check_gemm_stamps(void) {
+    const char *path = getenv("HYSIM_TEST_LOG");
+    FILE *f = path ? fopen(path, "r") : NULL;
+    if (!f || g_mode != MODE_CALLS) {
+        if (f)
+            fclose(f);
+        return;
+    }
+    char line[512];
+    uint64_t h[10];
+    int n = 0;
+    while (n < 10 && fgets(line, sizeof line, f))
+        if (strstr(line, " gemm=16x16x16 ") && sscanf(line, "op host=%" SCNu64, &h[n]) == 1)
+            n++;
+    fclose(f);
+    CHECK(n == 10, "%d GEMM ops of 16 x 16 x 16 in the log, expected 10", n);
+    for (int i = 1; i < n; i++) {
+        uint64_t want = hs_api_call_ns(i < 5 ? HS_CALL_SGEMM : HS_CALL_GEMM);
+        CHECK(h[i] - h[i - 1] == want, "GEMM op %d stamped %" PRIu64 " ns after the one before, expected %" PRIu64,
+              i, h[i] - h[i - 1], want);
+    }
+}
+
 /* An NCCL group of two all-reduces from this thread: two group devices on a 2-rank communicator's two
  * devices; two ungrouped calls' worth on a 1-rank communicator, nothing there in place (NCCL has nothing
  * to do). */
@@ -251,6 +280,7 @@ int main(int argc, char **argv) {
     uint64_t t2 = now();
     CHECK(t2 >= t1, "a Wait moved the clock back");
     check_stamps(t0);
+    check_gemm_stamps();
 
     /* Capture: each captured launch costs a launch; beginning, ending and instantiating nothing. */
     cudaGraph_t graph;

@@ -28,14 +28,22 @@
 // segment only after kNackIntervalPs, HPCC's NACK interval); the sender then
 // resends from there (go-back-N). A sender that has sent all it has, with
 // some of it unacknowledged, and has neither sent nor been acknowledged for
-// kRtoPs resends from the first unacknowledged segment (HPCC has no timeout;
+// rto_ps resends from the first unacknowledged segment (HPCC has no timeout;
 // real NICs do). A flow still holding data to send needs no timeout: its next
 // segment reveals a loss as a NACK. The timer counts silence, not time since
 // the last ACK: a queue pair among hundreds on a PFC-paused NIC sends so slowly
-// that its next cumulative ACK can be more than kRtoPs away with nothing lost,
+// that its next cumulative ACK can be more than rto_ps away with nothing lost,
 // and resending delivered data then collapses the goodput of a lossless
 // fabric. Control packets (ACK, NACK, CNP) use the control priority: never
 // paused, never dropped.
+//
+// The timeout is fabric.rto_us, 1 ms unless given. A real RoCE NIC under NCCL
+// waits 4.096 us x 2^NCCL_IB_TIMEOUT: 2^20, about 4.3 s, in NCCL 2.29
+// (src/transport/net_ib/connect.cc: IB_TIMEOUT 20, IB_RETRY_CNT 7), 2^18,
+// about 1.07 s, in NCCL 2.20 (src/transport/net_ib.cc). hysim's default is
+// shorter so that a lossy run ends in a useful simulated time; a tail loss
+// costs one timeout per round. hysim retries without limit, where a real QP
+// fails after NCCL_IB_RETRY_CNT timeouts in a row.
 #include "fabric_internal.h"
 
 #include <algorithm>
@@ -53,7 +61,7 @@ constexpr uint32_t kHeadroomMtus = 2;        // ... + 2 MTU (in flight when XOFF
 constexpr uint32_t kCtlBytes = 64;           // ACK / NACK / CNP / pause frame on the wire
 constexpr uint32_t kAckEvery = 16;           // segments per cumulative ACK
 constexpr uint64_t kNackIntervalPs = 500'000'000; // 500 us (HPCC)
-constexpr uint64_t kRtoPs = 1'000'000'000;        // 1 ms without progress
+constexpr uint64_t kDefaultRtoPs = 1'000'000'000; // 1 ms without progress (HS_DEFAULT_RTO_US)
 
 int64_t
 SharedUsed(const Port& in)
@@ -133,6 +141,7 @@ hs_fabric::InitRoce(const hs_scenario* sc)
 {
     pfc = sc->fabric.pfc;
     dcqcn = sc->fabric.dcqcn;
+    rto_ps = sc->fabric.rto_ns != 0 ? sc->fabric.rto_ns * 1000 : kDefaultRtoPs;
     ecn_kmin = sc->fabric.ecn.kmin_kb * 1000.0;
     ecn_kmax = sc->fabric.ecn.kmax_kb * 1000.0;
     ecn_pmax = sc->fabric.ecn.pmax;
@@ -488,7 +497,7 @@ hs_fabric::SendData(Port& p, Flow* f)
     if (!f->rto_armed)
     {
         f->rto_armed = true;
-        ArmTimer(f, kRto, now + kRtoPs);
+        ArmTimer(f, kRto, now + rto_ps);
     }
     EthTransmit(p, pkt);
 }
@@ -518,11 +527,11 @@ hs_fabric::OnRto(Flow* f)
     const uint64_t now = Now();
     if (f->snd_nxt < f->nic_avail)
         f->last_active_ps = now; // waits for its turn at the NIC (round-robin, pause, pacing)
-    else if (now - f->last_active_ps >= kRtoPs)
+    else if (now - f->last_active_ps >= rto_ps)
     {
         f->snd_nxt = f->snd_una; // timeout: resend from the first unacknowledged segment
         f->last_active_ps = now;
         NicHasData(f);
     }
-    ArmTimer(f, kRto, f->last_active_ps + kRtoPs);
+    ArmTimer(f, kRto, f->last_active_ps + rto_ps);
 }

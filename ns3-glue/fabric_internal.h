@@ -37,6 +37,7 @@ struct WorkerProxy;
 constexpr uint64_t kMaxTimePs = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 constexpr uint64_t kMaxSegments = uint64_t(1) << 40; // segment number field of the key
 constexpr uint32_t kMaxPorts = uint32_t(1) << 20;    // port field of the key
+constexpr uint64_t kMaxRtoNs = 1'000'000'000'000;     // 1000 s: fabric.rto_us at most 1e9 (loader.c)
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 
 // Event classes (key k0): order of equal-time events of different kinds.
@@ -352,6 +353,7 @@ struct hs_fabric
 
     // RoCE settings (ethernet.cc documents the values).
     bool pfc = false, dcqcn = false;
+    uint64_t rto_ps = 0; // go-back-N retransmission timeout (fabric.rto_us)
     // DCQCN timers as replayed state instead of events (off only with the
     // insertion-order tie diagnostic, where no key orders them).
     bool lazy_dcqcn = true;

@@ -297,6 +297,14 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
                 ports.back().to_switch = static_cast<int32_t>(l);
             }
     }
+    if (sc->fabric.rto_ns > kMaxRtoNs)
+    {
+        // A scenario filled in by hand: the loader refuses such a fabric.rto_us.
+        SetErr(err, errlen, "fabric: rto_ns %llu is more than %llu (1000 s)",
+            static_cast<unsigned long long>(sc->fabric.rto_ns),
+            static_cast<unsigned long long>(kMaxRtoNs));
+        return false;
+    }
     if (!InitRoce(sc))
     {
         SetErr(err, errlen,

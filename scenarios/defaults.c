@@ -91,6 +91,7 @@ void hs_scenario_defaults(hs_scenario *sc)
     sc->fabric.ecn.pmax = HS_DEFAULT_ECN_PMAX;
     sc->fabric.pfc = true;
     sc->fabric.dcqcn = true;
+    sc->fabric.rto_ns = (uint64_t)llround(HS_DEFAULT_RTO_US * 1000.0);
 
     sc->compute.default_kernel_ns = (uint64_t)llround(HS_DEFAULT_KERNEL_US * 1000.0);
     sc->compute.kernel_gap_ns = (uint64_t)llround(HS_DEFAULT_KERNEL_GAP_US * 1000.0);

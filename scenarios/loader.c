@@ -701,8 +701,8 @@ static void load_fabric(ctx *c, const slot *sec, hs_scenario *sc)
 {
     static const char *const keys[] = {"topology",          "leaves", "spines", "oversubscription", "link_latency_ns",
                                        "switch_buffer_mib", "mtu",    "ecn",    "pfc",              "dcqcn",
-                                       NULL};
-    enum { TOPO, LEAVES, SPINES, OVERSUB, LATENCY, BUFFER, MTU, ECN, PFC, DCQCN, NK };
+                                       "rto_us",            NULL};
+    enum { TOPO, LEAVES, SPINES, OVERSUB, LATENCY, BUFFER, MTU, ECN, PFC, DCQCN, RTO, NK };
     slot k[NK];
 
     /* ECN thresholds follow the NIC rate unless given. */
@@ -760,6 +760,10 @@ static void load_fabric(ctx *c, const slot *sec, hs_scenario *sc)
         sc->fabric.mtu = (uint32_t)mtu;
     get_bool(c, &k[PFC], "fabric.pfc", &sc->fabric.pfc);
     get_bool(c, &k[DCQCN], "fabric.dcqcn", &sc->fabric.dcqcn);
+    static const numspec rto = {HS_RTO_MIN_US, false, HS_RTO_MAX_US, false};
+    double rto_us;
+    if (get_num(c, &k[RTO], "fabric.rto_us", &rto, &rto_us))
+        sc->fabric.rto_ns = (uint64_t)llround(rto_us * 1000.0);
 
     static const char *const ecn_keys[] = {"kmin_kb", "kmax_kb", "pmax", NULL};
     slot e[3];

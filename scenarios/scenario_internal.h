@@ -30,6 +30,12 @@
 #define HS_ECN_REF_KMIN_KB 800.0
 #define HS_ECN_REF_KMAX_KB 3200.0
 #define HS_DEFAULT_ECN_PMAX 0.2
+/* fabric.rto_us: hysim's go-back-N timeout, far shorter than a real NIC's (NCCL's
+ * NCCL_IB_TIMEOUT, scenarios/README.md) so that a lossy run ends in a useful
+ * simulated time; ns3-glue/ethernet.cc uses the same value for a field left at 0. */
+#define HS_DEFAULT_RTO_US 1000.0
+#define HS_RTO_MIN_US 1.0 /* below a fabric round trip every segment would time out */
+#define HS_RTO_MAX_US 1e9 /* 1000 s, the bound of every duration in us */
 #define HS_DEFAULT_KERNEL_US 10.0
 /* H100, kernels queued back to back on one stream: the time between one's end
  * and the next one's start as CUPTI records them, 0.92-1.03 us over grids of

@@ -104,6 +104,8 @@ typedef struct hs_scenario {
         struct { double kmin_kb, kmax_kb, pmax; } ecn;
         bool pfc;
         bool dcqcn;
+        uint64_t rto_ns;         /* go-back-N retransmission timeout of the sending NICs (YAML rto_us);
+                                    0 = the default, 1 ms (a scenario filled in by hand, not loaded) */
     } fabric;
 
     struct {

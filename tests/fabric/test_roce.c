@@ -220,6 +220,109 @@ static int case_incast_many_qps(void)
     FAB_TEST_END();
 }
 
+/* (1c) fabric.rto_us (hs_scenario.fabric.rto_ns): a lossy incast (PFC, DCQCN
+ * and ECN off, a 1 MiB buffer) in which flows lose their last segments, a
+ * loss only the retransmission timeout recovers (no later segment draws a
+ * NACK). The incast is over long before any timeout fires, and every waiting
+ * flow is then silent, so what follows a timeout is the same run shifted by
+ * the timeout: a flow that needed k timeouts completes exactly k x (T - 1 ms)
+ * later with timeout T than with 1 ms. A fabric that ignored the key would
+ * give every timeout the same completions. Run in-process and, with the same
+ * scenario, in a worker process (fabric.roce_rto_worker), which gets it by fork. */
+#define RTO_SENDERS 8
+#define RTO_MS 1000000000ull /* 1 ms in ps */
+
+struct rto_result {
+    uint64_t rto_ns; /* the scenario's; 0: left to the fabric's default */
+    int n;
+    uint64_t finish[RTO_SENDERS]; /* by flow id */
+    struct totals t;
+};
+
+static void rto_child(void *p)
+{
+    struct rto_result *r = p;
+    hs_scenario sc;
+    hosts_scenario(&sc, RTO_SENDERS + 1, HS_TOPOLOGY_SINGLE_SWITCH);
+    sc.fabric.pfc = false;
+    sc.fabric.dcqcn = false;
+    sc.fabric.ecn.kmax_kb = 0; /* no marking */
+    sc.fabric.switch_buffer_mib = 1.0;
+    sc.fabric.rto_ns = r->rto_ns;
+    hs_fabric *f = fab_test_create(&sc);
+    for (uint32_t i = 0; i < RTO_SENDERS; i++)
+        fab_test_add(f, i, i, RTO_SENDERS, 1 * MIB, 0);
+    hs_flow_done d;
+    while (r->n < RTO_SENDERS && hs_fabric_next_completion(f, UINT64_MAX, &d) == 1) {
+        FAB_CHECK(d.flow_id < RTO_SENDERS, "flow id %" PRIu64, d.flow_id);
+        if (d.flow_id < RTO_SENDERS)
+            r->finish[d.flow_id] = d.finish_ps;
+        r->n++;
+    }
+    r->t = link_totals(f);
+    hs_fabric_destroy(f);
+}
+
+/* A hand-filled timeout past the loader's bound (1000 s) is refused, with a message. */
+static void rto_refused_child(void *unused)
+{
+    (void)unused;
+    hs_scenario sc;
+    hosts_scenario(&sc, 2, HS_TOPOLOGY_SINGLE_SWITCH);
+    sc.fabric.rto_ns = 1000000000001ull;
+    char err[512] = "";
+    hs_fabric *f = hs_fabric_create(&sc, err, sizeof err);
+    FAB_CHECK(f == NULL && strstr(err, "rto_ns 1000000000001") != NULL, "created, or the message is: %s", err);
+    if (f)
+        hs_fabric_destroy(f);
+}
+
+static int case_rto(void)
+{
+    in_child("a timeout of more than 1000 s", rto_refused_child, NULL);
+    /* the fabric's default (0), 1 ms given, then 2 and 5 ms */
+    static const uint64_t rto_ns[] = {0, 1000000, 2000000, 5000000};
+    enum { NRUNS = sizeof rto_ns / sizeof rto_ns[0] };
+    struct rto_result *r = mmap(NULL, NRUNS * sizeof *r, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    FAB_CHECK(r != MAP_FAILED, "mmap");
+    if (r == MAP_FAILED)
+        FAB_TEST_END();
+    memset(r, 0, NRUNS * sizeof *r);
+    for (int i = 0; i < NRUNS; i++) {
+        r[i].rto_ns = rto_ns[i];
+        in_child("lossy incast", rto_child, &r[i]);
+        uint64_t last = 0;
+        for (int j = 0; j < RTO_SENDERS; j++)
+            last = r[i].finish[j] > last ? r[i].finish[j] : last;
+        printf("rto %s%.0f us: %d flows, last at %.3f us; drops %" PRIu64 ", retransmissions %" PRIu64 "\n",
+               rto_ns[i] ? "" : "default, ", (rto_ns[i] ? rto_ns[i] : 1000000) / 1e3, r[i].n, last / 1e6,
+               r[i].t.drops, r[i].t.retx);
+        FAB_CHECK(r[i].n == RTO_SENDERS, "%d of %d flows completed", r[i].n, RTO_SENDERS);
+    }
+    FAB_CHECK(memcmp(r[0].finish, r[1].finish, sizeof r[0].finish) == 0 &&
+                  memcmp(&r[0].t, &r[1].t, sizeof r[0].t) == 0,
+              "rto_ns 0 is not the 1 ms default");
+    FAB_CHECK(r[1].t.drops > 0 && r[1].t.retx > 0, "the incast loses nothing");
+    int timed_out = 0;
+    for (int i = 0; i < RTO_SENDERS; i++) {
+        const uint64_t f1 = r[1].finish[i], f2 = r[2].finish[i], f5 = r[3].finish[i];
+        const uint64_t k = f2 >= f1 ? (f2 - f1) / RTO_MS : 0; /* timeouts flow i waited for */
+        printf("flow %d: %.3f us at 1 ms; +%.3f us at 2 ms, +%.3f us at 5 ms: %" PRIu64 " timeout(s)\n", i, f1 / 1e6,
+               ((double)f2 - (double)f1) / 1e6, ((double)f5 - (double)f1) / 1e6, k);
+        FAB_CHECK(f2 == f1 + k * RTO_MS, "flow %d: 1 ms -> 2 ms moved it by %.6f us, not a whole number of ms", i,
+                  ((double)f2 - (double)f1) / 1e6);
+        FAB_CHECK(f5 == f1 + 4 * k * RTO_MS, "flow %d: 1 ms -> 5 ms moved it by %.6f us, not %" PRIu64 " x 4 ms", i,
+                  ((double)f5 - (double)f1) / 1e6, k);
+        timed_out += k > 0;
+    }
+    FAB_CHECK(timed_out > 0, "no flow waited for a timeout: the key has no effect");
+    /* the same packets, only later: drops and resends do not depend on the timeout */
+    for (int i = 2; i < NRUNS; i++)
+        FAB_CHECK(memcmp(&r[i].t, &r[1].t, sizeof r[1].t) == 0, "link counters differ at %.0f us", rto_ns[i] / 1e3);
+    munmap(r, NRUNS * sizeof *r);
+    FAB_TEST_END();
+}
+
 /* (2) two DCQCN flows into one NIC: delivered shares over a window after
  * convergence. Variant 0: flow 1 joins 100 us after flow 0 (both near line
  * rate then). Variant 1: flow 0 first shares the port with a 32 MiB flow from
@@ -688,7 +791,7 @@ int main(int argc, char **argv)
         int (*fn)(void);
     } cases[] = {
         {"incast_pfc", case_incast_pfc},   {"incast_drop", case_incast_drop},
-        {"incast_many_qps", case_incast_many_qps},
+        {"incast_many_qps", case_incast_many_qps}, {"rto", case_rto},
         {"dcqcn_fair", case_dcqcn_fair},   {"dcqcn_lazy_timers", case_dcqcn_lazy_timers},
         {"ecn_threshold", case_ecn_threshold},
         {"ecmp", case_ecmp},               {"pcie_cap", case_pcie_cap},
@@ -697,7 +800,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++)
         if (!strcmp(argv[1], cases[i].name))
             return cases[i].fn();
-    fprintf(stderr, "usage: %s CASE (incast_pfc, incast_drop, incast_many_qps, dcqcn_fair, dcqcn_lazy_timers, "
+    fprintf(stderr, "usage: %s CASE (incast_pfc, incast_drop, incast_many_qps, rto, dcqcn_fair, dcqcn_lazy_timers, "
                     "ecn_threshold, ecmp, "
                     "pcie_cap, topologies)\n", argv[0]);
     return 2;

@@ -136,6 +136,7 @@ static void check_defaults(const hs_scenario *sc)
           sc->fabric.ecn.kmax_kb);
     CHECK(sc->fabric.ecn.pmax == 0.2, "%g", sc->fabric.ecn.pmax);
     CHECK(sc->fabric.pfc && sc->fabric.dcqcn, "pfc/dcqcn");
+    CHECK(sc->fabric.rto_ns == 1000000, "rto %llu", (unsigned long long)sc->fabric.rto_ns);
     CHECK(sc->compute.default_kernel_ns == 10000, "%llu", (unsigned long long)sc->compute.default_kernel_ns);
     CHECK(sc->compute.kernel_gap_ns == 1000, "%llu", (unsigned long long)sc->compute.kernel_gap_ns);
     CHECK(sc->run.mode == HS_MODE_EXACT, "mode");
@@ -180,6 +181,12 @@ static int case_defaults(void)
           "ecn 800");
     CHECK(NEAR(sc.fabric.ecn.kmin_kb, 1600) && NEAR(sc.fabric.ecn.kmax_kb, 9000), "%g %g", sc.fabric.ecn.kmin_kb,
           sc.fabric.ecn.kmax_kb);
+
+    /* The retransmission timeout in us, fractions allowed: NCCL's NCCL_IB_TIMEOUT 20 is 4.096 us x 2^20. */
+    CHECK(parse("servers: {count: 2, gpus_per_server: 8}\nfabric: {rto_us: 4294967.296}\n", &sc) == 0, "rto");
+    CHECK(sc.fabric.rto_ns == 4294967296ull, "rto %llu", (unsigned long long)sc.fabric.rto_ns);
+    CHECK(parse("servers: {count: 2, gpus_per_server: 8}\nfabric: {rto_us: 1e9}\n", &sc) == 0, "rto max");
+    CHECK(sc.fabric.rto_ns == 1000000000000ull, "rto %llu", (unsigned long long)sc.fabric.rto_ns);
 
     /* rail_optimized: one leaf per NIC unless given, no spines unless given. */
     CHECK(parse("servers: {count: 4, gpus_per_server: 8}\nnics: {per_server: 4}\nfabric: {topology: rail_optimized}\n",

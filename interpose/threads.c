@@ -1,5 +1,6 @@
 /*
- * pthread_create and pthread_join, wrapped (threads.h says why).
+ * pthread_create, pthread_join, pthread_timedjoin_np and pthread_clockjoin_np,
+ * wrapped (threads.h says why).
  *
  * They are exported from libhysim.so without a symbol version, as the clock
  * functions are (host_clock.c): with LD_PRELOAD=libhysim.so, which `hysim run`
@@ -16,19 +17,59 @@
  * of it finds nothing to wait for, as none is needed (its exit was sent
  * before anything the joiner sends next). Nothing here allocates in the new
  * thread, which may run before a sanitizer runtime has set it up.
+ *
+ * A timed join (pthread_timedjoin_np: CLOCK_REALTIME; pthread_clockjoin_np:
+ * CLOCK_REALTIME or CLOCK_MONOTONIC) reads its deadline on the simulated
+ * clock the program read to compute it, and decides in simulated time, where
+ * a thread exits at the host clock's reading when it exits:
+ *   - a clock other than those two, or tv_nsec outside [0, 1e9): EINVAL, as
+ *     in glibc; no deadline (NULL) joins as pthread_join does;
+ *   - a thread that has exited: joined, 0 and its value, whatever the deadline
+ *     (so is one libhysim.so never knew, started before it was loaded: as
+ *     pthread_join joins it, without a deadline);
+ *   - a running thread, the deadline at or before the host clock: ETIMEDOUT
+ *     at once (it can only exit later);
+ *   - a running thread, the deadline ahead: waited for as pthread_join waits
+ *     (in hysimd, where the joiner issued work), but not reaped, until it
+ *     exits or the host clock passes the deadline. Exited by the deadline:
+ *     joined, 0. Otherwise glibc would return ETIMEDOUT at the deadline; the
+ *     process has one host clock, already past it, and hysimd has no Wait
+ *     that ends at a time (bridge/hysim.proto), so rather than return late
+ *     the process ends with "hysim: pthread_timedjoin_np timing out on a
+ *     running thread is not supported yet" and status 1.
+ * A thread that never exits while the host clock stands still (it waits for
+ * the joiner, say, under host_time zero) keeps such a join waiting, as the
+ * deadline never comes in simulated time. pthread_tryjoin_np is not wrapped:
+ * it never blocks, so hysimd need not know of it, and a record is released
+ * when its thread exits, not when it is joined.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "threads.h"
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef int (*join_fn)(pthread_t, void **);
+typedef int (*timedjoin_fn)(pthread_t, void **, const struct timespec *);
+typedef int (*clockjoin_fn)(pthread_t, void **, clockid_t, const struct timespec *);
 
-static create_fn real_create; /* read and written with atomics */
+static create_fn real_create; /* read and written with atomics; real_join last */
 static join_fn real_join;
+static timedjoin_fn real_timedjoin;
+static clockjoin_fn real_clockjoin; /* NULL before glibc 2.31, which has no pthread_clockjoin_np */
+
+#define NS_PER_S 1000000000ull
+/* How often, in real time, a timed join looks whether the host clock has passed its deadline. */
+#define HS_DEADLINE_POLL_NS 1000000u
 
 static pthread_mutex_t g_tlock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_gone_cv = PTHREAD_COND_INITIALIZER; /* a thread is gone (timed joins wait on it) */
 static hs_thread *g_live;     /* records of live threads, newest first */
 static uint64_t g_next_id = 1;
 static pthread_key_t g_exit_key;
@@ -51,6 +92,8 @@ static void resolve(void) {
     if (__atomic_load_n(&real_join, __ATOMIC_ACQUIRE))
         return;
     __atomic_store_n(&real_create, (create_fn)next_symbol("pthread_create"), __ATOMIC_RELEASE);
+    __atomic_store_n(&real_timedjoin, (timedjoin_fn)next_symbol("pthread_timedjoin_np"), __ATOMIC_RELEASE);
+    __atomic_store_n(&real_clockjoin, (clockjoin_fn)next_symbol("pthread_clockjoin_np"), __ATOMIC_RELEASE);
     __atomic_store_n(&real_join, (join_fn)next_symbol("pthread_join"), __ATOMIC_RELEASE);
 }
 
@@ -93,7 +136,9 @@ static void thread_exit(void *arg) {
     hs_client_thread_exit(t);
     t_self = NULL;
     pthread_mutex_lock(&g_tlock);
+    t->exit_ns = hs_clock_now(); /* under the lock: a timed join that saw it running read the clock before */
     gone_locked(t);
+    pthread_cond_broadcast(&g_gone_cv);
     pthread_mutex_unlock(&g_tlock);
 }
 
@@ -184,6 +229,125 @@ HS_API int pthread_join(pthread_t th, void **ret) {
         pthread_mutex_unlock(&g_tlock);
     }
     return rc;
+}
+
+/* ---- timed joins (the file comment says how they decide) ---- */
+
+static int valid_join_clock(clockid_t clock) { return clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC; }
+
+static uint64_t timespec_ns(const struct timespec *ts) {
+    if (ts->tv_sec < 0)
+        return 0;
+    if ((uint64_t)ts->tv_sec >= UINT64_MAX / NS_PER_S - 1)
+        return UINT64_MAX;
+    return (uint64_t)ts->tv_sec * NS_PER_S + (uint64_t)ts->tv_nsec;
+}
+
+/*
+ * The deadline abstime on `clock` as a host clock reading (hs_clock_now).
+ * The program read `clock` to compute abstime: so does this, through the
+ * same clock_gettime, as one intercepted call (the reads inside it do not
+ * move the clock), until no other thread moved the clock in between.
+ */
+static uint64_t host_deadline(clockid_t clock, const struct timespec *abstime) {
+    struct timespec now;
+    uint64_t before, after;
+    hs_client_enter();
+    do {
+        before = hs_clock_now();
+        clock_gettime(clock, &now);
+        after = hs_clock_now();
+    } while (before != after);
+    hs_client_leave();
+    uint64_t offset = timespec_ns(&now) - before; /* the epoch on CLOCK_REALTIME, 0 on CLOCK_MONOTONIC */
+    uint64_t deadline = timespec_ns(abstime);
+    if (deadline == UINT64_MAX)
+        return deadline;
+    return deadline > offset ? deadline - offset : 0;
+}
+
+__attribute__((noreturn)) static void timed_out_running(const char *name, uint64_t deadline) {
+    fprintf(stderr,
+            "hysim: %s timing out on a running thread is not supported yet (it had not exited by its "
+            "deadline, %" PRIu64 " ns of simulated host time)\n",
+            name, deadline);
+    fflush(NULL);
+    _exit(1);
+}
+
+/* Waits until t is gone (1) or the host clock has passed deadline with t still running (0). */
+static int await_exit(hs_thread *t, uint64_t deadline) {
+    int cancel;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel); /* a reference and hysimd's Wait must not be left behind */
+    pthread_mutex_lock(&g_tlock);
+    while (!t->gone && hs_clock_now() <= deadline) { /* the clock moves without telling: look now and then */
+        struct timespec until;
+        syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &until); /* real time: not ours, which is simulated */
+        until.tv_nsec += HS_DEADLINE_POLL_NS;
+        if (until.tv_nsec >= (long)NS_PER_S) {
+            until.tv_sec++;
+            until.tv_nsec -= (long)NS_PER_S;
+        }
+        pthread_cond_clockwait(&g_gone_cv, &g_tlock, CLOCK_MONOTONIC, &until);
+    }
+    int gone = t->gone;
+    pthread_mutex_unlock(&g_tlock);
+    pthread_setcancelstate(cancel, NULL);
+    return gone;
+}
+
+/* A timed join of t, th's live record (a reference held), with the deadline on the host clock. */
+static int timed_join_tracked(const char *name, hs_thread *t, pthread_t th, void **ret, uint64_t deadline) {
+    if (!joinable(th)) { /* the error of a join of itself or of a detached thread, at once */
+        static const struct timespec past = {0, 0};
+        return real_timedjoin(th, ret, &past);
+    }
+    pthread_mutex_lock(&g_tlock);
+    int gone = t->gone;
+    pthread_mutex_unlock(&g_tlock);
+    if (gone)
+        return real_join(th, ret); /* exited before this call: nothing to time */
+    if (deadline <= hs_clock_now())
+        return ETIMEDOUT;
+    int told = hs_client_join_begin(t);
+    if (!await_exit(t, deadline))
+        timed_out_running(name, deadline); /* hysimd's Wait for t's exit stays unanswered: it ends here */
+    if (told)
+        hs_client_join_end(t);
+    if (t->exit_ns > deadline) /* gone: written once, before */
+        timed_out_running(name, deadline);
+    return real_join(th, ret);
+}
+
+static int timed_join(const char *name, pthread_t th, void **ret, clockid_t clock, const struct timespec *abstime) {
+    if (!abstime)
+        return pthread_join(th, ret);
+    if (abstime->tv_nsec < 0 || abstime->tv_nsec >= (long)NS_PER_S)
+        return EINVAL;
+    hs_thread *t = find(th);
+    if (!t) /* exited before this call (or never known): pthread_join's answer, at once */
+        return real_join(th, ret);
+    int rc = timed_join_tracked(name, t, th, ret, host_deadline(clock, abstime));
+    pthread_mutex_lock(&g_tlock);
+    unref_locked(t, 1);
+    pthread_mutex_unlock(&g_tlock);
+    return rc;
+}
+
+HS_API int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abstime) {
+    resolve();
+    if (!hs_clock_simulated())
+        return real_timedjoin(th, ret, abstime);
+    return timed_join("pthread_timedjoin_np", th, ret, CLOCK_REALTIME, abstime);
+}
+
+HS_API int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clock, const struct timespec *abstime) {
+    resolve();
+    if (!valid_join_clock(clock))
+        return EINVAL;
+    if (!hs_clock_simulated())
+        return real_clockjoin ? real_clockjoin(th, ret, clock, abstime) : ENOSYS;
+    return timed_join("pthread_clockjoin_np", th, ret, clock, abstime);
 }
 
 static void atfork_prepare(void) { pthread_mutex_lock(&g_tlock); }

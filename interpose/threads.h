@@ -1,9 +1,10 @@
 /*
  * The program's threads as the client core sees them (threads.c): libhysim.so
- * wraps pthread_create and pthread_join, so that a thread that issued GPU
- * work and blocks in pthread_join of another such thread waits in hysimd
- * (a THREAD_EXIT Wait) instead of counting as running. Private to
- * libhysim.so; nothing here is exported.
+ * wraps pthread_create, pthread_join, pthread_timedjoin_np and
+ * pthread_clockjoin_np, so that a thread that issued GPU work and blocks in a
+ * join of another such thread waits in hysimd (a THREAD_EXIT Wait) instead
+ * of counting as running, and a timed join's deadline is read in simulated
+ * time. Private to libhysim.so; nothing here is exported.
  */
 #ifndef HYSIM_INTERPOSE_THREADS_H
 #define HYSIM_INTERPOSE_THREADS_H
@@ -24,6 +25,7 @@ typedef struct hs_thread {
     void *arg;
     int refs;               /* its creator until listed, its thread until it exits, each join in progress */
     int listed, gone;       /* findable by pthread_t; exited (never listed again) */
+    uint64_t exit_ns;       /* once gone: the host clock (hs_clock_now) when it exited */
     struct hs_thread *next;
     /* client.c, under the client lock */
     uint64_t id;            /* Wait.thread / Threads.exited: unique in the process, never 0 */
@@ -49,12 +51,13 @@ HS_HIDDEN void hs_client_thread_created(hs_thread *t);
 /* t exits (called by t as its thread-specific data is destroyed), or failed to start (by its creator). */
 HS_HIDDEN void hs_client_thread_exit(hs_thread *t);
 /*
- * The calling thread is about to block in pthread_join of t: 1 when hysimd
- * is told (a thread that issued work joins one that has not exited): then
- * hs_client_join_end must follow the real join.
+ * The calling thread is about to block in a join of t (pthread_join, or a
+ * timed join waiting for t's exit): 1 when hysimd is told (a thread that
+ * issued work joins one that has not exited): then hs_client_join_end must
+ * follow once t has exited.
  */
 HS_HIDDEN int hs_client_join_begin(hs_thread *t);
-/* After the real pthread_join: awaits the THREAD_EXIT Wait's answer, if one was sent. */
+/* After t has exited (the real pthread_join returned): awaits the THREAD_EXIT Wait's answer, if one was sent. */
 HS_HIDDEN void hs_client_join_end(hs_thread *t);
 
 #endif

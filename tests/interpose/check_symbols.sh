@@ -6,7 +6,7 @@
 #           the real libcudart.so.13 exports but the graphics interop
 #   nccl    libnccl.so.2: every function nccl.h declares is exported, unversioned
 #   hysim   libhysim.so: only hs_client_*, the clock functions and pthread_create /
-#           pthread_join, unversioned
+#           pthread_join / pthread_timedjoin_np / pthread_clockjoin_np, unversioned
 #   cuda    libcuda.so.1: the driver calls hysim implements, unversioned
 #   errors  cudaGetErrorName knows exactly driver_types.h's cudaError values
 #           (runs CLIENT_TEST error_names)
@@ -85,11 +85,11 @@ hysim)
   lib=$libdir/libhysim.so
   has_verdef "$lib" && check "libhysim.so defines symbol versions; its clock functions must be unversioned"
   exported=$(exports "$lib" | awk '{print $2}')
-  for f in clock_gettime gettimeofday time pthread_create pthread_join; do
+  for f in clock_gettime gettimeofday time pthread_create pthread_join pthread_timedjoin_np pthread_clockjoin_np; do
     grep -qx "$f" <<<"$exported" || check "$f is not exported"
   done
   for f in $exported; do
-    [[ $f == hs_client_* || $f =~ ^(clock_gettime|gettimeofday|time|timespec_get|pthread_create|pthread_join)$ ]] ||
+    [[ $f == hs_client_* || $f =~ ^(clock_gettime|gettimeofday|time|timespec_get|pthread_create|pthread_join|pthread_timedjoin_np|pthread_clockjoin_np)$ ]] ||
       check "unexpected export $f"
   done
   ;;

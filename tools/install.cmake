@@ -22,5 +22,6 @@ install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/REPORT.md DESTINATION ${CMAKE_INSTALL_
 
 # prefix relative to the .pc file, so that `cmake --install --prefix` anywhere works
 file(RELATIVE_PATH HS_PC_TO_PREFIX /hs/${CMAKE_INSTALL_LIBDIR}/pkgconfig /hs)
+string(REGEX REPLACE "/$" "" HS_PC_TO_PREFIX "${HS_PC_TO_PREFIX}") # "../../" would make "../..//share"
 configure_file(${CMAKE_CURRENT_SOURCE_DIR}/hysim.pc.in ${CMAKE_CURRENT_BINARY_DIR}/hysim.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/hysim.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

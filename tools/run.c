@@ -62,11 +62,12 @@ void cli_run_help(FILE *out)
             "  hysim plot run1     # PNG figures from run1/report.json and run1/trace.json\n"
             "\n"
             "environment:\n"
-            "  HYSIM_LIB_DIR   folder of the replacement libraries (default: ../lib\n"
-            "                  beside the hysim executable)\n"
+            "  HYSIM_LIB_DIR   folder of the replacement libraries (default: ../lib/hysim\n"
+            "                  installed, or ../lib, beside the hysim executable)\n"
             "\n"
             "exit codes: 0 ok, 1 the program failed (a process exited with an error or was\n"
-            "            killed), 2 usage or scenario error, 3 simulation error\n");
+            "            killed), 2 usage or scenario error (or PROGRAM cannot be started),\n"
+            "            3 simulation error (a deadlock, a signal to hysim such as Ctrl-C)\n");
 }
 
 static pid_t g_children[MAX_SERVERS];
@@ -126,7 +127,8 @@ static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double
     double simulated = (double)s->sim_end_ps * 1e-12;
     char description[512];
     hs_scenario_describe(sc, description, sizeof description);
-    fprintf(stderr, "hysim: simulated %.6f s in %.2f s of wall time", simulated, wall);
+    /* A run shorter than 0.1 s keeps four decimals, so its slowdown does not read "in 0.00 s". */
+    fprintf(stderr, "hysim: simulated %.6f s in %.*f s of wall time", simulated, wall < 0.1 ? 4 : 2, wall);
     if (simulated > 0)
         fprintf(stderr, " (slowdown %.1fx)", wall / simulated);
     fprintf(stderr, " on %s\n", description);
@@ -203,6 +205,14 @@ static const char *usage_problem(int positional, int separator, int argc)
     if (separator + 1 >= argc)
         return "no program after `--`";
     return NULL;
+}
+
+/* hysimd's errors begin "hysim: " (the processes print them as they are); the
+ * line that quotes one after "hysim: simulation failed: " drops it. */
+static const char *without_hysim_prefix(const char *error)
+{
+    static const char prefix[] = "hysim: ";
+    return strncmp(error, prefix, sizeof prefix - 1) ? error : error + sizeof prefix - 1;
 }
 
 /* Describes a child's wait status; returns 1 if it counts as a failure. */
@@ -396,7 +406,7 @@ int cli_run(int argc, char **argv)
         code = HS_EXIT_SIMULATION;
     if (sim_status != 0) {
         fprintf(stderr, "hysim: simulation failed: %s\n",
-                summary.error[0] ? summary.error : "(no reason given)");
+                summary.error[0] ? without_hysim_prefix(summary.error) : "(no reason given)");
     } else {
         print_summary(&sc, &summary, wall);
     }

@@ -32,6 +32,10 @@ int cli_validate(int argc, char **argv)
             cli_validate_help(stdout);
             return HS_EXIT_OK;
         }
+        if (argv[i][0] == '-' && argv[i][1]) { /* not a file's "cannot open" */
+            fprintf(stderr, "hysim validate: unknown option %s (it takes scenario files only)\n", argv[i]);
+            return HS_EXIT_USAGE;
+        }
     }
     for (int i = 1; i < argc; i++) {
         static hs_scenario sc;

@@ -31,9 +31,21 @@ expect 0 "queues.png +queue depth of the 8 ports that queued most" -- "$hysim" h
 expect 0 "^hysim [0-9]" -- "$hysim" --version
 expect 0 "--version" -- "$hysim" --help
 expect 0 "h200x8.yaml: ok" -- "$hysim" validate "$scenarios/h200x8.yaml"
+expect 2 "^hysim validate: unknown option --strict" -- "$hysim" validate --strict "$scenarios/h200x8.yaml"
 expect 2 "bad.yaml:3:[0-9]+: .*gbps_per_gpu" -- "$hysim" validate "$work/bad.yaml"
 expect 2 "bad.yaml:3:[0-9]+: .*gbps_per_gpu" -- "$hysim" run "$work/bad.yaml" -- /bin/true
 expect 2 "cannot run no-such-program" -- "$hysim" run "$scenarios/h200x8.yaml" -- no-such-program
 expect 0 "simulated" -- "$hysim" run "$scenarios/h200x8.yaml" -- /bin/true
 expect 1 "exited with status 3" -- "$hysim" run "$scenarios/h200x8.yaml" -- /bin/sh -c "exit 3"
+# A signal to hysim is a simulation error (3), named once with hysim's prefix.
+expect 3 "^hysim: simulation failed: stopped by signal 2 \(Interrupt\)" -- \
+  timeout --preserve-status -s INT 1 "$hysim" run "$scenarios/h200x8.yaml" -- sleep 30
+# A run shorter than 0.1 s of wall time shows it with four decimals, not "0.00 s".
+out=$("$hysim" run "$scenarios/h200x8.yaml" -- /bin/true 2>&1)
+wall=$(sed -n 's/^hysim: simulated [0-9.]* s in \([0-9.]*\) s of wall time.*/\1/p' <<<"$out")
+if [[ -z $wall ]] || { awk -v w="$wall" 'BEGIN { exit !(w < 0.1) }' && [[ ! $wall =~ ^0\.[0-9]{4}$ ]]; }; then
+  echo "FAIL: wall time \"$wall\" in:"; echo "$out"; fail=1
+else
+  echo "ok: wall time $wall s"
+fi
 exit $fail

@@ -44,4 +44,8 @@ step1=$(check_steps one $steps)
 compute1=$(per_step_compute_ms one $((layers + 1)) 1 $steps)
 awk -v s="$step1" -v c="$compute1" 'BEGIN { if (s < c - 0.001) { print "1 GPU: step " s " ms < kernels " c " ms"; exit 1 }
     printf "ok: 1 GPU step %.3f ms, kernels %.3f ms\n", s, c }' || fail "1 GPU step time"
+# Device memory holds no data (README: a device-to-host copy writes zeros): every step's loss reads 0.
+losses=$(grep -c '^step .* loss ' "$work/full.out" || true)
+[[ $losses -eq $steps ]] || fail "$losses step lines with a loss, expected $steps"
+! grep '^step .* loss ' "$work/full.out" | grep -v ' loss 0\.000000 ' || fail "a loss other than 0 from zeroed device data"
 echo ok

@@ -26,7 +26,7 @@ echo "$out"
 hysim validate "$prefix"/share/hysim/scenarios/*.yaml || { echo "FAIL: installed hysim validate"; exit 1; }
 
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
-scenarios=$(pkg-config --variable=scenariosdir hysim) && [[ -f $scenarios/h200x8.yaml ]] ||
+scenarios=$(pkg-config --variable=scenariosdir hysim) && [[ -f $scenarios/h200x8.yaml && $scenarios != *//* ]] ||
   { echo "FAIL: pkg-config --variable=scenariosdir hysim"; exit 1; }
 cat >"$work/use.c" <<'C'
 #include <stdio.h>

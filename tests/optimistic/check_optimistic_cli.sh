@@ -36,7 +36,7 @@ grep -q "^hysim: optimistic mode: [0-9]* answers ahead of the safe time, [0-9]* 
 grep -q '"mode": {"name": "optimistic", "optimistic_answers": [0-9]*, "answers_revised": [0-9]*' "$work/out/report.json" ||
   fail "the report lacks mode.name optimistic and its counts"
 
-run speculation "hysim: fork failed (run.mode: optimistic" \
+run speculation "hysim: simulation failed: fork failed (run.mode: optimistic" \
   HYSIM_FAULT_FORK=1 "$hysim" run "$optimistic" -- "$prog" stall
 run checkpoint "fork for a checkpoint failed: Resource temporarily unavailable" \
   HYSIM_FAULT_FORK=1 HYSIM_FABRIC_WORKER=1 "$hysim" run "$exact" -- "$prog" stall

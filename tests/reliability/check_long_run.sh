@@ -39,9 +39,9 @@ want=3
 [[ $how == KILL ]] && want=1
 [[ $status -eq $want ]] || fail "expected exit status $want, got $status"
 case $how in
-  TERM) grep -q "^hysim: simulation failed: hysim: stopped by signal 15 " "$work/stderr" ||
+  TERM) grep -q "^hysim: simulation failed: stopped by signal 15 " "$work/stderr" ||
           fail "no 'stopped by signal 15' message" ;;
-  INT) grep -q "^hysim: simulation failed: hysim: stopped by signal 2 " "$work/stderr" ||
+  INT) grep -q "^hysim: simulation failed: stopped by signal 2 " "$work/stderr" ||
          fail "no 'stopped by signal 2' message" ;;
   KILL) grep -q "process $prog_pid (server 0, [^;]*; GPUs/ranks 0..7) killed by signal 9" "$work/stderr" ||
           fail "no message naming process $prog_pid, server 0, ranks 0..7 and signal 9" ;;

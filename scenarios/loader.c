@@ -457,6 +457,9 @@ static bool get_num(ctx *c, const slot *sl, const char *path, const numspec *s, 
     const yaml_node_t *n = sl->val;
     char exp[128], buf[64];
     bool names_max = expected_text(s, exp, sizeof exp);
+    const char *range_unit = names_max ? unit_of(path) : NULL;
+    if (range_unit) /* "from 1 to 1000000000 µs": the bounds in the key's unit */
+        snprintf(exp + strlen(exp), sizeof exp - strlen(exp), " %s", range_unit);
     if (n->type != YAML_SCALAR_NODE || is_null(n)) {
         problem_at(c, AT(n->start_mark), "%s: expected %s, got %s", path, exp, what(n, buf, sizeof buf));
         return false;

@@ -233,10 +233,27 @@ static ncclResult_t join(ncclComm_t *out, uint64_t key, int rank, int nranks, in
     return ncclSuccess;
 }
 
+/* NCCL takes one rank per GPU: a communicator of more ranks than the scenario has GPUs could never
+ * complete (its missing ranks would never join), so it is refused at once, with a message. */
+static ncclResult_t too_many_ranks(int nranks, const char *what) {
+    uint32_t gpus = hs_client_gpu_info()->total_gpus;
+    if (!gpus || (uint32_t)nranks <= gpus)
+        return ncclSuccess;
+    char msg[160];
+    snprintf(msg, sizeof msg, "a communicator of %d ranks, but the scenario has %u GPUs (one rank per GPU)", nranks,
+             gpus);
+    fprintf(stderr, "hysim: %s: %s\n", what, msg);
+    snprintf(t_last_error, sizeof t_last_error, "%s: %s", what, msg);
+    return ncclInvalidUsage;
+}
+
 static ncclResult_t init_rank(ncclComm_t *comm, int nranks, const ncclUniqueId *id, int rank, const char *what) {
     if (!comm || nranks < 1 || rank < 0 || rank >= nranks)
         return fail(ncclInvalidArgument, "%s: comm is NULL or rank/nranks out of range", what);
     ncclResult_t r = from_cuda(hs_client_start(), what);
+    if (r != ncclSuccess)
+        return r;
+    r = too_many_ranks(nranks, what);
     if (r != ncclSuccess)
         return r;
     r = join(comm, comm_key_of(id), rank, nranks, hs_client_get_device(), what);

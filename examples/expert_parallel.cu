@@ -39,6 +39,8 @@
 #include <cstring>
 #include <vector>
 
+#include "example_args.h"
+
 #define CUDA_CHECK(call)                                                                             \
     do {                                                                                             \
         cudaError_t err_ = (call);                                                                   \
@@ -105,14 +107,14 @@ static options parse_options(int argc, char **argv)
     bool bad_exchange = false;
     for (int c; (c = getopt_long(argc, argv, "h", longs, nullptr)) != -1;) {
         switch (c) {
-        case GPUS: o.gpus = std::atoi(optarg); break;
-        case TOKENS: o.tokens = std::atoi(optarg); break;
-        case HIDDEN: o.hidden = std::atoi(optarg); break;
-        case FFN: o.ffn = std::atoi(optarg); break;
-        case EPG: o.experts_per_gpu = std::atoi(optarg); break;
-        case LAYERS: o.layers = std::atoi(optarg); break;
-        case CF: o.capacity_factor = std::atof(optarg); break;
-        case STEPS: o.steps = std::atoi(optarg); break;
+        case GPUS: o.gpus = example_arg_int("expert_parallel", "--gpus", optarg, 0); break;
+        case TOKENS: o.tokens = example_arg_int("expert_parallel", "--tokens", optarg, 1); break;
+        case HIDDEN: o.hidden = example_arg_int("expert_parallel", "--hidden", optarg, 1); break;
+        case FFN: o.ffn = example_arg_int("expert_parallel", "--ffn", optarg, 1); break;
+        case EPG: o.experts_per_gpu = example_arg_int("expert_parallel", "--experts-per-gpu", optarg, 1); break;
+        case LAYERS: o.layers = example_arg_int("expert_parallel", "--layers", optarg, 1); break;
+        case CF: o.capacity_factor = example_arg_positive("expert_parallel", "--capacity-factor", optarg); break;
+        case STEPS: o.steps = example_arg_int("expert_parallel", "--steps", optarg, 1); break;
         case EXCHANGE:
             o.sendrecv = !std::strcmp(optarg, "sendrecv");
             bad_exchange = !o.sendrecv && std::strcmp(optarg, "alltoall");
@@ -124,7 +126,7 @@ static options parse_options(int argc, char **argv)
     }
     if (optind != argc || bad_exchange || o.gpus < 0 || o.tokens < 1 || o.hidden < 1 || o.ffn < 1 ||
         o.experts_per_gpu < 1 || o.layers < 1 || !(o.capacity_factor > 0) || o.steps < 1) {
-        std::fprintf(stderr, "expert_parallel: bad arguments\n");
+        std::fprintf(stderr, "expert_parallel: bad arguments (an option or a combination out of range, or an argument left over)\n");
         usage(stderr);
         std::exit(2);
     }

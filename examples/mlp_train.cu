@@ -36,6 +36,8 @@
 #include <cstring>
 #include <vector>
 
+#include "example_args.h"
+
 #define CUDA_CHECK(call)                                                                           \
     do {                                                                                           \
         cudaError_t err_ = (call);                                                                 \
@@ -107,19 +109,19 @@ static options parse_options(int argc, char **argv)
     bool bad_optimizer = false;
     for (int c; (c = getopt_long(argc, argv, "h", longs, nullptr)) != -1;) {
         switch (c) {
-        case GPUS: o.gpus = std::atoi(optarg); break;
-        case BATCH: o.batch = std::atoi(optarg); break;
-        case IN: o.in = std::atoi(optarg); break;
-        case HIDDEN: o.hidden = std::atoi(optarg); break;
-        case LAYERS: o.layers = std::atoi(optarg); break;
-        case OUT: o.out = std::atoi(optarg); break;
-        case STEPS: o.steps = std::atoi(optarg); break;
+        case GPUS: o.gpus = example_arg_int("mlp_train", "--gpus", optarg, 0); break;
+        case BATCH: o.batch = example_arg_int("mlp_train", "--batch", optarg, 1); break;
+        case IN: o.in = example_arg_int("mlp_train", "--in", optarg, 1); break;
+        case HIDDEN: o.hidden = example_arg_int("mlp_train", "--hidden", optarg, 1); break;
+        case LAYERS: o.layers = example_arg_int("mlp_train", "--layers", optarg, 2); break;
+        case OUT: o.out = example_arg_int("mlp_train", "--out", optarg, 1); break;
+        case STEPS: o.steps = example_arg_int("mlp_train", "--steps", optarg, 1); break;
         case OPTIMIZER:
             o.adam = !std::strcmp(optarg, "adam");
             bad_optimizer = !o.adam && std::strcmp(optarg, "sgd");
             break;
-        case LR: o.lr = (float)std::atof(optarg); break;
-        case BUCKET: o.bucket_mib = std::atof(optarg); break;
+        case LR: o.lr = (float)example_arg_positive("mlp_train", "--lr", optarg); break;
+        case BUCKET: o.bucket_mib = example_arg_positive("mlp_train", "--bucket-mib", optarg); break;
         case NOTF32: o.tf32 = false; break;
         case 'h':
         case HELP: usage(stdout); std::exit(0);
@@ -130,7 +132,7 @@ static options parse_options(int argc, char **argv)
         o.lr = o.adam ? 1e-3f : 3e-3f;
     if (optind != argc || bad_optimizer || o.gpus < 0 || o.batch < 1 || o.in < 1 || o.hidden < 1 || o.layers < 2 ||
         o.out < 1 || o.steps < 1 || !(o.lr > 0) || !(o.bucket_mib > 0)) {
-        std::fprintf(stderr, "mlp_train: bad arguments\n");
+        std::fprintf(stderr, "mlp_train: bad arguments (an option or a combination out of range, or an argument left over)\n");
         usage(stderr);
         std::exit(2);
     }

@@ -38,6 +38,8 @@
 #include <cstring>
 #include <vector>
 
+#include "example_args.h"
+
 #define CUDA_CHECK(call)                                                                             \
     do {                                                                                             \
         cudaError_t err_ = (call);                                                                   \
@@ -98,13 +100,13 @@ static options parse_options(int argc, char **argv)
     options o;
     for (int c; (c = getopt_long(argc, argv, "h", longs, nullptr)) != -1;) {
         switch (c) {
-        case GPUS: o.gpus = std::atoi(optarg); break;
-        case MBS: o.micro_batches = std::atoi(optarg); break;
-        case MB: o.micro_batch = std::atoi(optarg); break;
-        case HIDDEN: o.hidden = std::atoi(optarg); break;
-        case LPS: o.layers_per_stage = std::atoi(optarg); break;
-        case STEPS: o.steps = std::atoi(optarg); break;
-        case LR: o.lr = (float)std::atof(optarg); break;
+        case GPUS: o.gpus = example_arg_int("pipeline_parallel", "--gpus", optarg, 0); break;
+        case MBS: o.micro_batches = example_arg_int("pipeline_parallel", "--micro-batches", optarg, 1); break;
+        case MB: o.micro_batch = example_arg_int("pipeline_parallel", "--micro-batch", optarg, 1); break;
+        case HIDDEN: o.hidden = example_arg_int("pipeline_parallel", "--hidden", optarg, 1); break;
+        case LPS: o.layers_per_stage = example_arg_int("pipeline_parallel", "--layers-per-stage", optarg, 1); break;
+        case STEPS: o.steps = example_arg_int("pipeline_parallel", "--steps", optarg, 1); break;
+        case LR: o.lr = (float)example_arg_positive("pipeline_parallel", "--lr", optarg); break;
         case 'h':
         case HELP: usage(stdout); std::exit(0);
         default: usage(stderr); std::exit(2);
@@ -112,7 +114,7 @@ static options parse_options(int argc, char **argv)
     }
     if (optind != argc || o.gpus < 0 || o.micro_batches < 1 || o.micro_batch < 1 || o.hidden < 1 ||
         o.layers_per_stage < 1 || o.steps < 1 || !(o.lr > 0)) {
-        std::fprintf(stderr, "pipeline_parallel: bad arguments\n");
+        std::fprintf(stderr, "pipeline_parallel: bad arguments (an option or a combination out of range, or an argument left over)\n");
         usage(stderr);
         std::exit(2);
     }

@@ -35,6 +35,8 @@
 #include <cstring>
 #include <vector>
 
+#include "example_args.h"
+
 #define CUDA_CHECK(call)                                                                             \
     do {                                                                                             \
         cudaError_t err_ = (call);                                                                   \
@@ -95,13 +97,13 @@ static options parse_options(int argc, char **argv)
     options o;
     for (int c; (c = getopt_long(argc, argv, "h", longs, nullptr)) != -1;) {
         switch (c) {
-        case GPUS: o.gpus = std::atoi(optarg); break;
-        case TOKENS: o.tokens = std::atoi(optarg); break;
-        case HIDDEN: o.hidden = std::atoi(optarg); break;
-        case FFN: o.ffn = std::atoi(optarg); break;
-        case LAYERS: o.layers = std::atoi(optarg); break;
-        case STEPS: o.steps = std::atoi(optarg); break;
-        case LR: o.lr = (float)std::atof(optarg); break;
+        case GPUS: o.gpus = example_arg_int("tensor_parallel", "--gpus", optarg, 0); break;
+        case TOKENS: o.tokens = example_arg_int("tensor_parallel", "--tokens", optarg, 1); break;
+        case HIDDEN: o.hidden = example_arg_int("tensor_parallel", "--hidden", optarg, 1); break;
+        case FFN: o.ffn = example_arg_int("tensor_parallel", "--ffn", optarg, 1); break;
+        case LAYERS: o.layers = example_arg_int("tensor_parallel", "--layers", optarg, 1); break;
+        case STEPS: o.steps = example_arg_int("tensor_parallel", "--steps", optarg, 1); break;
+        case LR: o.lr = (float)example_arg_positive("tensor_parallel", "--lr", optarg); break;
         case 'h':
         case HELP: usage(stdout); std::exit(0);
         default: usage(stderr); std::exit(2);
@@ -111,7 +113,7 @@ static options parse_options(int argc, char **argv)
         o.ffn = 4 * o.hidden;
     if (optind != argc || o.gpus < 0 || o.tokens < 1 || o.hidden < 1 || o.ffn < 1 || o.layers < 1 ||
         o.steps < 1 || !(o.lr > 0)) {
-        std::fprintf(stderr, "tensor_parallel: bad arguments\n");
+        std::fprintf(stderr, "tensor_parallel: bad arguments (an option or a combination out of range, or an argument left over)\n");
         usage(stderr);
         std::exit(2);
     }

@@ -236,26 +236,24 @@ cudaError_t cudaFreeHost(void *ptr) {
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind) {
     RT_ENTER();
-    RT_RETURN(hs_client_memcpy(dst, src, count, (int)kind, NULL, 1));
+    RT_RETURN(hs_rt_memcpy(dst, src, count, (int)kind, NULL, 1));
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                             cudaStream_t stream) {
     RT_ENTER();
-    RT_RETURN(hs_client_memcpy(dst, src, count, (int)kind, stream, 0));
+    RT_RETURN(hs_rt_memcpy(dst, src, count, (int)kind, stream, 0));
 }
 
-/* The value is not stored anywhere: device memory has no contents. */
+/* The value is stored only in managed memory: device memory has no contents. */
 cudaError_t cudaMemset(void *devPtr, int value, size_t count) {
-    (void)value;
     RT_ENTER();
-    RT_RETURN(hs_client_memset(devPtr, count, NULL));
+    RT_RETURN(hs_rt_memset(devPtr, value, count, NULL));
 }
 
 cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream) {
-    (void)value;
     RT_ENTER();
-    RT_RETURN(hs_client_memset(devPtr, count, stream));
+    RT_RETURN(hs_rt_memset(devPtr, value, count, stream));
 }
 
 /* ---- streams ---- */

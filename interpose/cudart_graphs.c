@@ -673,7 +673,12 @@ static cudaError_t issue(const xnode *v, cudaStream_t s, uint64_t *groups, size_
     case HS_SOP_KERNEL:
         return hs_client_launch(op->u.kernel.kernel, op->u.kernel.grid, op->u.kernel.block, op->u.kernel.shared, s);
     case HS_SOP_GEMM: return hs_client_gemm(op->u.gemm.name, &op->u.gemm.g, s);
-    case HS_SOP_COPY: return hs_client_memcpy(op->u.copy.dst, op->u.copy.src, op->u.copy.count, op->u.copy.kind, s, 0);
+    case HS_SOP_COPY: {
+        cudaError_t e = hs_client_memcpy(op->u.copy.dst, op->u.copy.src, op->u.copy.count, op->u.copy.kind, s, 0);
+        if (e == cudaSuccess)
+            hs_rt_managed_data(op->u.copy.dst, op->u.copy.src, op->u.copy.count);
+        return e;
+    }
     case HS_SOP_MEMSET: return hs_client_memset(op->u.memset.ptr, op->u.memset.count, s);
     case HS_SOP_EVENT_RECORD: return hs_client_event_record(op->u.event, s);
     case HS_SOP_WAIT_EVENT: return hs_client_stream_wait_event(s, op->u.event);

@@ -19,6 +19,18 @@
 __attribute__((visibility("hidden"))) cudaError_t hs_rt_return(cudaError_t e);
 #define RT_RETURN(expr) return hs_rt_return(expr)
 
+/*
+ * cudart_managed.c: the cudaMemcpy family's copy (hs_client_memcpy) and,
+ * where a side is managed memory, its data (unless the stream is captured);
+ * a managed range that runs past its allocation is cudaErrorInvalidValue.
+ */
+__attribute__((visibility("hidden"))) cudaError_t hs_rt_memcpy(void *dst, const void *src, size_t count, int kind,
+                                                               cudaStream_t stream, int synchronous);
+/* cudart_managed.c: cudaMemset's op, and the value written where the memory is managed. */
+__attribute__((visibility("hidden"))) cudaError_t hs_rt_memset(void *ptr, int value, size_t count,
+                                                               cudaStream_t stream);
+/* cudart_managed.c: what an issued copy does to managed data (a graph launch's copy node). */
+__attribute__((visibility("hidden"))) void hs_rt_managed_data(void *dst, const void *src, size_t count);
 /* cudart_mem_pools.c: cudaFree (a pool's allocation leaves its pool's accounting). */
 __attribute__((visibility("hidden"))) cudaError_t hs_rt_pool_free(void *ptr);
 /* cudart_mem_pools.c: cudaDeviceReset freed every allocation of the device. */

@@ -4,6 +4,7 @@
  * channel descriptors of cudaCreateChannelDesc.
  */
 #include "cudart_internal.h"
+#include "managed_memory.h"
 
 /* Both devices must exist and hold the pointers; the copy is a device-to-device Copy op. */
 static cudaError_t memcpy_peer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count,
@@ -18,7 +19,7 @@ static cudaError_t memcpy_peer(void *dst, int dstDevice, const void *src, int sr
         return cudaSuccess;
     if (hs_client_device_of(dst) != dstDevice || hs_client_device_of(src) != srcDevice)
         return cudaErrorInvalidValue;
-    return hs_client_memcpy(dst, src, count, cudaMemcpyDeviceToDevice, stream, 0);
+    return hs_rt_memcpy(dst, src, count, cudaMemcpyDeviceToDevice, stream, 0);
 }
 
 /* Asynchronous with respect to the host, as CUDA's; ordered on the legacy stream. */
@@ -34,10 +35,11 @@ cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int s
 }
 
 /*
- * Device memory: any address in a device's range. Pinned host memory: a
- * block of cudaMallocHost / cudaHostAlloc (mapped, so both pointers are the
- * address). Anything else is unregistered host memory, device -2 as CUDA
- * reports it.
+ * Managed memory: any address in a cudaMallocManaged allocation, host and
+ * device pointer alike. Device memory: any address in a device's range.
+ * Pinned host memory: a block of cudaMallocHost / cudaHostAlloc (mapped, so
+ * both pointers are the address). Anything else is unregistered host
+ * memory, device -2 as CUDA reports it.
  */
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr) {
     RT_ENTER();
@@ -47,8 +49,13 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
     if (e != cudaSuccess)
         RT_RETURN(e);
     struct cudaPointerAttributes a = {.type = cudaMemoryTypeUnregistered, .device = -2};
+    hs_managed_info m;
     int dev = hs_client_device_of(ptr);
-    if (dev >= 0) {
+    if (hs_client_managed_find(ptr, &m)) {
+        a.type = cudaMemoryTypeManaged;
+        a.device = m.device;
+        a.devicePointer = a.hostPointer = (void *)ptr;
+    } else if (dev >= 0) {
         a.type = cudaMemoryTypeDevice;
         a.device = dev;
         a.devicePointer = (void *)ptr;

@@ -34,7 +34,7 @@ static cudaStream_t per_thread(cudaStream_t s) { return s ? s : cudaStreamPerThr
 
 cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind) {
     RT_ENTER();
-    RT_RETURN(hs_client_memcpy(dst, src, count, (int)kind, cudaStreamPerThread, 1));
+    RT_RETURN(hs_rt_memcpy(dst, src, count, (int)kind, cudaStreamPerThread, 1));
 }
 
 cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,

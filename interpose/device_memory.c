@@ -5,7 +5,8 @@
  * faults at once and eight 141 GiB GPUs cost no host memory. Allocation is
  * 256-byte aligned first fit over a sorted free list of extents; the
  * allocation sizes live in a map keyed by address. Callers hold the client
- * lock.
+ * lock. Managed allocations (managed_memory.c) are host memory that owns an
+ * extent here: they count as memory of their device, by any address inside.
  */
 #include <errno.h>
 #include <stdatomic.h>
@@ -15,6 +16,7 @@
 #include <sys/mman.h>
 
 #include "internal.h"
+#include "managed_memory.h"
 
 #define ALIGN 256u
 
@@ -103,7 +105,7 @@ int hs_devmem_device_of(const void *ptr) {
         if (p >= b && p - b < g_dev[i].cap)
             return i;
     }
-    return -1;
+    return hs_managed_device_of(ptr);
 }
 
 void *hs_devmem_alloc(int device, size_t size) {
@@ -165,9 +167,14 @@ static int release(devmem *d, uint64_t off, uint64_t len) {
     return 0;
 }
 
-int hs_devmem_is_allocation(const void *ptr) { return hs_ptrmap_get(&g_allocs, (uintptr_t)ptr) != 0; }
+int hs_devmem_is_allocation(const void *ptr) {
+    return hs_ptrmap_get(&g_allocs, (uintptr_t)ptr) != 0 || hs_managed_is_start(ptr);
+}
 
 int hs_devmem_free(void *ptr) {
+    void *extent = hs_managed_release(ptr);
+    if (extent)
+        ptr = extent; /* a managed allocation frees the extent that charged it */
     int dev = hs_devmem_device_of(ptr);
     if (dev < 0)
         return -1;
@@ -197,6 +204,7 @@ void hs_devmem_reset(int device) {
     for (size_t i = 0; i < n; i++)
         hs_ptrmap_del(&g_allocs, keys[i]);
     free(keys);
+    hs_managed_reset(device);
     reset_free_list(d);
 }
 

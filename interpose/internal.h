@@ -41,11 +41,15 @@ HS_HIDDEN void hs_clock_apply_setup(uint32_t host_time, double scale, uint64_t f
 HS_HIDDEN int hs_devmem_init(int ndevices, uint64_t capacity, char *err, size_t errlen);
 /* 256-byte aligned first fit; NULL when the device is full (size 0 is never asked). */
 HS_HIDDEN void *hs_devmem_alloc(int device, size_t size);
-/* Whether ptr is the start of an allocation. */
+/* Whether ptr is the start of an allocation (a managed one too). */
 HS_HIDDEN int hs_devmem_is_allocation(const void *ptr);
-/* Frees an allocation's start address; -1 when ptr is not one. */
+/* Frees an allocation's start address (a managed one: its host memory and its extent); -1 when ptr is not one. */
 HS_HIDDEN int hs_devmem_free(void *ptr);
-/* Device whose range holds ptr, or -1. Lock-free: ranges never change after init. */
+/*
+ * Device whose range holds ptr, or whose managed allocation holds it
+ * (managed_memory.h), or -1. Needs no client lock: ranges never change after
+ * init, and the managed table has a lock of its own.
+ */
 HS_HIDDEN int hs_devmem_device_of(const void *ptr);
 /* Frees every allocation of a device (cudaDeviceReset). */
 HS_HIDDEN void hs_devmem_reset(int device);

@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
         fail("%s after a stub is not cudaErrorNotSupported once %s", "cudaGetLastError", "then cudaSuccess");
 
     /* What the runtime must refuse loudly rather than fake. */
-    const char *must_refuse[] = {"cudaMallocManaged", "cudaGraphAddChildGraphNode", "cudaStreamBeginCaptureToGraph",
+    const char *must_refuse[] = {"cudaMallocArray", "cudaGraphAddChildGraphNode", "cudaStreamBeginCaptureToGraph",
                                  "cudaGetDriverEntryPointByVersion"};
     for (size_t j = 0; j < sizeof must_refuse / sizeof must_refuse[0]; j++) {
         size_t i = 0;

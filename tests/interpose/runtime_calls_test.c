@@ -146,10 +146,6 @@ static void test_pools(void) {
     CHECK(pool_u64(pool1, cudaMemPoolAttrUsedMemCurrent) == 0, "device 1's pool after cudaFree");
     CHECK_CUDA(cudaStreamDestroy(s1), cudaSuccess);
     CHECK_CUDA(cudaStreamDestroy(s), cudaSuccess);
-
-    /* Refused loudly (the message is checked by the test's --stderr-count). */
-    void *managed = (void *)1;
-    CHECK_CUDA(cudaMallocManaged(&managed, 4096, cudaMemAttachGlobal), cudaErrorNotSupported);
 }
 
 static void test_peers_and_pointers(void) {

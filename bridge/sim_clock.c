@@ -29,7 +29,10 @@
  * one, threads started by a working thread: interpose/client.c), and the
  * trace leaves it out (whether it is sent at all may depend on wall-clock
  * order; its answer does not). A thread that issued work and blocks outside
- * CUDA otherwise (a lock, a condition variable) counts as running: the
+ * CUDA in a condition variable, barrier or semaphore wait the client wraps
+ * is left out of the count (interpose/client.c), and counted in again by
+ * the running thread that releases it before that one can wait: it needs
+ * nothing here. Blocked elsewhere (a lock) it counts as running: the
  * simulation does not pass its host time until it goes on. At most one Wait of a session is answered per pass, so that the bound is
  * recomputed before the next (a single-threaded session has at most one).
  *

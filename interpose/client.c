@@ -37,12 +37,30 @@
  * (the workers a main thread starts and joins). Whichever of those events
  * makes the join ready sends the Wait on the joiner's behalf. A joined
  * thread that never issues work costs nothing.
+ *
+ * Threads blocked outside CUDA (host_sync.c: condition variables, barriers,
+ * semaphores; threads.c: a join hysimd is not told of): each blocked thread
+ * is listed by the address it blocks on, and one that issued work counts as
+ * waiting, left out of the count hysimd holds (Wait.threads, Threads), so
+ * that the simulation may pass the process's host time while it cannot run.
+ * The thread that releases it (a signal, a broadcast, the last arrival at a
+ * barrier, a post, an exit) runs, so hysimd has not passed the host clock:
+ * it counts the released threads in again, and sends the count before its
+ * release call returns. A releaser that never issued work is no such proof,
+ * so blocked threads are counted out only while every thread that issued no
+ * work (the main thread, every thread started under hysim) is blocked too.
+ * Which of the threads blocked on an address the real call wakes is libc's
+ * choice: a woken thread that was not released takes the release of one
+ * that was and still blocks (hysimd needs the count, not who); one that
+ * finds none (a signal handler's interruption) counts itself in, which
+ * hysimd refuses if the simulation has passed its clock.
  */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +70,7 @@
 
 #include "api_cost.h"
 #include "frame.h"
+#include "host_sync.h"
 #include "internal.h"
 #include "threads.h"
 #include "transport.h"
@@ -138,14 +157,21 @@ static uint32_t g_fresh;          /* live threads that a work thread created, wh
 static hs_thread *g_joins;        /* threads a work thread joins, the join's Wait not sent yet */
 static uint32_t g_threads;        /* threads that have issued work and not exited */
 static int g_threads_said;        /* a Threads message went out: keep hysimd's count exact */
+static uint32_t g_said;           /* the count hysimd holds, as last sent (0 reads as 1) */
+static uint32_t g_quiet_live = 1; /* threads that issued no work: the main thread, each one threads.c tracks */
+static uint32_t g_quiet_parked;   /* of those, blocked and not released */
+static uint32_t g_work_parked;    /* threads that issued work, blocked and not released */
+static hs_parked *g_parked;       /* every listed blocked thread, released or not */
+static _Atomic int g_nlisted;     /* how many are listed */
 static pthread_key_t g_works_key; /* its destructor counts the thread out */
 static __thread uint64_t *t_ptds; /* per-thread default stream id per device, 0 = none yet */
 static __thread int t_graph_launch; /* this thread issues a CUDA graph's nodes (hs_client_graph_launch) */
 static __thread int t_wait_blocked; /* this thread's last Wait found its work not done (wait_locked) */
 static pthread_key_t g_ptds_key;
 
-#define LOCK() pthread_mutex_lock(&g_lock)
-#define UNLOCK() pthread_mutex_unlock(&g_lock)
+static __thread int t_holds_lock; /* a signal handler's sem_post must not take it again (hs_client_release_and) */
+#define LOCK() (pthread_mutex_lock(&g_lock), t_holds_lock = 1)
+#define UNLOCK() (t_holds_lock = 0, pthread_mutex_unlock(&g_lock))
 
 /*
  * Stream capture (CUDA graphs) lives in libcudart.so.13 (cudart_capture.c),
@@ -318,7 +344,7 @@ static Hysim__Reply *await_reply(reply_slot *slot) {
     pthread_mutex_lock(&g_reply_lock);
     while (!slot->reply) {
         if (g_reader_busy) {
-            pthread_cond_wait(&g_reply_cond, &g_reply_lock);
+            hs_real_cond_wait(&g_reply_cond, &g_reply_lock); /* the client's own wait: never listed */
             continue;
         }
         g_reader_busy = 1;
@@ -327,7 +353,7 @@ static Hysim__Reply *await_reply(reply_slot *slot) {
         pthread_mutex_lock(&g_reply_lock);
         g_reader_busy = 0;
         deliver_reply(r);
-        pthread_cond_broadcast(&g_reply_cond);
+        hs_real_cond_broadcast(&g_reply_cond);
     }
     reply_slot **pp = &g_slots;
     while (*pp != slot)
@@ -491,12 +517,19 @@ const hs_gpu_info *hs_client_gpu_info(void) {
 
 static uint32_t global_gpu(int dev) { return g_info.first_gpu + (uint32_t)dev; }
 
+/* The threads hysimd counts: those that issued work, less those blocked outside CUDA where that is sound. */
+static uint32_t counted_threads_locked(void) {
+    if (g_quiet_parked != g_quiet_live || g_work_parked > g_threads)
+        return g_threads;
+    return g_threads - g_work_parked;
+}
+
 /* exited: the id of a thread a THREAD_EXIT Wait waits for, which exits; 0 for none. */
 static void send_threads_locked(uint64_t exited) {
     flush_locked();
     Hysim__Threads t = HYSIM__THREADS__INIT;
     t.host_ns = hs_clock_now();
-    t.threads = g_threads;
+    t.threads = g_said = counted_threads_locked();
     t.exited = exited;
     Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
     m.msg_case = HYSIM__CLIENT_MSG__MSG_THREADS;
@@ -522,6 +555,8 @@ static void note_work_locked(void) {
     } else {
         pthread_setspecific(g_works_key, (void *)1);
     }
+    if (self || getpid() == (pid_t)syscall(SYS_gettid))
+        g_quiet_live--; /* a thread counted as one that issued no work */
     if (++g_threads > 1) /* hysimd must not simulate past this thread's work while the others wait */
         send_threads_locked(0);
     if (self)
@@ -543,22 +578,28 @@ static void thread_left(void *unused) {
     UNLOCK();
 }
 
+static void tell_counted_locked(void);
+
 void hs_client_thread_created(hs_thread *t) {
-    if (!t_works)
-        return; /* a thread that never issued work holds nothing up: neither do its threads */
     LOCK();
-    t->fresh = 1;
-    g_fresh++;
+    g_quiet_live++; /* it runs, unseen by hysimd: blocked threads count as running while it does */
+    if (t_works) { /* a thread that never issued work holds no join up: neither do its threads */
+        t->fresh = 1;
+        g_fresh++;
+    }
+    tell_counted_locked();
     UNLOCK();
 }
 
 void hs_client_thread_exit(hs_thread *t) {
     int worked = t->worked; /* set by t itself; fresh too, but for its creator before t started */
-    if (!worked && !t->fresh)
-        return; /* nothing to count, nothing anyone waits for in hysimd */
     if (worked)
         hs_client_enter(); /* its host time until now precedes the exit */
     LOCK();
+    if (!worked) {
+        g_quiet_live--;
+        tell_counted_locked();
+    }
     int was_fresh = t->fresh;
     if (was_fresh) {
         t->fresh = 0;
@@ -604,7 +645,7 @@ static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream,
     flush_locked();
     Hysim__Wait w = HYSIM__WAIT__INIT;
     w.id = g_next_wait_id++;
-    w.threads = g_threads;
+    w.threads = g_said = counted_threads_locked();
     w.host_ns = hs_clock_now();
     w.cond = cond;
     w.gpu = global_gpu(dev);
@@ -656,7 +697,7 @@ static void send_join_wait_locked(hs_thread *t) {
     reply_slot *slot = xcalloc(1, sizeof *slot);
     Hysim__Wait w = HYSIM__WAIT__INIT;
     w.id = g_next_wait_id++;
-    w.threads = g_threads; /* the joiner's and t's at least: hysimd keeps the count from here */
+    w.threads = g_said = counted_threads_locked(); /* the joiner's and t's at least: hysimd keeps the count from here */
     w.host_ns = hs_clock_now();
     w.cond = HYSIM__WAIT__COND__THREAD_EXIT;
     w.thread = t->id;
@@ -724,6 +765,139 @@ void hs_client_join_end(hs_thread *t) {
     }
     t_joining = 0;
     hs_client_leave();
+}
+
+/* ---- threads blocked outside CUDA (host_sync.c, threads.c; the file comment says how) ---- */
+
+/* Tells hysimd the count when it differs from the one it holds; the caller runs (or blocks next). */
+static void tell_counted_locked(void) {
+    uint32_t n = counted_threads_locked();
+    if (atomic_load(&g_state) == ST_READY && (n ? n : 1) != (g_said ? g_said : 1))
+        send_threads_locked(0);
+}
+
+static void count_parked_locked(const hs_parked *p, int delta) {
+    if (p->works)
+        g_work_parked += (uint32_t)delta;
+    else
+        g_quiet_parked += (uint32_t)delta;
+}
+
+static void unlist_locked(hs_parked *p) {
+    hs_parked **pp = &g_parked;
+    while (*pp != p)
+        pp = &(*pp)->next;
+    *pp = p->next;
+    p->listed = 0;
+    atomic_fetch_sub(&g_nlisted, 1);
+}
+
+/* Counts up to max (0: all) threads blocked on key as running again; returns how many. */
+static unsigned release_locked(const void *key, unsigned max) {
+    unsigned n = 0;
+    for (hs_parked *p = g_parked; p && (max == 0 || n < max); p = p->next)
+        if (p->key == key && !p->released) {
+            p->released = 1;
+            count_parked_locked(p, -1);
+            n++;
+        }
+    if (n)
+        tell_counted_locked();
+    return n;
+}
+
+/* Lists p as blocked (the lock held). */
+static void list_locked(hs_parked *p) {
+    p->listed = 1;
+    p->next = g_parked;
+    g_parked = p;
+    atomic_fetch_add(&g_nlisted, 1);
+    count_parked_locked(p, 1);
+    tell_counted_locked(); /* the simulation may pass this thread's clock now */
+}
+
+static void park_init(hs_parked *p, const void *key) {
+    memset(p, 0, sizeof *p);
+    p->key = key;
+    p->works = t_works;
+    if (p->works)
+        hs_client_enter(); /* the blocking call is an intercepted call: left in hs_client_unpark */
+}
+
+int hs_client_park(hs_parked *p, const void *key, unsigned release_at, int (*ready)(void *), void *arg) {
+    park_init(p, key);
+    LOCK();
+    int blocks = !ready || !ready(arg);
+    if (blocks && release_at > 0) {
+        unsigned waiting = 0;
+        for (const hs_parked *q = g_parked; q; q = q->next)
+            waiting += q->key == key && !q->released;
+        if (waiting + 1 >= release_at) { /* the last to arrive */
+            release_locked(key, 0);
+            blocks = 0;
+        }
+    }
+    if (blocks)
+        list_locked(p);
+    UNLOCK();
+    return blocks;
+}
+
+int hs_client_park_join(hs_parked *p, hs_thread *t) {
+    park_init(p, t);
+    LOCK();
+    int blocks = !t->leaving;
+    if (blocks)
+        list_locked(p);
+    UNLOCK();
+    return blocks;
+}
+
+void hs_client_thread_leaving(hs_thread *t) {
+    LOCK();
+    t->leaving = 1;
+    release_locked(t, 0);
+    UNLOCK();
+}
+
+int hs_client_any_parked(void) { return atomic_load(&g_nlisted) > 0; }
+
+unsigned hs_client_release(const void *key, unsigned max) {
+    LOCK();
+    unsigned n = release_locked(key, max);
+    UNLOCK();
+    return n;
+}
+
+int hs_client_release_and(const void *key, unsigned max, int (*post)(void *), void *arg) {
+    if (t_holds_lock) /* a signal handler on a thread inside the core: the thread it wakes counts itself in */
+        return post(arg);
+    LOCK();
+    release_locked(key, max);
+    int rc = post(arg);
+    UNLOCK();
+    return rc;
+}
+
+void hs_client_unpark(hs_parked *p) {
+    LOCK();
+    if (p->listed) {
+        if (!p->released) { /* woken without a release of its own: take another's, still blocked */
+            hs_parked *q = g_parked;
+            while (q && (q == p || q->key != p->key || !q->released))
+                q = q->next;
+            count_parked_locked(p, -1);
+            if (q) {
+                q->released = 0;
+                count_parked_locked(q, 1);
+            }
+            tell_counted_locked(); /* none to take: it counts itself in (a signal's interruption) */
+        }
+        unlist_locked(p);
+    }
+    UNLOCK();
+    if (p->works)
+        hs_client_leave();
 }
 
 /* ---- devices ---- */
@@ -1602,6 +1776,10 @@ static void atfork_child(void) {
         atomic_store(&g_state, ST_FORKED);
     }
     g_slots = NULL; /* the parent's waiting threads are not the child's */
+    g_parked = NULL; /* nor its blocked ones: the child's one thread runs */
+    atomic_store(&g_nlisted, 0);
+    g_quiet_parked = g_work_parked = 0;
+    g_quiet_live = t_works ? 0 : 1;
     g_reader_busy = 0;
     pthread_mutex_unlock(&g_reply_lock);
     UNLOCK();

@@ -18,6 +18,11 @@
  * before anything the joiner sends next). Nothing here allocates in the new
  * thread, which may run before a sanitizer runtime has set it up.
  *
+ * A pthread_join that hysimd is not told of (its joiner issued no work)
+ * lists the joiner as blocked on the joined thread's record, as host_sync.c
+ * lists its waits: the joined thread releases it as its exit begins, while
+ * it still runs (client.c, "Threads blocked outside CUDA", says why).
+ *
  * A timed join (pthread_timedjoin_np: CLOCK_REALTIME; pthread_clockjoin_np:
  * CLOCK_REALTIME or CLOCK_MONOTONIC) reads its deadline on the simulated
  * clock the program read to compute it, and decides in simulated time, where
@@ -52,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host_sync.h"
 #include "threads.h"
 
 typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -133,12 +139,13 @@ hs_thread *hs_thread_self(void) { return t_self; }
 /* The thread-specific destructor: the thread exits. */
 static void thread_exit(void *arg) {
     hs_thread *t = arg;
+    hs_client_thread_leaving(t); /* while it still counts as running: its joiners run from here */
     hs_client_thread_exit(t);
     t_self = NULL;
     pthread_mutex_lock(&g_tlock);
     t->exit_ns = hs_clock_now(); /* under the lock: a timed join that saw it running read the clock before */
     gone_locked(t);
-    pthread_cond_broadcast(&g_gone_cv);
+    hs_real_cond_broadcast(&g_gone_cv); /* libhysim's own: never listed */
     pthread_mutex_unlock(&g_tlock);
 }
 
@@ -216,11 +223,27 @@ static int joinable(pthread_t th) {
     return state == PTHREAD_CREATE_JOINABLE;
 }
 
+/* A join hysimd is not told of (its joiner issued no work, say) blocks outside CUDA: host_sync.c's way. */
+static void unpark_cancelled(void *p) { hs_client_unpark(p); }
+
+static int join_parked(hs_thread *t, pthread_t th, void **ret) {
+    hs_parked p;
+    if (!hs_client_park_join(&p, t))
+        return real_join(th, ret);
+    int rc;
+    pthread_cleanup_push(unpark_cancelled, &p);
+    rc = real_join(th, ret);
+    pthread_cleanup_pop(0);
+    hs_client_unpark(&p);
+    return rc;
+}
+
 HS_API int pthread_join(pthread_t th, void **ret) {
     resolve();
     hs_thread *t = hs_clock_simulated() ? find(th) : NULL;
-    int told = t && joinable(th) && hs_client_join_begin(t);
-    int rc = real_join(th, ret);
+    int ok = t && joinable(th);
+    int told = ok && hs_client_join_begin(t);
+    int rc = ok && !told ? join_parked(t, th, ret) : real_join(th, ret);
     if (told)
         hs_client_join_end(t);
     if (t) {

@@ -4,7 +4,9 @@
  * pthread_clockjoin_np, so that a thread that issued GPU work and blocks in a
  * join of another such thread waits in hysimd (a THREAD_EXIT Wait) instead
  * of counting as running, and a timed join's deadline is read in simulated
- * time. Private to libhysim.so; nothing here is exported.
+ * time. A join hysimd is not told of, and host_sync.c's condition variable,
+ * barrier and semaphore waits, block "outside CUDA" (hs_parked). Private to
+ * libhysim.so; nothing here is exported.
  */
 #ifndef HYSIM_INTERPOSE_THREADS_H
 #define HYSIM_INTERPOSE_THREADS_H
@@ -35,7 +37,24 @@ typedef struct hs_thread {
     int joiner;             /* a thread that issued work blocks in pthread_join of it */
     void *join_wait;        /* the joiner's THREAD_EXIT Wait, once sent (client.c's reply slot) */
     struct hs_thread *next_join; /* joins whose Wait is not sent yet */
+    int leaving;            /* its exit began: its joiners were released, later ones do not block in the books */
 } hs_thread;
+
+/*
+ * A thread blocked in a call that host_sync.c or threads.c wraps (a
+ * condition variable, a barrier, a semaphore, a join), on the blocking
+ * thread's stack from hs_client_park to hs_client_unpark. hysimd counts a
+ * blocked thread that issued work as waiting, but only while no thread that
+ * issued no work runs: such a thread, unseen by hysimd, might release it
+ * (client.c says why and how).
+ */
+typedef struct hs_parked {
+    const void *key;        /* what it blocks on: the object's address */
+    int works;              /* the thread issued work */
+    int listed;             /* in client.c's list of blocked threads */
+    int released;           /* a releaser counted it as running again; it has not returned yet */
+    struct hs_parked *next;
+} hs_parked;
 
 /* The calling thread's record, or NULL (the main thread, threads started before hysim knew). */
 HS_HIDDEN hs_thread *hs_thread_self(void);
@@ -59,5 +78,37 @@ HS_HIDDEN void hs_client_thread_exit(hs_thread *t);
 HS_HIDDEN int hs_client_join_begin(hs_thread *t);
 /* After t has exited (the real pthread_join returned): awaits the THREAD_EXIT Wait's answer, if one was sent. */
 HS_HIDDEN void hs_client_join_end(hs_thread *t);
+/* t is about to exit (it runs): releases the threads blocked in a join of it (before it is counted out). */
+HS_HIDDEN void hs_client_thread_leaving(hs_thread *t);
+
+/* ---- client.c, called by host_sync.c and threads.c: threads blocked outside CUDA ---- */
+
+/*
+ * The calling thread is about to block on key. release_at > 0 (a barrier of
+ * that many): when release_at - 1 threads are blocked on key, the caller is
+ * the last to arrive: it releases them and does not block (returns 0).
+ * ready, when not NULL, is called first under the lock that releases take:
+ * non-zero (a semaphore's trywait took it) means the caller need not block
+ * (returns 0). Otherwise it is listed as blocked (1). Either way
+ * hs_client_unpark(p) follows (once the real call returned, if it blocks).
+ */
+HS_HIDDEN int hs_client_park(hs_parked *p, const void *key, unsigned release_at, int (*ready)(void *), void *arg);
+/* hs_client_park for a pthread_join of t; 0 (not listed) once t's exit began. */
+HS_HIDDEN int hs_client_park_join(hs_parked *p, hs_thread *t);
+/*
+ * The calling thread (running) releases up to max threads blocked on key
+ * (max 0: all): they count as running again, and hysimd knows it before
+ * this returns. Returns how many.
+ */
+HS_HIDDEN unsigned hs_client_release(const void *key, unsigned max);
+/* Whether any thread is listed as blocked (a hint without the lock: a releaser that sees 0 has none to release). */
+HS_HIDDEN int hs_client_any_parked(void);
+/* The blocking call returned (or the thread is cancelled in it): p runs again. */
+HS_HIDDEN void hs_client_unpark(hs_parked *p);
+/*
+ * hs_client_release, then post(arg) under the same lock, so that a thread
+ * deciding whether to block (hs_client_park's ready) sees both or neither.
+ */
+HS_HIDDEN int hs_client_release_and(const void *key, unsigned max, int (*post)(void *), void *arg);
 
 #endif

@@ -5,8 +5,9 @@
 #           the nvcc 13 hooks and the implemented API present, and every symbol
 #           the real libcudart.so.13 exports but the graphics interop
 #   nccl    libnccl.so.2: every function nccl.h declares is exported, unversioned
-#   hysim   libhysim.so: only hs_client_*, the clock functions and pthread_create /
-#           pthread_join / pthread_timedjoin_np / pthread_clockjoin_np, unversioned
+#   hysim   libhysim.so: only hs_client_*, the clock functions, pthread_create /
+#           pthread_join / pthread_timedjoin_np / pthread_clockjoin_np and the
+#           condition variable, barrier and semaphore calls of host_sync.c, unversioned
 #   cuda    libcuda.so.1: the driver calls hysim implements, unversioned
 #   errors  cudaGetErrorName knows exactly driver_types.h's cudaError values
 #           (runs CLIENT_TEST error_names)
@@ -85,11 +86,13 @@ hysim)
   lib=$libdir/libhysim.so
   has_verdef "$lib" && check "libhysim.so defines symbol versions; its clock functions must be unversioned"
   exported=$(exports "$lib" | awk '{print $2}')
-  for f in clock_gettime gettimeofday time pthread_create pthread_join pthread_timedjoin_np pthread_clockjoin_np; do
+  sync_calls="pthread_cond_wait pthread_cond_signal pthread_cond_broadcast pthread_barrier_init pthread_barrier_destroy pthread_barrier_wait sem_wait sem_post"
+  for f in clock_gettime gettimeofday time pthread_create pthread_join pthread_timedjoin_np pthread_clockjoin_np $sync_calls; do
     grep -qx "$f" <<<"$exported" || check "$f is not exported"
   done
   for f in $exported; do
-    [[ $f == hs_client_* || $f =~ ^(clock_gettime|gettimeofday|time|timespec_get|pthread_create|pthread_join|pthread_timedjoin_np|pthread_clockjoin_np)$ ]] ||
+    [[ $f == hs_client_* || $f =~ ^(clock_gettime|gettimeofday|time|timespec_get|pthread_create|pthread_join|pthread_timedjoin_np|pthread_clockjoin_np)$ ||
+       " $sync_calls " == *" $f "* ]] ||
       check "unexpected export $f"
   done
   ;;

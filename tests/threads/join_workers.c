@@ -14,10 +14,9 @@
  *                          (one group per iteration), then a sync of every stream
  *   join_workers condvar   as threads, but the main thread waits on a
  *                          condition variable the workers signal when done
- *                          instead of joining them: a work thread blocked
- *                          outside CUDA other than in pthread_join still
- *                          counts as running, so this run stalls (the stall
- *                          watchdog ends it)
+ *                          before it joins them: blocked there, it counts
+ *                          as waiting, and the wait returns when the last
+ *                          worker's signal does, at the joins' time
  *
  * Prints the host clock before the workers start and after the joins (the
  * process's simulated host time: a join returns when the joined thread

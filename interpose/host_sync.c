@@ -1,0 +1,194 @@
+/*
+ * A program's threads meeting outside CUDA, wrapped: pthread_cond_wait,
+ * pthread_cond_signal, pthread_cond_broadcast, pthread_barrier_init,
+ * pthread_barrier_destroy, pthread_barrier_wait, sem_wait and sem_post.
+ *
+ * A thread that issued GPU work and blocks in one of them would otherwise
+ * count as running, and hysimd could not simulate past the process's host
+ * clock: in the thread-per-GPU pattern (each thread synchronises its stream,
+ * then meets the others in a barrier) the first to arrive would hold back
+ * the syncs of the others forever. So the blocking call lists the thread as
+ * blocked on the object's address before it blocks, and the releasing call
+ * (a signal or broadcast, the last arrival at a barrier, a post) counts the
+ * threads blocked there as running again, and hysimd with them, before it
+ * releases them (client.c, "Threads blocked outside CUDA", says when a
+ * blocked thread counts as waiting and why that is sound).
+ *
+ * A barrier's size is what pthread_barrier_init was given (a map from its
+ * address); one this file did not see initialised is passed through, and
+ * its threads count as running while they wait, as before. A semaphore's
+ * waiter tries it first and decides whether to block under the lock the
+ * post takes, so that a post never finds it neither blocked nor served (a
+ * signal handler's post on a thread that holds that lock skips it).
+ *
+ * Exported unversioned, as threads.c's pthread_join is: with
+ * LD_PRELOAD=libhysim.so they satisfy the program's versioned references.
+ * The real calls are the default versions (pthread_cond_* of GLIBC_2.3.2,
+ * through dlvsym), looked up in the constructor: a sanitizer's own threads
+ * must not allocate in them. Without HYSIM_ENDPOINT every call passes
+ * straight through. Not wrapped (their threads count as running, as
+ * before): the timed waits (pthread_cond_timedwait, pthread_cond_clockwait,
+ * sem_timedwait, sem_clockwait), pthread_mutex_lock, and what waits on a
+ * futex without libc (C++ std::barrier, std::atomic::wait, std::latch).
+ */
+#include <dlfcn.h>
+#include <semaphore.h>
+#include <stdint.h>
+
+#include "host_sync.h"
+#include "threads.h"
+
+typedef int (*cond_wait_fn)(pthread_cond_t *, pthread_mutex_t *);
+typedef int (*cond_fn)(pthread_cond_t *);
+typedef int (*barrier_init_fn)(pthread_barrier_t *, const pthread_barrierattr_t *, unsigned);
+typedef int (*barrier_fn)(pthread_barrier_t *);
+typedef int (*sem_fn)(sem_t *);
+
+static struct {
+    cond_wait_fn cond_wait;
+    cond_fn cond_signal, cond_broadcast;
+    barrier_init_fn barrier_init;
+    barrier_fn barrier_destroy, barrier_wait;
+    sem_fn sem_wait, sem_trywait, sem_post;
+} real; /* each read and written with atomics */
+
+static pthread_mutex_t g_barriers_lock = PTHREAD_MUTEX_INITIALIZER;
+static hs_ptrmap g_barriers; /* pthread_barrier_t * → its count */
+
+static void *next_symbol(const char *name, const char *version) {
+    void *p = version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
+    if (!p) { /* libhysim.so linked, not preloaded: libc comes before it */
+        void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+        if (h) {
+            p = version ? dlvsym(h, name, version) : dlsym(h, name);
+            dlclose(h);
+        }
+    }
+    return p;
+}
+
+#define STORE(field, name, version) __atomic_store_n(&real.field, (__typeof__(real.field))next_symbol(name, version), \
+                                                     __ATOMIC_RELEASE)
+
+static void resolve(void) {
+    if (__atomic_load_n(&real.sem_post, __ATOMIC_ACQUIRE))
+        return;
+    STORE(cond_wait, "pthread_cond_wait", "GLIBC_2.3.2");
+    STORE(cond_signal, "pthread_cond_signal", "GLIBC_2.3.2");
+    STORE(cond_broadcast, "pthread_cond_broadcast", "GLIBC_2.3.2");
+    STORE(barrier_init, "pthread_barrier_init", NULL);
+    STORE(barrier_destroy, "pthread_barrier_destroy", NULL);
+    STORE(barrier_wait, "pthread_barrier_wait", NULL);
+    STORE(sem_wait, "sem_wait", NULL);
+    STORE(sem_trywait, "sem_trywait", NULL);
+    STORE(sem_post, "sem_post", NULL); /* last: resolve's test */
+}
+
+#define REAL(field) (resolve(), __atomic_load_n(&real.field, __ATOMIC_ACQUIRE))
+
+int hs_real_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex) { return REAL(cond_wait)(cond, mutex); }
+int hs_real_cond_broadcast(pthread_cond_t *cond) { return REAL(cond_broadcast)(cond); }
+
+/* A thread cancelled while blocked (cond_wait and sem_wait are cancellation points) runs again. */
+static void unpark_cancelled(void *p) { hs_client_unpark(p); }
+
+/* ---- condition variables ---- */
+
+HS_API int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex) {
+    cond_wait_fn wait = REAL(cond_wait);
+    if (!hs_clock_simulated())
+        return wait(cond, mutex);
+    hs_parked p;
+    hs_client_park(&p, cond, 0, NULL, NULL);
+    int rc;
+    pthread_cleanup_push(unpark_cancelled, &p);
+    rc = wait(cond, mutex);
+    pthread_cleanup_pop(0);
+    hs_client_unpark(&p);
+    return rc;
+}
+
+/*
+ * The waiter lists itself holding the mutex, before the real wait releases
+ * it; a signaller that changed the condition under that mutex sees it
+ * listed, so the unlocked hint is enough to skip the lock when none is.
+ */
+HS_API int pthread_cond_signal(pthread_cond_t *cond) {
+    if (hs_clock_simulated() && hs_client_any_parked())
+        hs_client_release(cond, 1);
+    return REAL(cond_signal)(cond);
+}
+
+HS_API int pthread_cond_broadcast(pthread_cond_t *cond) {
+    if (hs_clock_simulated() && hs_client_any_parked())
+        hs_client_release(cond, 0);
+    return REAL(cond_broadcast)(cond);
+}
+
+/* ---- barriers ---- */
+
+HS_API int pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barrierattr_t *attr, unsigned count) {
+    int rc = REAL(barrier_init)(barrier, attr, count);
+    if (rc == 0 && hs_clock_simulated()) {
+        pthread_mutex_lock(&g_barriers_lock);
+        hs_ptrmap_put(&g_barriers, (uintptr_t)barrier, count);
+        pthread_mutex_unlock(&g_barriers_lock);
+    }
+    return rc;
+}
+
+HS_API int pthread_barrier_destroy(pthread_barrier_t *barrier) {
+    int rc = REAL(barrier_destroy)(barrier);
+    if (rc == 0 && hs_clock_simulated()) {
+        pthread_mutex_lock(&g_barriers_lock);
+        hs_ptrmap_del(&g_barriers, (uintptr_t)barrier);
+        pthread_mutex_unlock(&g_barriers_lock);
+    }
+    return rc;
+}
+
+HS_API int pthread_barrier_wait(pthread_barrier_t *barrier) {
+    barrier_fn wait = REAL(barrier_wait);
+    if (!hs_clock_simulated())
+        return wait(barrier);
+    pthread_mutex_lock(&g_barriers_lock);
+    unsigned count = (unsigned)hs_ptrmap_get(&g_barriers, (uintptr_t)barrier);
+    pthread_mutex_unlock(&g_barriers_lock);
+    if (count == 0) /* not seen initialised: its size is unknown */
+        return wait(barrier);
+    hs_parked p;
+    hs_client_park(&p, barrier, count, NULL, NULL); /* the last to arrive releases the others instead */
+    int rc = wait(barrier); /* not a cancellation point */
+    hs_client_unpark(&p);
+    return rc;
+}
+
+/* ---- semaphores ---- */
+
+static int sem_taken(void *sem) { return REAL(sem_trywait)(sem) == 0; }
+static int sem_post_real(void *sem) { return REAL(sem_post)(sem); }
+
+HS_API int sem_wait(sem_t *sem) {
+    sem_fn wait = REAL(sem_wait);
+    if (!hs_clock_simulated())
+        return wait(sem);
+    hs_parked p;
+    if (!hs_client_park(&p, sem, 0, sem_taken, sem)) {
+        hs_client_unpark(&p);
+        return 0;
+    }
+    int rc;
+    pthread_cleanup_push(unpark_cancelled, &p);
+    rc = wait(sem);
+    pthread_cleanup_pop(0);
+    hs_client_unpark(&p);
+    return rc;
+}
+
+HS_API int sem_post(sem_t *sem) {
+    if (!hs_clock_simulated())
+        return REAL(sem_post)(sem);
+    return hs_client_release_and(sem, 1, sem_post_real, sem);
+}
+
+__attribute__((constructor)) static void host_sync_init(void) { resolve(); }

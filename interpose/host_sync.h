@@ -1,0 +1,17 @@
+/*
+ * libc's own condition variable calls, for the client core's internal waits
+ * (host_sync.c wraps the exported ones so that a program's threads blocked
+ * in them can count as waiting; the client's own must not be listed).
+ * Private to libhysim.so.
+ */
+#ifndef HYSIM_INTERPOSE_HOST_SYNC_H
+#define HYSIM_INTERPOSE_HOST_SYNC_H
+
+#include <pthread.h>
+
+#include "internal.h"
+
+HS_HIDDEN int hs_real_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex);
+HS_HIDDEN int hs_real_cond_broadcast(pthread_cond_t *cond);
+
+#endif

@@ -391,6 +391,11 @@ static int parse_env_uint(const char *name, unsigned long max, unsigned long *ou
     return 1;
 }
 
+/* A Reply's error as the program's stderr shows it: hysimd's own messages begin "hysim: " already. */
+static void print_daemon_error(const char *error) {
+    fprintf(stderr, strncmp(error, "hysim: ", 7) ? "hysim: %s\n" : "%s\n", error);
+}
+
 /* Fails the process's CUDA with a message (state ST_FAILED). */
 static void fail_locked(const char *msg) {
     fprintf(stderr, "hysim: %s\n", msg);
@@ -664,7 +669,7 @@ static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream,
     Hysim__Reply *r = await_reply(&slot);
     LOCK();
     if (r->error && r->error[0]) {
-        fprintf(stderr, "hysim: %s\n", r->error);
+        print_daemon_error(r->error);
         hysim__reply__free_unpacked(r, NULL);
         return cudaErrorUnknown;
     }
@@ -759,7 +764,7 @@ void hs_client_join_end(hs_thread *t) {
     if (slot) { /* answered at t's exit, which came before the real join returned */
         Hysim__Reply *r = await_reply(slot);
         if (r->error && r->error[0])
-            fprintf(stderr, "hysim: %s\n", r->error);
+            print_daemon_error(r->error);
         hysim__reply__free_unpacked(r, NULL);
         free(slot);
     }
@@ -1640,7 +1645,7 @@ cudaError_t hs_client_comm_local_ranks(uint64_t parent_key, int parent_nranks, i
     Hysim__Reply *r = await_reply(&slot);
     UNLOCK();
     if (r->error && r->error[0]) {
-        fprintf(stderr, "hysim: %s\n", r->error);
+        print_daemon_error(r->error);
         e = cudaErrorUnknown;
     }
     *complete = r->done;
@@ -1683,7 +1688,7 @@ cudaError_t hs_client_comm_split(uint64_t parent_key, int parent_nranks, uint64_
     free(ptrs);
     free(sc);
     if (r->error && r->error[0]) {
-        fprintf(stderr, "hysim: %s\n", r->error);
+        print_daemon_error(r->error);
         e = cudaErrorUnknown;
     } else if (r->n_split != n) {
         fprintf(stderr, "hysim: hysimd answered a split of %zu ranks with %zu results\n", n, r->n_split);

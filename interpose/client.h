@@ -84,7 +84,7 @@ HS_API cudaError_t hs_client_free_unordered(void *ptr);
 HS_API cudaError_t hs_client_mem_info(size_t *free_bytes, size_t *total_bytes);
 HS_API cudaError_t hs_client_host_alloc(size_t size, void **ptr);   /* real, page-aligned */
 HS_API cudaError_t hs_client_host_free(void *ptr);
-/* Local device whose reserved range holds ptr, or -1 (host memory). */
+/* Local device whose reserved range holds ptr, or whose managed allocation does (managed_memory.h), or -1 (host memory). */
 HS_API int hs_client_device_of(const void *ptr);
 /* Start of the cudaMallocHost / cudaHostAlloc block holding ptr, or NULL. */
 HS_API void *hs_client_host_block(const void *ptr);
@@ -93,7 +93,8 @@ HS_API void *hs_client_host_block(const void *ptr);
  * cudaMemcpy family: kind as cudaMemcpyKind (cudaMemcpyDefault resolved from
  * the pointers). synchronous != 0 waits for the stream as cudaMemcpy does
  * (except device to device). Device→host copies write zeros into dst;
- * host→host copies really copy.
+ * host→host copies really copy. (Copies to or from managed memory really
+ * move its data too: the runtime layer does that, cudart_managed.c.)
  */
 HS_API cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind,
                                     cudaStream_t stream, int synchronous);

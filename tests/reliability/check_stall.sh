@@ -21,6 +21,8 @@ grep -q "stalled: no simulated progress for [0-9.]* s of wall time (run.stall_ti
 grep -Eq "AllReduce on comm 0x[0-9a-f]+, seq 0: ranks joined \[?0\]?, missing \[?1\]?" "$work/stderr" ||
   fail "the message does not name the all-reduce, the rank that joined and the one missing"
 grep -q "waits for" "$work/stderr" || fail "the message does not say what rank 0 waits for"
+# the programs print hysimd's message as it is, which begins "hysim: " already
+grep -q "hysim: hysim:" "$work/stderr" && fail "a message with its prefix doubled"
 
 # The key is validated: a negative timeout is an error naming it.
 printf 'servers: {count: 1, gpus_per_server: 1}\nrun: {stall_timeout_s: -1}\n' >"$work/bad.yaml"

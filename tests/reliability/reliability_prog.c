@@ -8,6 +8,9 @@
  *   reliability_prog stall              2 ranks, one per server: rank 0 runs an
  *                                       all-reduce and waits for it; rank 1
  *                                       never joins it and sleeps for 60 s
+ *   reliability_prog deadlock           2 GPUs of one process (ncclCommInitAll):
+ *                                       GPU 0 runs an all-reduce and waits for
+ *                                       it; GPU 1's rank never joins (a deadlock)
  *   reliability_prog long MIB DIR       one all-reduce of MIB MiB over every GPU
  *                                       it sees (ncclCommInitAll), issued, then
  *                                       DIR/pid.SERVER written, then waited for:
@@ -101,6 +104,20 @@ static int stall(void)
     return 0;
 }
 
+static int deadlock(void)
+{
+    ncclComm_t comms[2];
+    int devs[2] = {0, 1};
+    float *buf;
+    NCCL_OK(ncclCommInitAll(comms, 2, devs));
+    CUDA_OK(cudaSetDevice(0));
+    CUDA_OK(cudaMalloc((void **)&buf, 1 << 20));
+    NCCL_OK(ncclAllReduce(buf, buf, 1 << 18, ncclFloat, ncclSum, comms[0], 0));
+    CUDA_OK(cudaStreamSynchronize(0));
+    fprintf(stderr, "reliability_prog: GPU 0's all-reduce completed without GPU 1's rank\n");
+    return 1;
+}
+
 static int long_allreduce(double mib, const char *dir)
 {
     int n;
@@ -143,8 +160,10 @@ int main(int argc, char **argv)
         return busy(atof(argv[2]), argv[3]);
     if (argc == 2 && !strcmp(argv[1], "stall"))
         return stall();
+    if (argc == 2 && !strcmp(argv[1], "deadlock"))
+        return deadlock();
     if (argc == 4 && !strcmp(argv[1], "long"))
         return long_allreduce(atof(argv[2]), argv[3]);
-    fprintf(stderr, "usage: reliability_prog busy SECONDS DIR | stall | long MIB DIR\n");
+    fprintf(stderr, "usage: reliability_prog busy SECONDS DIR | stall | deadlock | long MIB DIR\n");
     return 2;
 }

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,8 +110,12 @@ static uint64_t realtime_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* A run whose GPUs spent this share of their time or more in kernels timed by
+ * the default duration gets a hint: the figures are then mostly that guess. */
+#define HS_DEFAULT_KERNEL_HINT_SHARE 0.10
+
 /* Kernels and their GPU time by the compute model's source (DESIGN.md, "Compute model"). */
-static void print_kernel_sources(const hs_run_summary *s)
+static void print_kernel_sources(const hs_scenario *sc, const hs_run_summary *s)
 {
     if (!s->kernels)
         return;
@@ -120,6 +125,14 @@ static void print_kernel_sources(const hs_run_summary *s)
             (unsigned long long)s->kernels_profile, (double)s->kernel_ps_profile * 1e-9,
             (unsigned long long)s->kernels_roofline, (double)s->kernel_ps_roofline * 1e-9,
             (unsigned long long)s->kernels_default, (double)s->kernel_ps_default * 1e-9);
+    double gpu_ps = (double)s->sim_end_ps * (double)sc->servers.count * (double)sc->servers.gpus_per_server;
+    if (s->kernels_default && gpu_ps > 0 && (double)s->kernel_ps_default >= HS_DEFAULT_KERNEL_HINT_SHARE * gpu_ps)
+        fprintf(stderr,
+                "hysim: %.0f %% of the GPUs' time went to kernels hysim does not know, timed at "
+                "compute.default_kernel_us (%.3g us) each: for real figures record their times on a GPU "
+                "(hysim profile) and name the file in compute.profiles\n",
+                fmin(100.0, 100.0 * (double)s->kernel_ps_default / gpu_ps), /* streams overlap: at most all */
+                (double)sc->compute.default_kernel_ns * 1e-3);
 }
 
 static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double wall)
@@ -141,7 +154,7 @@ static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double
             (unsigned long long)s->copies, (unsigned long long)s->collectives,
             (unsigned long long)s->flows, (unsigned long long)s->packet_hops,
             (double)s->peak_memory_bytes_max / (1024.0 * 1024 * 1024));
-    print_kernel_sources(s);
+    print_kernel_sources(sc, s);
     if (sc->run.mode == HS_MODE_OPTIMISTIC)
         fprintf(stderr,
                 "hysim: optimistic mode: %llu answers ahead of the safe time, %llu later revised (largest by %llu ns); "

@@ -16,6 +16,9 @@ args=(--steps $steps --layers $layers --in $in --hidden $hidden --out $out --buc
 run_example full "$scenario" "$prog" "${args[@]}"
 run_example half "$half" "$prog" "${args[@]}"
 run_example one "$scenario" "$prog" --gpus 1 "${args[@]}"
+# without a profile its own kernels take the default duration, most of the GPUs' time: a hint says so
+grep -q "^hysim: [0-9]* % of the GPUs' time went to kernels hysim does not know" "$work/full.err" ||
+    fail "no hint about default-timed kernels: $(grep 'kernel time by source' "$work/full.err")"
 
 # gradients last layer first; a bucket closes once it holds bucket_mib or at layer 0
 buckets=$(awk -v L=$layers -v in_=$in -v h=$hidden -v o=$out -v mib=$bucket_mib 'BEGIN {

@@ -170,8 +170,33 @@ static __thread int t_wait_blocked; /* this thread's last Wait found its work no
 static pthread_key_t g_ptds_key;
 
 static __thread int t_holds_lock; /* a signal handler's sem_post must not take it again (hs_client_release_and) */
-#define LOCK() (pthread_mutex_lock(&g_lock), t_holds_lock = 1)
-#define UNLOCK() (t_holds_lock = 0, pthread_mutex_unlock(&g_lock))
+static __thread int t_lock_cancel; /* the cancel state lock_client found, restored by unlock_client */
+
+/*
+ * The client core is no cancellation point, as real CUDA calls are not:
+ * under g_lock it writes to hysimd (sendmsg is one), and a thread that
+ * pthread_cancel finds there (a CUDA call, or host_sync.c's park and
+ * release, with a cancel pending) would die holding g_lock, possibly
+ * listed as blocked on its dead stack, and hang the process. So
+ * cancellation is off while g_lock is held (and in await_reply); a pending
+ * cancel acts at the program's next cancellation point, such as the real
+ * wait of a wrapped pthread_cond_wait or sem_wait, whose cleanup unparks it.
+ */
+static void lock_client(void) {
+    int old = PTHREAD_CANCEL_ENABLE;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+    pthread_mutex_lock(&g_lock);
+    t_lock_cancel = old;
+    t_holds_lock = 1;
+}
+static void unlock_client(void) {
+    int old = t_lock_cancel;
+    t_holds_lock = 0;
+    pthread_mutex_unlock(&g_lock);
+    pthread_setcancelstate(old, NULL);
+}
+#define LOCK() lock_client()
+#define UNLOCK() unlock_client()
 
 /*
  * Stream capture (CUDA graphs) lives in libcudart.so.13 (cudart_capture.c),
@@ -341,6 +366,8 @@ static void deliver_reply(Hysim__Reply *r) {
 
 /* Blocks until slot is answered, reading the socket while no other thread does. */
 static Hysim__Reply *await_reply(reply_slot *slot) {
+    int cancel = PTHREAD_CANCEL_ENABLE; /* no cancellation point (lock_client says why): its reads and waits are */
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     pthread_mutex_lock(&g_reply_lock);
     while (!slot->reply) {
         if (g_reader_busy) {
@@ -360,6 +387,7 @@ static Hysim__Reply *await_reply(reply_slot *slot) {
         pp = &(*pp)->next;
     *pp = slot->next;
     pthread_mutex_unlock(&g_reply_lock);
+    pthread_setcancelstate(cancel, NULL);
     return slot->reply;
 }
 
@@ -1809,6 +1837,7 @@ __attribute__((destructor)) static void client_fini(void) {
         nanosleep(&(struct timespec){0, 1000000}, NULL);
     if (!locked)
         return;
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &t_lock_cancel); /* as lock_client: UNLOCK restores it */
     pthread_mutex_lock(&g_reply_lock);
     int waiting = g_slots != NULL; /* a thread still blocked in a Wait: as if it held the lock */
     pthread_mutex_unlock(&g_reply_lock);

@@ -16,10 +16,14 @@
  *
  * A barrier's size is what pthread_barrier_init was given (a map from its
  * address); one this file did not see initialised is passed through, and
- * its threads count as running while they wait, as before. A semaphore's
- * waiter tries it first and decides whether to block under the lock the
- * post takes, so that a post never finds it neither blocked nor served (a
- * signal handler's post on a thread that holds that lock skips it).
+ * its threads count as running while they wait, as before. So is every
+ * object shared between processes (pthread_*attr_setpshared, sem_init's
+ * pshared, sem_open): a thread of another process, which this process
+ * cannot see, may release it (shared_cond, shared_sem say how they are told
+ * apart). A semaphore's waiter tries it first and decides whether to block
+ * under the lock the post takes, so that a post never finds it neither
+ * blocked nor served (a signal handler's post on a thread that holds that
+ * lock skips it).
  *
  * Exported unversioned, as threads.c's pthread_join is: with
  * LD_PRELOAD=libhysim.so they satisfy the program's versioned references.
@@ -34,6 +38,7 @@
 #include <dlfcn.h>
 #include <semaphore.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "host_sync.h"
 #include "threads.h"
@@ -89,6 +94,24 @@ static void resolve(void) {
 int hs_real_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex) { return REAL(cond_wait)(cond, mutex); }
 int hs_real_cond_broadcast(pthread_cond_t *cond) { return REAL(cond_broadcast)(cond); }
 
+/*
+ * Whether a condition variable or a semaphore is shared between processes.
+ * No public call says so: glibc's pthread_cond_init marks a shared one in
+ * bit 0 of __data.__wrefs (__PTHREAD_COND_SHARED_MASK, glibc 2.25 on), and
+ * sem_init and sem_open store a shared one's futex flag (FUTEX_SHARED, 128;
+ * a private one's is 0) in the int after its 64-bit value (struct new_sem,
+ * glibc 2.21 on, 64-bit targets).
+ */
+static int shared_cond(const pthread_cond_t *cond) {
+    return (__atomic_load_n(&cond->__data.__wrefs, __ATOMIC_RELAXED) & 1u) != 0; /* its waiters count in the rest */
+}
+static int shared_sem(const sem_t *sem) {
+    _Static_assert(sizeof(sem_t) >= sizeof(uint64_t) + sizeof(int), "glibc's struct new_sem");
+    int flag;
+    memcpy(&flag, (const char *)sem + sizeof(uint64_t), sizeof flag);
+    return flag != 0;
+}
+
 /* A thread cancelled while blocked (cond_wait and sem_wait are cancellation points) runs again. */
 static void unpark_cancelled(void *p) { hs_client_unpark(p); }
 
@@ -96,7 +119,7 @@ static void unpark_cancelled(void *p) { hs_client_unpark(p); }
 
 HS_API int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex) {
     cond_wait_fn wait = REAL(cond_wait);
-    if (!hs_clock_simulated())
+    if (!hs_clock_simulated() || shared_cond(cond))
         return wait(cond, mutex);
     hs_parked p;
     hs_client_park(&p, cond, 0, NULL, NULL);
@@ -129,9 +152,15 @@ HS_API int pthread_cond_broadcast(pthread_cond_t *cond) {
 
 HS_API int pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barrierattr_t *attr, unsigned count) {
     int rc = REAL(barrier_init)(barrier, attr, count);
+    int pshared = PTHREAD_PROCESS_PRIVATE;
+    if (attr)
+        pthread_barrierattr_getpshared(attr, &pshared);
     if (rc == 0 && hs_clock_simulated()) {
         pthread_mutex_lock(&g_barriers_lock);
-        hs_ptrmap_put(&g_barriers, (uintptr_t)barrier, count);
+        if (pshared == PTHREAD_PROCESS_PRIVATE)
+            hs_ptrmap_put(&g_barriers, (uintptr_t)barrier, count);
+        else /* passed through: not in the map, even where a private one was left undestroyed */
+            hs_ptrmap_del(&g_barriers, (uintptr_t)barrier);
         pthread_mutex_unlock(&g_barriers_lock);
     }
     return rc;
@@ -170,7 +199,7 @@ static int sem_post_real(void *sem) { return REAL(sem_post)(sem); }
 
 HS_API int sem_wait(sem_t *sem) {
     sem_fn wait = REAL(sem_wait);
-    if (!hs_clock_simulated())
+    if (!hs_clock_simulated() || shared_sem(sem))
         return wait(sem);
     hs_parked p;
     if (!hs_client_park(&p, sem, 0, sem_taken, sem)) {
@@ -186,9 +215,16 @@ HS_API int sem_wait(sem_t *sem) {
 }
 
 HS_API int sem_post(sem_t *sem) {
-    if (!hs_clock_simulated())
+    if (!hs_clock_simulated() || shared_sem(sem)) /* none of this process's waits on a shared one is listed */
         return REAL(sem_post)(sem);
     return hs_client_release_and(sem, 1, sem_post_real, sem);
 }
 
-__attribute__((constructor)) static void host_sync_init(void) { resolve(); }
+/* A child forked while another thread held g_barriers_lock would hang in its first barrier call. */
+static void atfork_prepare(void) { pthread_mutex_lock(&g_barriers_lock); }
+static void atfork_release(void) { pthread_mutex_unlock(&g_barriers_lock); }
+
+__attribute__((constructor)) static void host_sync_init(void) {
+    resolve();
+    pthread_atfork(atfork_prepare, atfork_release, atfork_release);
+}

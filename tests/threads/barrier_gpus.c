@@ -38,11 +38,7 @@
 #include <cuda_runtime_api.h>
 
 #include "test_check.h"
-
-void **__cudaRegisterFatBinary(void *fatCubin);
-void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
-                            dim3 *bDim, dim3 *gDim, int *wSize);
+#include "gpu_thread_kit.h"
 
 #define NT 3
 #define ITERS 4
@@ -64,31 +60,6 @@ static long long g_sync_ns[NT][ITERS];     /* when its sync returned */
 static long long g_met_ns[NT][ITERS];      /* when it left the barrier after it */
 static long long g_quiet_ns[ITERS];        /* quiet: the main thread's clock after each sync */
 static unsigned long g_quiet_sum[NT];
-
-static void kernel_stub(void) {}
-
-static void register_kernel(void)
-{
-    static char fatbin[64];
-    void **module = __cudaRegisterFatBinary(fatbin);
-    __cudaRegisterFunction(module, (const char *)kernel_stub, "_Z4workv", "_Z4workv", -1, NULL, NULL, NULL, NULL,
-                           NULL);
-}
-
-static long long now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000000000ll + t.tv_nsec;
-}
-
-static void launch(cudaStream_t s, int n)
-{
-    for (int i = 0; i < n; i++)
-        CHECK(cudaLaunchKernel((const void *)kernel_stub, (dim3){1, 1, 1}, (dim3){32, 1, 1}, NULL, 0, s) ==
-                  cudaSuccess,
-              "kernel %d", i);
-}
 
 /* The mutex + condition variable barrier: the last of NT to arrive starts a new generation. */
 static void cond_barrier(void)

@@ -112,9 +112,13 @@ static bool host_ok(hs_session *s, uint64_t host_ns, const char *msg)
 {
     if (host_ns >= s->host_ns)
         return true;
-    char what[256];
-    snprintf(what, sizeof(what), "host time went backwards (%s at %llu ns after %llu ns)", msg,
-             (unsigned long long)host_ns, (unsigned long long)s->host_ns);
+    char what[384];
+    /* Within one process the clock only moves forward: this is almost always a thread whose first CUDA
+     * work came after the others had all waited and the simulation had passed the process's time. */
+    snprintf(what, sizeof(what),
+             "host time went backwards (%s at %llu ns after %llu ns); if one of its threads made its first CUDA "
+             "call after the others waited, have every thread issue GPU work before any waits (README, Threads)",
+             msg, (unsigned long long)host_ns, (unsigned long long)s->host_ns);
     violation(s, what);
     return false;
 }

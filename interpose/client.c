@@ -1393,8 +1393,9 @@ void *hs_client_host_block(const void *ptr) {
     return (void *)found;
 }
 
-cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
-                             int synchronous) {
+/* The copy op of hs_client_memcpy; move_data 0 leaves host memory alone (hs_client_memcpy_timed). */
+static cudaError_t copy_op(void *dst, const void *src, size_t count, int kind, cudaStream_t stream, int synchronous,
+                           int move_data) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1451,13 +1452,22 @@ cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind,
             e = wait_locked(HYSIM__WAIT__COND__STREAM_IDLE, dev, id, 0, 0, NULL, 0, NULL);
     }
     UNLOCK();
-    if (e != cudaSuccess)
+    if (e != cudaSuccess || !move_data)
         return e;
     if (dir == cudaMemcpyHostToHost)
         memmove(dst, src, count);
     else if (dir == cudaMemcpyDeviceToHost)
         memset(dst, 0, count); /* what the program computes from device data is deterministic */
     return cudaSuccess;
+}
+
+cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
+                             int synchronous) {
+    return copy_op(dst, src, count, kind, stream, synchronous, 1);
+}
+
+cudaError_t hs_client_memcpy_timed(const void *dst, const void *src, size_t count, int kind, cudaStream_t stream) {
+    return copy_op((void *)dst, src, count, kind, stream, 0, 0);
 }
 
 cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream) {

@@ -98,6 +98,10 @@ HS_API void *hs_client_host_block(const void *ptr);
  */
 HS_API cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind,
                                     cudaStream_t stream, int synchronous);
+/* An asynchronous copy's op and cost, host memory left as it is: the timing of a
+ * data movement the caller does itself or that has none (a managed prefetch). */
+HS_API cudaError_t hs_client_memcpy_timed(const void *dst, const void *src, size_t count, int kind,
+                                          cudaStream_t stream);
 HS_API cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream);
 
 /* ---- streams and events ---- */

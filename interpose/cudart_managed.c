@@ -23,7 +23,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "cudart_graphs.h"
 #include "managed_memory.h"
@@ -33,6 +32,8 @@ static pthread_mutex_t g_state_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* What a host-to-device prefetch names as its source: a copy with no data is never read. */
 static const char g_prefetch_source;
+/* What a device-to-host prefetch names as its destination: a timed copy writes nothing. */
+static const char g_prefetch_sink;
 
 /* ---- allocation ---- */
 
@@ -130,10 +131,10 @@ static cudaError_t managed_range(const void *ptr, size_t count, hs_managed_info 
 }
 
 /*
- * A prefetch to the host is the device-to-host copy cudaMemcpyAsync sends.
- * The copy writes zeros into its host destination (hs_client_memcpy), so the
- * destination is a scratch mapping, never the managed data; a captured one
- * would keep that mapping past its life, so a capture refuses it.
+ * A prefetch to the host is the device-to-host copy cudaMemcpyAsync sends,
+ * timed only (hs_client_memcpy_timed): the managed data stays as it is, and
+ * nothing is written to the host. A capture would record it as a copy that
+ * writes, so a capture refuses it.
  */
 static cudaError_t prefetch_to_host(const void *ptr, size_t count, cudaStream_t stream) {
     if (hs_capture_stream_active(stream)) {
@@ -142,12 +143,7 @@ static cudaError_t prefetch_to_host(const void *ptr, size_t count, cudaStream_t 
             fprintf(stderr, "hysim: cudaMemPrefetchAsync to the host in a stream capture is not supported yet\n");
         return cudaErrorStreamCaptureUnsupported;
     }
-    void *scratch = mmap(NULL, count, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (scratch == MAP_FAILED)
-        return cudaErrorMemoryAllocation;
-    cudaError_t e = hs_client_memcpy(scratch, ptr, count, cudaMemcpyDeviceToHost, stream, 0);
-    munmap(scratch, count);
-    return e;
+    return hs_client_memcpy_timed(&g_prefetch_sink, ptr, count, cudaMemcpyDeviceToHost, stream);
 }
 
 /* Checks everything a prefetch names, issues nothing. */

@@ -271,10 +271,43 @@ static void test_nccl(void) {
     }
 }
 
+/* Peak resident memory of this process, KiB (/proc/self/status VmHWM), or 0. */
+static long peak_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+/*
+ * A prefetch to the host writes nothing on the host: 1 GiB of managed memory,
+ * never touched, prefetched to the device and back, leaves the process's peak
+ * resident memory where it was (a scratch buffer the copy zeroed would add 1 GiB).
+ */
+static void test_prefetch_leaves_host_alone(void) {
+    const size_t big = (size_t)1 << 30;
+    char *m;
+    CHECK_CUDA(cudaMallocManaged((void **)&m, big, cudaMemAttachGlobal), cudaSuccess);
+    long before = peak_kib();
+    CHECK_CUDA(cudaMemPrefetchAsync(m, big, device_loc(0), 0, NULL), cudaSuccess);
+    CHECK_CUDA(cudaMemPrefetchAsync(m, big, host_loc(), 0, NULL), cudaSuccess);
+    CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
+    long after = peak_kib();
+    CHECK(before > 0 && after - before < 64 * 1024, "a 1 GiB prefetch and back raised the peak resident memory by %ld KiB",
+          after - before);
+    CHECK_CUDA(cudaFree(m), cudaSuccess);
+}
+
 int main(void) {
     test_allocation();
     test_copies();
     test_prefetch();
+    test_prefetch_leaves_host_alone();
     test_nccl();
     if (failures)
         return 1;

@@ -933,6 +933,8 @@ void hs_client_unpark(hs_parked *p) {
         hs_client_leave();
 }
 
+void hs_client_unpark_cancelled(void *p) { hs_client_unpark(p); }
+
 /* ---- devices ---- */
 
 int hs_client_get_device(void) { return t_device; }

@@ -280,25 +280,23 @@ static int charges_calls(void) {
     return mode == HS_HOST_TIME_REAL || mode == HS_HOST_TIME_SCALED || mode == HS_HOST_TIME_CALLS;
 }
 
-void hs_client_charge_calls(enum hs_api_call call, unsigned times) {
+/* Charges `times` calls of the kind: at once outside an intercepted call, else when the outermost returns,
+ * where only the first kind named counts unless `also` adds to it. */
+static void charge(enum hs_api_call call, unsigned times, int also) {
     if (!times || !charges_calls())
         return;
+    uint64_t ns = hs_api_call_ns(call) * times;
     if (t_depth == 0)
-        atomic_fetch_add(&g_clock, hs_api_call_ns(call) * times);
-    else if (!t_call_ns)
-        t_call_ns = hs_api_call_ns(call) * times;
+        atomic_fetch_add(&g_clock, ns);
+    else if (also || !t_call_ns)
+        t_call_ns += ns;
 }
 
-void hs_client_charge_call(enum hs_api_call call) { hs_client_charge_calls(call, 1); }
+void hs_client_charge_calls(enum hs_api_call call, unsigned times) { charge(call, times, 0); }
 
-void hs_client_charge_also(enum hs_api_call call, unsigned times) {
-    if (!times || !charges_calls())
-        return;
-    if (t_depth == 0)
-        atomic_fetch_add(&g_clock, hs_api_call_ns(call) * times);
-    else
-        t_call_ns += hs_api_call_ns(call) * times;
-}
+void hs_client_charge_call(enum hs_api_call call) { charge(call, 1, 0); }
+
+void hs_client_charge_also(enum hs_api_call call, unsigned times) { charge(call, times, 1); }
 
 uint64_t hs_clock_reach_ns(void) {
     if (!charges_calls())

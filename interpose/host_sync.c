@@ -112,9 +112,6 @@ static int shared_sem(const sem_t *sem) {
     return flag != 0;
 }
 
-/* A thread cancelled while blocked (cond_wait and sem_wait are cancellation points) runs again. */
-static void unpark_cancelled(void *p) { hs_client_unpark(p); }
-
 /* ---- condition variables ---- */
 
 HS_API int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex) {
@@ -124,7 +121,7 @@ HS_API int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex) {
     hs_parked p;
     hs_client_park(&p, cond, 0, NULL, NULL);
     int rc;
-    pthread_cleanup_push(unpark_cancelled, &p);
+    pthread_cleanup_push(hs_client_unpark_cancelled, &p); /* cond_wait, sem_wait: cancellation points */
     rc = wait(cond, mutex);
     pthread_cleanup_pop(0);
     hs_client_unpark(&p);
@@ -207,7 +204,7 @@ HS_API int sem_wait(sem_t *sem) {
         return 0;
     }
     int rc;
-    pthread_cleanup_push(unpark_cancelled, &p);
+    pthread_cleanup_push(hs_client_unpark_cancelled, &p);
     rc = wait(sem);
     pthread_cleanup_pop(0);
     hs_client_unpark(&p);

@@ -224,14 +224,12 @@ static int joinable(pthread_t th) {
 }
 
 /* A join hysimd is not told of (its joiner issued no work, say) blocks outside CUDA: host_sync.c's way. */
-static void unpark_cancelled(void *p) { hs_client_unpark(p); }
-
 static int join_parked(hs_thread *t, pthread_t th, void **ret) {
     hs_parked p;
     if (!hs_client_park_join(&p, t))
         return real_join(th, ret);
     int rc;
-    pthread_cleanup_push(unpark_cancelled, &p);
+    pthread_cleanup_push(hs_client_unpark_cancelled, &p);
     rc = real_join(th, ret);
     pthread_cleanup_pop(0);
     hs_client_unpark(&p);

@@ -105,6 +105,8 @@ HS_HIDDEN unsigned hs_client_release(const void *key, unsigned max);
 HS_HIDDEN int hs_client_any_parked(void);
 /* The blocking call returned (or the thread is cancelled in it): p runs again. */
 HS_HIDDEN void hs_client_unpark(hs_parked *p);
+/* hs_client_unpark as a pthread_cleanup_push handler (p: the hs_parked): a thread cancelled while blocked. */
+HS_HIDDEN void hs_client_unpark_cancelled(void *p);
 /*
  * hs_client_release, then post(arg) under the same lock, so that a thread
  * deciding whether to block (hs_client_park's ready) sees both or neither.

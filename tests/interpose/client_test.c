@@ -53,12 +53,7 @@ static int failures, checks;
         }                                                                 \
     } while (0)
 
-#define CHECK_CUDA(call, want)                                            \
-    do {                                                                  \
-        cudaError_t got_ = (call);                                        \
-        CHECK(got_ == (want), "%s returned %s, expected %s", #call,       \
-              cudaGetErrorName(got_), cudaGetErrorName(want));            \
-    } while (0)
+#include "cuda_test_check.h" /* CHECK_CUDA, on this file's CHECK */
 
 #define CHECK_NCCL(call, want)                                            \
     do {                                                                  \

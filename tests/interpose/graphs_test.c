@@ -36,14 +36,7 @@ static int failures;
 
 #define HS_CHECK_COUNTS
 #include "test_check.h"
-
-
-#define CHECK_CUDA(call, want)                                                          \
-    do {                                                                                \
-        cudaError_t got_ = (call);                                                      \
-        CHECK(got_ == (want), "%s returned %s, expected %s", #call, cudaGetErrorName(got_), \
-              cudaGetErrorName(want));                                                  \
-    } while (0)
+#include "cuda_test_check.h"
 
 #define CHECK_NCCL(call) CHECK((call) == ncclSuccess, "%s failed", #call)
 

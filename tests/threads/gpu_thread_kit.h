@@ -1,5 +1,5 @@
 /*
- * What the GPU-thread test programs share (barrier_gpus.c, sync_edges.c):
+ * What the GPU-thread test programs share (barrier_gpus.c, sync_edges.c, nccl_barrier.c):
  * one hand-registered kernel (its time comes from the scenario's
  * compute.default_kernel_us), launches of it, and the program's own clock,
  * which under hysim reads simulated time. Include after test_check.h.
@@ -16,9 +16,9 @@ void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *de
                             const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
                             dim3 *bDim, dim3 *gDim, int *wSize);
 
-static void kernel_stub(void) {}
+static inline void kernel_stub(void) {}
 
-static void register_kernel(void)
+static inline void register_kernel(void)
 {
     static char fatbin[64];
     void **module = __cudaRegisterFatBinary(fatbin);
@@ -26,7 +26,7 @@ static void register_kernel(void)
                            NULL);
 }
 
-static long long now_ns(void)
+static inline long long now_ns(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -34,7 +34,7 @@ static long long now_ns(void)
 }
 
 /* n launches of the kernel on stream s. */
-static void launch(cudaStream_t s, int n)
+static inline void launch(cudaStream_t s, int n)
 {
     for (int i = 0; i < n; i++)
         CHECK(cudaLaunchKernel((const void *)kernel_stub, (dim3){1, 1, 1}, (dim3){32, 1, 1}, NULL, 0, s) ==

@@ -30,6 +30,7 @@
 #include <nccl.h>
 
 #include "test_check.h"
+#include "gpu_thread_kit.h" /* now_ns */
 
 #define NGPU 8
 #define ITERS 20
@@ -42,13 +43,6 @@ static float *g_buf[NGPU];
 static cudaEvent_t g_start[NGPU], g_done[NGPU][ITERS];
 static long long g_start_ns[NGPU];        /* each thread's clock as it issues its first all-reduce */
 static long long g_met_ns[NGPU][ITERS];   /* as it leaves the barrier after iteration k */
-
-static long long now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1000000000ll + t.tv_nsec;
-}
 
 static void setup_gpu(int g)
 {

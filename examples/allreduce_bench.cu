@@ -201,6 +201,7 @@ struct thread_args {
     std::vector<double> *seconds = nullptr; // thread 0's time per size
 };
 
+// The element counts of the rows: -b, times -f each row, up to -e (a row of no whole float left out).
 static std::vector<size_t> sizes_of(const options &opt)
 {
     std::vector<size_t> counts;
@@ -306,11 +307,10 @@ int main(int argc, char **argv)
     NCCL_CHECK(ncclGetVersion(&nccl_version));
     std::printf("# allreduce_bench: %d x %s, NCCL %d, float sum, %d iterations (%d warm-up)%s\n", n,
                 prop.name, nccl_version, opt.iters, opt.warmup, opt.threads ? ", one thread per GPU" : "");
-    if (opt.threads) {
-        std::printf("#%13s %12s %6s %12s %12s %12s\n", "size(B)", "count", "type", "time(us)", "algbw(GB/s)",
-                    "busbw(GB/s)");
+    std::printf("#%13s %12s %6s %12s %12s %12s\n", "size(B)", "count", "type", "time(us)", "algbw(GB/s)",
+                "busbw(GB/s)");
+    if (opt.threads)
         return run_threads(opt, n);
-    }
 
     std::vector<gpu_state> gpus((size_t)n);
     std::vector<int> devices((size_t)n);
@@ -330,13 +330,7 @@ int main(int argc, char **argv)
         gpus[(size_t)g].comm = comms[(size_t)g];
     wait_all(gpus);
 
-    std::printf("#%13s %12s %6s %12s %12s %12s\n", "size(B)", "count", "type", "time(us)",
-                "algbw(GB/s)", "busbw(GB/s)");
-    for (double size = (double)opt.min_bytes; size <= (double)opt.max_bytes * 1.0000001;
-         size *= opt.factor) {
-        size_t count = (size_t)size / sizeof(float);
-        if (count == 0)
-            continue;
+    for (size_t count : sizes_of(opt)) {
         for (int i = 0; i < opt.warmup; i++)
             run_allreduce(gpus, count);
         wait_all(gpus);

@@ -248,6 +248,7 @@ typedef struct hs_wait {
     uint64_t thread_id; /* THREAD_EXIT: the thread waited for */
     bool exited;        /* THREAD_EXIT: its exit arrived, at exit_ns */
     uint64_t exit_ns;
+    uint64_t until_ns;  /* UNTIL: when the sleep ends */
 } hs_wait;
 
 /* What a waiting session waits for, in words ("stream 3 of GPU 1 to go idle"). */

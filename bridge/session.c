@@ -256,13 +256,17 @@ static void on_wait(hs_session *s, const Hysim__Wait *m)
     if (!host_ok(s, m->host_ns, "Wait"))
         return;
     bool per_gpu = m->cond == HYSIM__WAIT__COND__STREAM_IDLE || m->cond == HYSIM__WAIT__COND__DEVICE_IDLE;
-    if ((unsigned)m->cond > HYSIM__WAIT__COND__THREAD_EXIT) {
+    if ((unsigned)m->cond > HYSIM__WAIT__COND__UNTIL) {
         snprintf(what, sizeof(what), "Wait with unknown condition %d", (int)m->cond);
         violation(s, what);
         return;
     }
     if (m->cond == HYSIM__WAIT__COND__THREAD_EXIT && (m->thread == 0 || m->query || m->id == 0)) {
         violation(s, "a THREAD_EXIT Wait needs a thread and an id, and cannot be a query");
+        return;
+    }
+    if (m->cond == HYSIM__WAIT__COND__UNTIL && (m->query || m->n_timed_events)) {
+        violation(s, "an UNTIL Wait (a sleep) cannot be a query or time events");
         return;
     }
     if (per_gpu && (m->gpu < s->first_gpu || m->gpu - s->first_gpu >= s->gpu_count)) {
@@ -299,6 +303,7 @@ static void on_wait(hs_session *s, const Hysim__Wait *m)
     w->event_id = m->event;
     w->id = m->id;
     w->thread_id = m->cond == HYSIM__WAIT__COND__THREAD_EXIT ? m->thread : 0;
+    w->until_ns = m->cond == HYSIM__WAIT__COND__UNTIL ? m->until_ns : 0;
     if (m->n_timed_events) {
         w->timed = hs_xcalloc(m->n_timed_events, sizeof(*w->timed));
         memcpy(w->timed, m->timed_events, m->n_timed_events * sizeof(*w->timed));

@@ -46,7 +46,10 @@
  * has not completed then is not done at N (a flow ending at exactly N ns
  * included). Either way the session, RUNNING again at N, never issues work
  * into the simulated past, and the answer does not depend on wall-clock
- * arrival order.
+ * arrival order. A sleep (UNTIL) completes at a time known when it arrives,
+ * yet waits for the simulation like any other: the process has one host
+ * clock, and its answer moves it, so answered early it would carry the
+ * process's other threads into the future with it.
  *
  * In optimistic mode (speculate.c) a Wait exact rules cannot answer yet is
  * answered by a forked copy of the daemon that simulates ahead; the session
@@ -189,6 +192,9 @@ static bool wait_cond(const hs_session *s, const hs_wait *w, uint64_t *t_ps)
     case HYSIM__WAIT__COND__THREAD_EXIT: /* final once the exit arrived: it needs no simulation */
         *t_ps = hs_ns_to_ps(w->exit_ns);
         return w->exited;
+    case HYSIM__WAIT__COND__UNTIL: /* a sleep: its end is known from the start */
+        *t_ps = hs_ns_to_ps(w->until_ns);
+        return true;
     default: /* PROCESS_IDLE */
         *t_ps = s->last_done_ps;
         return s->pending == 0;
@@ -213,6 +219,11 @@ static bool wait_wake_ns(const hs_session *s, const hs_wait *w, uint64_t *n_ns)
 static bool wait_final(const hs_session *s, const hs_wait *w)
 {
     uint64_t t;
+    /* A sleep's end is known at once, but answered early it would move the process's one host clock
+     * ahead of its other threads: it waits until the simulation gets there (optimistic mode, where only
+     * one thread of a process waits at a time, need not). */
+    if (w->cond == HYSIM__WAIT__COND__UNTIL)
+        return s->d->sc.run.mode == HS_MODE_OPTIMISTIC;
     if (w->query && !wait_cond(s, w, &t))
         return false; /* may still become true by N */
     for (size_t i = 0; i < w->ntimed; i++) {
@@ -274,6 +285,8 @@ static int answer_ready(hs_daemon *d, uint64_t bound, uint64_t *cap_tl, uint64_t
         hs_session *s = d->sessions[i];
         if (s->state != HS_SESS_WAITING && s->state != HS_SESS_RUNNING)
             continue;
+        size_t first = SIZE_MAX; /* the answerable wait of the earliest answer: the process has one host clock */
+        uint64_t first_ns = 0;
         for (size_t wi = 0; wi < s->nwaits; wi++) {
             const hs_wait *w = hs_session_wait(s, wi);
             uint64_t n_ns;
@@ -286,12 +299,18 @@ static int answer_ready(hs_daemon *d, uint64_t bound, uint64_t *cap_tl, uint64_t
                 return 0;
             }
             if (wait_final(s, w) || (bound > c && next > c && (!fabric_busy || fabric_now >= c))) {
-                answer(d, s, wi, n_ns);
-                answered++;
-                break; /* the session's bound changed: its other waits in the next pass */
+                if (first == SIZE_MAX || n_ns < first_ns) {
+                    first = wi;
+                    first_ns = n_ns;
+                }
+                continue;
             }
             *cap_tl = hs_min_u64(*cap_tl, c + 1);
             *cap_fabric = hs_min_u64(*cap_fabric, c);
+        }
+        if (first != SIZE_MAX) {
+            answer(d, s, first, first_ns);
+            answered++; /* the session's bound changed: its other waits in the next pass */
         }
     }
     return answered;
@@ -353,6 +372,9 @@ const char *hs_wait_describe(const hs_wait *w, char *buf, size_t len)
         break;
     case HYSIM__WAIT__COND__THREAD_EXIT:
         snprintf(buf, len, "one of its threads to exit (pthread_join)");
+        break;
+    case HYSIM__WAIT__COND__UNTIL:
+        snprintf(buf, len, "a sleep to end at %llu ns", (unsigned long long)w->until_ns);
         break;
     default:
         snprintf(buf, len, "all its GPU work to finish");

@@ -152,8 +152,11 @@ static hs_ptrmap g_pinned;         /* host block → size */
 
 static __thread int t_device;
 static __thread int t_works;      /* this thread has issued work (an op or a Wait) */
+static int g_any_work;             /* some thread of the process has (sleeps are real until then) */
 static __thread int t_joining;    /* this thread blocks in a pthread_join hysimd knows of */
 static uint32_t g_fresh;          /* live threads that a work thread created, which have issued no work */
+static uint64_t g_fresh_started;  /* such threads ever started */
+static uint64_t g_fresh_awaited;  /* of those, the ones a sleep gave time to start (hs_client_sleep_until) */
 static hs_thread *g_joins;        /* threads a work thread joins, the join's Wait not sent yet */
 static uint32_t g_threads;        /* threads that have issued work and not exited */
 static int g_threads_said;        /* a Threads message went out: keep hysimd's count exact */
@@ -271,7 +274,7 @@ static void *watch_connection(void *arg) {
         if (!(p.revents & (POLLRDHUP | POLLHUP | POLLERR)))
             continue;
         for (int i = 0; i < 50 && unread_bytes(fd) > 0 && !atomic_load(&g_leaving); i++)
-            nanosleep(&(struct timespec){0, 10000000}, NULL);
+            hs_client_real_sleep_ns(10000000);
         if (atomic_load(&g_leaving))
             return NULL;
         lost("hysimd closed the connection (it exited or was killed)");
@@ -578,6 +581,7 @@ static void note_work_locked(void) {
     if (t_works)
         return;
     t_works = 1;
+    g_any_work = 1;
     hs_thread *self = hs_thread_self();
     if (self) {
         self->worked = 1; /* counted out by hs_client_thread_exit */
@@ -619,6 +623,7 @@ void hs_client_thread_created(hs_thread *t) {
     if (t_works) { /* a thread that never issued work holds no join up: neither do its threads */
         t->fresh = 1;
         g_fresh++;
+        g_fresh_started++;
     }
     tell_counted_locked();
     UNLOCK();
@@ -667,31 +672,23 @@ static void commit_locked(void) {
 }
 
 /*
- * Sends a Wait after the pending ops and returns hysimd's Reply in *out
- * (the caller frees it) or frees it when out is NULL. cudaErrorUnknown when
- * the Reply carried an error (printed). Called and returns with g_lock held,
- * but releases it while the answer is awaited: other threads run meanwhile.
+ * Sends the Wait w (its condition filled in) after the pending ops and
+ * returns hysimd's Reply in *out (the caller frees it) or frees it when out
+ * is NULL. cudaErrorUnknown when the Reply carried an error (printed).
+ * Called and returns with g_lock held, but releases it while the answer is
+ * awaited: other threads run meanwhile.
  */
-static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event,
-                               int query, uint64_t *timed, size_t ntimed, Hysim__Reply **out) {
+static cudaError_t send_wait_locked(Hysim__Wait *w, Hysim__Reply **out) {
     note_work_locked();
     flush_locked();
-    Hysim__Wait w = HYSIM__WAIT__INIT;
-    w.id = g_next_wait_id++;
-    w.threads = g_said = counted_threads_locked();
-    w.host_ns = hs_clock_now();
-    w.cond = cond;
-    w.gpu = global_gpu(dev);
-    w.stream = stream;
-    w.event = event;
-    w.query = query != 0;
-    w.n_timed_events = ntimed;
-    w.timed_events = timed;
+    w->id = g_next_wait_id++;
+    w->threads = g_said = counted_threads_locked();
+    w->host_ns = hs_clock_now();
     Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
     m.msg_case = HYSIM__CLIENT_MSG__MSG_WAIT;
-    m.wait = &w;
+    m.wait = w;
     reply_slot slot;
-    expect_reply_locked(&slot, w.id);
+    expect_reply_locked(&slot, w->id);
     send_locked(&m);
     UNLOCK();
     Hysim__Reply *r = await_reply(&slot);
@@ -701,7 +698,7 @@ static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream,
         hysim__reply__free_unpacked(r, NULL);
         return cudaErrorUnknown;
     }
-    t_wait_blocked = !query && r->done && r->now_ns > w.host_ns;
+    t_wait_blocked = !w->query && r->done && r->now_ns > w->host_ns;
     if (t_wait_blocked)
         hs_clock_woke(r->now_ns); /* it blocked: the host sees the answer a wake-up later */
     if (out)
@@ -709,6 +706,20 @@ static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream,
     else
         hysim__reply__free_unpacked(r, NULL);
     return cudaSuccess;
+}
+
+/* A Wait on a GPU's work; see send_wait_locked. */
+static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event,
+                               int query, uint64_t *timed, size_t ntimed, Hysim__Reply **out) {
+    Hysim__Wait w = HYSIM__WAIT__INIT;
+    w.cond = cond;
+    w.gpu = global_gpu(dev);
+    w.stream = stream;
+    w.event = event;
+    w.query = query != 0;
+    w.n_timed_events = ntimed;
+    w.timed_events = timed;
+    return send_wait_locked(&w, out);
 }
 
 /* A query Wait: cudaSuccess when the condition holds now, cudaErrorNotReady when not. */
@@ -798,6 +809,50 @@ void hs_client_join_end(hs_thread *t) {
     }
     t_joining = 0;
     hs_client_leave();
+}
+
+/* ---- sleeps (sleep.c) ---- */
+
+/* How long, in real time, a sleep waits for threads that may still issue their first work (g_fresh). */
+#define HS_FRESH_GRACE_NS 250000000ull
+
+/*
+ * Blocks the calling thread until the host clock reads until_ns, in hysimd
+ * (an UNTIL Wait), once the process has issued GPU work, where the thread
+ * issued work or can start to: no other thread that issued work runs or
+ * waits there, and every other thread that issued none is blocked (sleep.c
+ * says why). HS_SLEEP_REAL otherwise: the caller sleeps in real time.
+ * Inside an intercepted call.
+ */
+enum hs_sleep hs_client_sleep_until(uint64_t until_ns) {
+    uint64_t from = hs_clock_now();
+    if (until_ns <= from)
+        return HS_SLEEP_DONE;
+    if (hs_clock_nested())
+        return HS_SLEEP_REAL; /* a signal handler's sleep on a thread inside the core: it may hold the locks */
+    LOCK();
+    if (atomic_load(&g_state) != ST_READY || !g_any_work ||
+        (!t_works && !(g_threads <= g_work_parked && g_quiet_live - g_quiet_parked <= 1 && g_fresh == 0))) {
+        UNLOCK();
+        return HS_SLEEP_REAL;
+    }
+    /* a thread its creator just started may issue its first work at the present host time: give it the
+     * sleep's length in real time (at most HS_FRESH_GRACE_NS) before hysimd may pass that time, once (a
+     * helper thread that never issues work must not cost every later sleep that) */
+    uint64_t grace = until_ns - from < HS_FRESH_GRACE_NS ? until_ns - from : HS_FRESH_GRACE_NS;
+    for (uint64_t waited = 0; g_fresh > 0 && g_fresh_started > g_fresh_awaited && waited < grace;
+         waited += 1000000) {
+        UNLOCK();
+        hs_client_real_sleep_ns(1000000);
+        LOCK();
+    }
+    g_fresh_awaited = g_fresh_started;
+    Hysim__Wait w = HYSIM__WAIT__INIT;
+    w.cond = HYSIM__WAIT__COND__UNTIL;
+    w.until_ns = until_ns;
+    send_wait_locked(&w, NULL); /* an error was printed; the clock moved either way */
+    UNLOCK();
+    return HS_SLEEP_DONE;
 }
 
 /* ---- threads blocked outside CUDA (host_sync.c, threads.c; the file comment says how) ---- */
@@ -1846,7 +1901,7 @@ __attribute__((destructor)) static void client_fini(void) {
     atomic_store(&g_leaving, 1); /* exiting: whatever hysimd does now, the watcher keeps quiet */
     int locked = 0;
     for (int i = 0; i < 5000 && !(locked = pthread_mutex_trylock(&g_lock) == 0); i++)
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        hs_client_real_sleep_ns(1000000);
     if (!locked)
         return;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &t_lock_cancel); /* as lock_client: UNLOCK restores it */

@@ -38,6 +38,8 @@ extern "C" {
  */
 HS_API void hs_client_enter(void);
 HS_API void hs_client_leave(void);
+/* Sleeps ns of real time, whatever the clocks read (libc's nanosleep; signals do not cut it short). */
+HS_API void hs_client_real_sleep_ns(uint64_t ns);
 
 /*
  * Connects to hysimd on the first call (HYSIM_ENDPOINT) and returns

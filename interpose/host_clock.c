@@ -220,6 +220,8 @@ void hs_clock_apply_setup(uint32_t host_time, double scale, uint64_t fixed_ns, u
 
 int hs_clock_simulated(void) { return g_sim; }
 
+int hs_clock_nested(void) { return t_depth > 1; }
+
 uint64_t hs_clock_now(void) { return atomic_load(&g_clock); }
 
 void hs_clock_advance_to(uint64_t ns) {
@@ -336,26 +338,41 @@ static uint64_t read_clock(int realtime) {
     return v;
 }
 
-HS_API int clock_gettime(clockid_t id, struct timespec *ts) {
-    int realtime;
+/* Whether clock id reads the simulated clock: 1 with the epoch added (real-time clocks), 0 without, -1 not at all. */
+static int simulated_kind(clockid_t id) {
     switch (id) {
     case CLOCK_MONOTONIC:
     case CLOCK_MONOTONIC_RAW:
     case CLOCK_MONOTONIC_COARSE:
     case CLOCK_BOOTTIME:
     case CLOCK_BOOTTIME_ALARM:
-        realtime = 0;
-        break;
+        return 0;
     case CLOCK_REALTIME:
     case CLOCK_REALTIME_COARSE:
     case CLOCK_REALTIME_ALARM:
     case CLOCK_TAI:
-        realtime = 1;
-        break;
+        return 1;
     default: /* CPU-time clocks and anything else */
-        realtime = -1;
-        break;
+        return -1;
     }
+}
+
+int hs_clock_reads_simulated(clockid_t id) { return g_sim && simulated_kind(id) >= 0; }
+
+uint64_t hs_clock_host_deadline(clockid_t id, const struct timespec *abstime) {
+    if (abstime->tv_sec < 0)
+        return 0;
+    if ((uint64_t)abstime->tv_sec >= UINT64_MAX / NS_PER_S - 1)
+        return UINT64_MAX;
+    uint64_t t = (uint64_t)abstime->tv_sec * NS_PER_S + (uint64_t)abstime->tv_nsec;
+    uint64_t offset = simulated_kind(id) == 1 ? atomic_load(&g_epoch_ns) : 0;
+    return t > offset ? t - offset : 0;
+}
+
+uint64_t hs_clock_real_ns(clockid_t id) { return real_ns(id); }
+
+HS_API int clock_gettime(clockid_t id, struct timespec *ts) {
+    int realtime = simulated_kind(id);
     if (!g_sim || realtime < 0)
         return real_clock_gettime(id, ts);
     uint64_t v = read_clock(realtime);

@@ -32,10 +32,10 @@
  * must not allocate in them. Without HYSIM_ENDPOINT every call passes
  * straight through. Not wrapped (their threads count as running, as
  * before): the timed waits (pthread_cond_timedwait, pthread_cond_clockwait,
- * sem_timedwait, sem_clockwait), pthread_mutex_lock, and what waits on a
- * futex without libc (C++ std::barrier, std::atomic::wait, std::latch).
+ * sem_timedwait, sem_clockwait: timed_waits.c only moves their deadlines to
+ * the machine's clock), pthread_mutex_lock, and what waits on a futex
+ * without libc (C++ std::barrier, std::atomic::wait, std::latch).
  */
-#include <dlfcn.h>
 #include <semaphore.h>
 #include <stdint.h>
 #include <string.h>
@@ -60,19 +60,7 @@ static struct {
 static pthread_mutex_t g_barriers_lock = PTHREAD_MUTEX_INITIALIZER;
 static hs_ptrmap g_barriers; /* pthread_barrier_t * → its count */
 
-static void *next_symbol(const char *name, const char *version) {
-    void *p = version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
-    if (!p) { /* libhysim.so linked, not preloaded: libc comes before it */
-        void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-        if (h) {
-            p = version ? dlvsym(h, name, version) : dlsym(h, name);
-            dlclose(h);
-        }
-    }
-    return p;
-}
-
-#define STORE(field, name, version) __atomic_store_n(&real.field, (__typeof__(real.field))next_symbol(name, version), \
+#define STORE(field, name, version) __atomic_store_n(&real.field, (__typeof__(real.field))hs_next_symbol(name, version), \
                                                      __ATOMIC_RELEASE)
 
 static void resolve(void) {

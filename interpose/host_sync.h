@@ -13,5 +13,8 @@
 
 HS_HIDDEN int hs_real_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex);
 HS_HIDDEN int hs_real_cond_broadcast(pthread_cond_t *cond);
+/* libc's pthread_cond_clockwait, its deadline on the machine's clock (timed_waits.c wraps the exported one). */
+HS_HIDDEN int hs_real_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
+                                     const struct timespec *abstime);
 
 #endif

@@ -7,15 +7,23 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "client.h"
 
 #define HS_HIDDEN __attribute__((visibility("hidden")))
 
+/* ---- next_symbol.c ---- */
+
+/* The next definition of name after libhysim.so's, libc's (version NULL: the default one), or NULL. */
+HS_HIDDEN void *hs_next_symbol(const char *name, const char *version);
+
 /* ---- host_clock.c ---- */
 
 /* True when the process runs under hysim (HYSIM_ENDPOINT was set at start). */
 HS_HIDDEN int hs_clock_simulated(void);
+/* Whether the calling thread is inside an intercepted call that another encloses (a signal handler's, say). */
+HS_HIDDEN int hs_clock_nested(void);
 /* The process's host clock, ns of simulated time. */
 HS_HIDDEN uint64_t hs_clock_now(void);
 /* clock = max(clock, ns): a Wait's answer. */
@@ -28,6 +36,26 @@ HS_HIDDEN void hs_clock_advance_to(uint64_t ns);
 HS_HIDDEN uint64_t hs_clock_reach_ns(void);
 /* A Wait that blocked was answered at answer_ns: the host sees it the wake latency later (same modes). */
 HS_HIDDEN void hs_clock_woke(uint64_t answer_ns);
+/* Whether clock id reads the simulated clock (monotonic and real-time clocks, under hysim). */
+HS_HIDDEN int hs_clock_reads_simulated(clockid_t id);
+/*
+ * An absolute time on clock id, as the program computed it from that clock's
+ * simulated reading, as a host clock reading (hs_clock_now): less the epoch
+ * on real-time clocks. 0 for times before the clock's start, UINT64_MAX for
+ * ones beyond it. abstime's tv_nsec must lie in [0, 1e9).
+ */
+HS_HIDDEN uint64_t hs_clock_host_deadline(clockid_t id, const struct timespec *abstime);
+/* libc's own reading of clock id, ns (real time, not the simulated clock). */
+HS_HIDDEN uint64_t hs_clock_real_ns(clockid_t id);
+
+/* ---- sleeps: sleep.c, and client.c's part ---- */
+
+enum hs_sleep {
+    HS_SLEEP_DONE, /* the host clock reads the sleep's end: return */
+    HS_SLEEP_REAL, /* the thread's time is not the clock's to move: sleep in real time */
+};
+/* Sleeps until the host clock reads until_ns, in simulated time where that is sound (client.c). */
+HS_HIDDEN enum hs_sleep hs_client_sleep_until(uint64_t until_ns);
 /*
  * Setup's host-time settings (enum hs_host_time values); used only for what
  * HYSIM_HOST_TIME / HYSIM_EPOCH_NS did not set.

@@ -481,7 +481,7 @@ static ncclResult_t parent_local_ranks(ncclComm_t comm, int *nlocal) {
             from_cuda(hs_client_comm_local_ranks(comm->key, comm->nranks, &complete, nlocal), "ncclCommSplit");
         if (r != ncclSuccess || complete)
             return r;
-        nanosleep(&(struct timespec){0, 1000000}, NULL);
+        hs_client_real_sleep_ns(1000000);
     }
 }
 

@@ -39,7 +39,8 @@
  *     exits or the host clock passes the deadline. Exited by the deadline:
  *     joined, 0. Otherwise glibc would return ETIMEDOUT at the deadline; the
  *     process has one host clock, already past it, and hysimd has no Wait
- *     that ends at a time (bridge/hysim.proto), so rather than return late
+ *     that ends at an exit or a time, whichever comes first (THREAD_EXIT
+ *     and UNTIL, bridge/hysim.proto, are one each), so rather than return late
  *     the process ends with "hysim: pthread_timedjoin_np timing out on a
  *     running thread is not supported yet" and status 1.
  * A thread that never exits while the host clock stands still (it waits for
@@ -48,7 +49,6 @@
  * it never blocks, so hysimd need not know of it, and a record is released
  * when its thread exits, not when it is joined.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -82,25 +82,13 @@ static pthread_key_t g_exit_key;
 static int g_exit_key_ok;
 static __thread hs_thread *t_self;
 
-static void *next_symbol(const char *name) {
-    void *p = dlsym(RTLD_NEXT, name);
-    if (!p) { /* libhysim.so linked, not preloaded: libc comes before it */
-        void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-        if (h) {
-            p = dlsym(h, name);
-            dlclose(h);
-        }
-    }
-    return p;
-}
-
 static void resolve(void) {
     if (__atomic_load_n(&real_join, __ATOMIC_ACQUIRE))
         return;
-    __atomic_store_n(&real_create, (create_fn)next_symbol("pthread_create"), __ATOMIC_RELEASE);
-    __atomic_store_n(&real_timedjoin, (timedjoin_fn)next_symbol("pthread_timedjoin_np"), __ATOMIC_RELEASE);
-    __atomic_store_n(&real_clockjoin, (clockjoin_fn)next_symbol("pthread_clockjoin_np"), __ATOMIC_RELEASE);
-    __atomic_store_n(&real_join, (join_fn)next_symbol("pthread_join"), __ATOMIC_RELEASE);
+    __atomic_store_n(&real_create, (create_fn)hs_next_symbol("pthread_create", NULL), __ATOMIC_RELEASE);
+    __atomic_store_n(&real_timedjoin, (timedjoin_fn)hs_next_symbol("pthread_timedjoin_np", NULL), __ATOMIC_RELEASE);
+    __atomic_store_n(&real_clockjoin, (clockjoin_fn)hs_next_symbol("pthread_clockjoin_np", NULL), __ATOMIC_RELEASE);
+    __atomic_store_n(&real_join, (join_fn)hs_next_symbol("pthread_join", NULL), __ATOMIC_RELEASE);
 }
 
 /* Drops n references. */
@@ -256,37 +244,6 @@ HS_API int pthread_join(pthread_t th, void **ret) {
 
 static int valid_join_clock(clockid_t clock) { return clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC; }
 
-static uint64_t timespec_ns(const struct timespec *ts) {
-    if (ts->tv_sec < 0)
-        return 0;
-    if ((uint64_t)ts->tv_sec >= UINT64_MAX / NS_PER_S - 1)
-        return UINT64_MAX;
-    return (uint64_t)ts->tv_sec * NS_PER_S + (uint64_t)ts->tv_nsec;
-}
-
-/*
- * The deadline abstime on `clock` as a host clock reading (hs_clock_now).
- * The program read `clock` to compute abstime: so does this, through the
- * same clock_gettime, as one intercepted call (the reads inside it do not
- * move the clock), until no other thread moved the clock in between.
- */
-static uint64_t host_deadline(clockid_t clock, const struct timespec *abstime) {
-    struct timespec now;
-    uint64_t before, after;
-    hs_client_enter();
-    do {
-        before = hs_clock_now();
-        clock_gettime(clock, &now);
-        after = hs_clock_now();
-    } while (before != after);
-    hs_client_leave();
-    uint64_t offset = timespec_ns(&now) - before; /* the epoch on CLOCK_REALTIME, 0 on CLOCK_MONOTONIC */
-    uint64_t deadline = timespec_ns(abstime);
-    if (deadline == UINT64_MAX)
-        return deadline;
-    return deadline > offset ? deadline - offset : 0;
-}
-
 __attribute__((noreturn)) static void timed_out_running(const char *name, uint64_t deadline) {
     fprintf(stderr,
             "hysim: %s timing out on a running thread is not supported yet (it had not exited by its "
@@ -309,7 +266,7 @@ static int await_exit(hs_thread *t, uint64_t deadline) {
             until.tv_sec++;
             until.tv_nsec -= (long)NS_PER_S;
         }
-        pthread_cond_clockwait(&g_gone_cv, &g_tlock, CLOCK_MONOTONIC, &until);
+        hs_real_cond_clockwait(&g_gone_cv, &g_tlock, CLOCK_MONOTONIC, &until);
     }
     int gone = t->gone;
     pthread_mutex_unlock(&g_tlock);
@@ -348,7 +305,7 @@ static int timed_join(const char *name, pthread_t th, void **ret, clockid_t cloc
     hs_thread *t = find(th);
     if (!t) /* exited before this call (or never known): pthread_join's answer, at once */
         return real_join(th, ret);
-    int rc = timed_join_tracked(name, t, th, ret, host_deadline(clock, abstime));
+    int rc = timed_join_tracked(name, t, th, ret, hs_clock_host_deadline(clock, abstime));
     pthread_mutex_lock(&g_tlock);
     unref_locked(t, 1);
     pthread_mutex_unlock(&g_tlock);

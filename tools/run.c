@@ -142,8 +142,10 @@ static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double
     hs_scenario_describe(sc, description, sizeof description);
     /* A run shorter than 0.1 s keeps four decimals, so its slowdown does not read "in 0.00 s". */
     fprintf(stderr, "hysim: simulated %.6f s in %.*f s of wall time", simulated, wall < 0.1 ? 4 : 2, wall);
-    if (simulated > 0)
+    if (simulated > 0 && wall / simulated >= 0.1)
         fprintf(stderr, " (slowdown %.1fx)", wall / simulated);
+    else if (simulated > 0 && wall > 0) /* sleeps and long kernels simulate faster than real time: not "slowdown 0.0x" */
+        fprintf(stderr, " (%.0fx faster than real time)", simulated / wall);
     fprintf(stderr, " on %s\n", description);
     fprintf(stderr,
             "hysim: %llu process%s, %llu kernels (%llu timed by the default duration), "

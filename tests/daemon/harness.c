@@ -296,6 +296,25 @@ Hysim__Reply *dt_wait(dt_client *c, uint64_t host_ns, Hysim__Wait__Cond cond, ui
     return r;
 }
 
+uint64_t dt_sleep_until(dt_client *c, uint64_t host_ns, uint64_t until_ns)
+{
+    dt_flush(c);
+    Hysim__Wait w = HYSIM__WAIT__INIT;
+    w.host_ns = host_ns;
+    w.cond = HYSIM__WAIT__COND__UNTIL;
+    w.until_ns = until_ns;
+    Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+    m.msg_case = HYSIM__CLIENT_MSG__MSG_WAIT;
+    m.wait = &w;
+    send_msg(c, &m);
+    Hysim__Reply *r = dt_read_reply(c);
+    CHECK(r, "no reply to the UNTIL Wait (connection closed)");
+    CHECK(!r->error[0] && r->done, "UNTIL Wait: error \"%s\" done %d", r->error, r->done);
+    uint64_t now = r->now_ns;
+    hysim__reply__free_unpacked(r, NULL);
+    return now;
+}
+
 uint64_t dt_sync_stream(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream)
 {
     Hysim__Reply *r = dt_wait(c, host_ns, HYSIM__WAIT__COND__STREAM_IDLE, gpu, stream, 0, false, NULL, 0);

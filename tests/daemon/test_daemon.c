@@ -483,6 +483,39 @@ static void child_allreduce_one_process(const char *ep, int idx, void *arg)
     dt_bye(&c, t, NULL, 0);
 }
 
+/* Rank 0 sleeps 50 µs before its all-reduce, rank 1 calls it at once: both finish a ring's time after 50 µs. */
+static void child_sleep(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    dt_client c;
+    dt_connect(&c, ep, 0, (uint32_t)idx, 1, 0);
+    dt_comm_init(&c, 0, (uint32_t)idx, COMM, (uint32_t)idx, 2);
+    uint64_t h = 0;
+    if (idx == 0) {
+        h = dt_sleep_until(&c, 0, 50000);
+        dt_record(idx, h);
+        CHECK_EQ(dt_sleep_until(&c, h, 1000), h); /* an end already past: answered at the host time */
+    }
+    dt_collective(&c, h, (uint32_t)idx, 0, COMM, (uint32_t)idx, 0, HYSIM__COLL_KIND__ALL_REDUCE, AR_BYTES);
+    uint64_t t = dt_sync_stream(&c, h, (uint32_t)idx, 0);
+    dt_record(idx, t);
+    dt_bye(&c, t, NULL, 0);
+}
+
+static void test_sleep(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 2, child_sleep, NULL);
+    expect_ok(r);
+    CHECK_EQ(r->nvalues[0], 2);
+    CHECK_EQ(r->nvalues[1], 1);
+    CHECK_EQ(r->values[0][0], 50000);
+    check_fabric_ns(r->values[0][1] - 50000, ring_ns(2, AR_BYTES), "all-reduce after rank 0's sleep");
+    CHECK_EQ(r->values[1][0], r->values[0][1]);
+    dt_free(r);
+}
+
 static void test_allreduce_one_process(void)
 {
     hs_scenario sc;
@@ -935,6 +968,7 @@ static const violation violations[] = {
     {"send to a peer out of range", "Send on comm 0xc0ffee with peer 2 of 2 ranks"},
     {"broadcast root out of range", "Broadcast on comm 0xc0ffee with root 5 of 2 ranks"},
     {"op reaching its GPU too late", "op reaches its GPU 1000000001 ns after its host time, more than a second"},
+    {"sleep as a query", "an UNTIL Wait (a sleep) cannot be a query"},
 };
 
 static void child_violation(const char *ep, int idx, void *arg)
@@ -1013,6 +1047,11 @@ static void child_violation(const char *ep, int idx, void *arg)
             dt_kernel(&c, 0, 0, 0);
             c.ops[c.nops - 1]->reach_ns = 1000000001;
             break;
+        case 15: {
+            Hysim__Reply *r = dt_wait(&c, 0, HYSIM__WAIT__COND__UNTIL, 0, 0, 0, true, NULL, 0);
+            hysim__reply__free_unpacked(r, NULL);
+            break;
+        }
         }
         dt_flush(&c);
     }
@@ -1263,6 +1302,7 @@ static const dt_case cases[] = {
     {"killed", test_killed},
     {"kill_escalation", test_kill_escalation},
     {"no_bye", test_no_bye},
+    {"sleep", test_sleep},
     {"violations", test_violations},
     {"setup_summary", test_setup_summary},
     {"determinism", test_determinism},

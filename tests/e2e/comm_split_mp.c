@@ -23,6 +23,7 @@
 #include <nccl.h>
 
 #include "test_check.h"
+#include "real_sleep.h"
 
 #define LOCAL 2
 #define NRANKS 4
@@ -50,7 +51,7 @@ static ncclUniqueId exchange_id(const char *path)
             if (got == 1)
                 return id;
         }
-        usleep(1000);
+        real_sleep_us(1000);
     }
     CHECK(0, "no unique id in %s", path);
     return id;
@@ -109,7 +110,7 @@ int main(int argc, char **argv)
     CHECK(ncclGroupEnd() == ncclSuccess, "group end");
 
     if (argc > 2 && !strcmp(argv[2], "skip") && g_proc == 1) {
-        sleep(120); /* never calls the split: the stall watchdog must stop the run first */
+        real_sleep_us(120000000); /* never calls the split: the stall watchdog must stop the run first */
         return 1;
     }
 

@@ -22,6 +22,7 @@
 #include <nccl.h>
 
 #include "test_check.h"
+#include "real_sleep.h"
 
 #define N 8
 #define HALF (N / 2)
@@ -35,7 +36,7 @@ static ncclComm_t g_parent[N], g_half[N];
 static void *rank_thread(void *arg)
 {
     int g = (int)(long)arg;
-    usleep((useconds_t)g * 10000);
+    real_sleep_us((unsigned)g * 10000);
     CHECK(cudaSetDevice(g) == cudaSuccess, "cudaSetDevice(%d)", g);
     CHECK(ncclCommInitRank(&g_parent[g], N, g_id, g) == ncclSuccess, "init of rank %d", g);
     CHECK(ncclCommSplit(g_parent[g], g % 2, g, &g_half[g], NULL) == ncclSuccess, "split of rank %d", g);

@@ -37,6 +37,7 @@
 #include <cuda_runtime_api.h>
 
 #include "test_check.h"
+#include "real_sleep.h"
 
 void **__cudaRegisterFatBinary(void *fatCubin);
 void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
@@ -112,12 +113,8 @@ static void *quick_worker(void *arg)
     return arg;
 }
 
-/* Sleeps 1 ms of real time (nanosleep reads no simulated clock). */
-static void real_pause(void)
-{
-    struct timespec ms = {0, 1000000};
-    nanosleep(&ms, NULL);
-}
+/* Sleeps 1 ms of real time. */
+static void real_pause(void) { real_sleep_us(1000); }
 
 /* Starts quick_worker and returns once the kernel has reaped its task: it has exited, not been joined. */
 static pthread_t exited_thread(void *value)

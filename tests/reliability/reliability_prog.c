@@ -27,6 +27,7 @@
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
+#include "real_sleep.h"
 
 static double real_seconds(void)
 {
@@ -100,7 +101,7 @@ static int stall(void)
     }
     double end = real_seconds() + 60;
     while (real_seconds() < end)
-        usleep(10000);
+        real_sleep_us(10000);
     return 0;
 }
 

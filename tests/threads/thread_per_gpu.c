@@ -32,6 +32,7 @@
 #include <nccl.h>
 
 #include "test_check.h"
+#include "real_sleep.h"
 
 #define NGPU 4
 #define ITERS 3
@@ -88,10 +89,10 @@ static void *event_thread(void *arg)
 static void *worker(void *arg)
 {
     int g = (int)(long)arg;
-    usleep((useconds_t)g * 5000);
+    real_sleep_us((unsigned)g * 5000);
     setup_gpu(g);
     pthread_barrier_wait(&g_started);
-    usleep((useconds_t)g * 5000);
+    real_sleep_us((unsigned)g * 5000);
     CHECK(ncclCommInitRank(&g_comm[g], NGPU, g_id, g) == ncclSuccess, "init of rank %d", g);
     CHECK(cudaEventRecord(g_start[g], g_stream[g]) == cudaSuccess, "start record of GPU %d", g);
     for (int k = 0; k < ITERS; k++) {

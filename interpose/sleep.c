@@ -1,0 +1,150 @@
+/*
+ * Sleeps in simulated time: nanosleep, clock_nanosleep, usleep and sleep
+ * (C++'s std::this_thread::sleep_for and sleep_until call the first two).
+ *
+ * Under hysim a program's clocks read the simulated host clock, so a sleep
+ * must last its length on that clock: a thread that sleeps 200 ms and reads
+ * the clock again reads 200 ms more, whatever the real machine took, and the
+ * wait costs no real time. hysimd decides when the sleep ends (client.c,
+ * hs_client_sleep_until): the thread sends an UNTIL Wait, answered once the
+ * simulation has reached the sleep's end, as a stream synchronisation that
+ * completes then. Meanwhile the process's other threads and the other
+ * processes go on, and a thread that polls with short sleeps (a file another
+ * rank writes, a flag) wakes in step with their simulated progress, not
+ * with the machine's. A thread its creator started just before may still
+ * issue its first work at the present host time: the first sleep after it
+ * started gives it the sleep's length in real time, at most 250 ms.
+ *
+ * A sleep is real (its simulated length, in real time, the clock not moved)
+ * where hysimd cannot time it:
+ *   - the process has issued no GPU work yet (no launch, copy, collective or
+ *     synchronisation): a launcher's or a shell's sleep, a rank polling for
+ *     the file its NCCL unique id comes in. Whether that file is there at
+ *     the first look is a matter of real time; simulated, each look's sleep
+ *     would move the clock and the run would depend on it;
+ *   - the thread issued no GPU work while other threads run unseen by
+ *     hysimd or wait in it (its clock reads follow the process's one host
+ *     clock, which the others move).
+ * Where the mode counts calls' costs (HYSIM_HOST_TIME real, scaled, calls)
+ * the sleeper wakes HS_WAKE_NS after its end, as a blocked Wait does. A
+ * simulated sleep is not cut short by a signal (a real one is: EINTR, as
+ * libc's), and a pending cancellation acts at its start, not during it. A
+ * sleep inside another intercepted call (a signal handler's, on a thread in
+ * the client core) is real. CPU-time clocks and the calls without
+ * HYSIM_ENDPOINT pass straight through.
+ *
+ * Exported unversioned, as the clock functions are (host_clock.c): with
+ * LD_PRELOAD=libhysim.so they satisfy the program's versioned references.
+ * The client core's own pauses call hs_client_real_sleep_ns.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define NS_PER_S 1000000000ull
+
+typedef int (*nanosleep_fn)(const struct timespec *, struct timespec *);
+typedef int (*clock_nanosleep_fn)(clockid_t, int, const struct timespec *, struct timespec *);
+
+static struct {
+    nanosleep_fn nanosleep;
+    clock_nanosleep_fn clock_nanosleep;
+} real; /* libc's, read and written with atomics */
+
+static void resolve(void) {
+    if (__atomic_load_n(&real.clock_nanosleep, __ATOMIC_ACQUIRE))
+        return;
+    __atomic_store_n(&real.nanosleep, (nanosleep_fn)hs_next_symbol("nanosleep", NULL), __ATOMIC_RELEASE);
+    __atomic_store_n(&real.clock_nanosleep, (clock_nanosleep_fn)hs_next_symbol("clock_nanosleep", NULL), __ATOMIC_RELEASE);
+}
+
+#define REAL(field) (resolve(), __atomic_load_n(&real.field, __ATOMIC_ACQUIRE))
+
+static struct timespec timespec_of(uint64_t ns) {
+    return (struct timespec){(time_t)(ns / NS_PER_S), (long)(ns % NS_PER_S)};
+}
+
+static int valid_length(const struct timespec *t) {
+    return t && t->tv_sec >= 0 && t->tv_nsec >= 0 && t->tv_nsec < (long)NS_PER_S;
+}
+
+/* t's length in ns, saturated. */
+static uint64_t length_ns(const struct timespec *t) {
+    if ((uint64_t)t->tv_sec >= UINT64_MAX / NS_PER_S - 1)
+        return UINT64_MAX;
+    return (uint64_t)t->tv_sec * NS_PER_S + (uint64_t)t->tv_nsec;
+}
+
+static uint64_t add_saturated(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+
+void hs_client_real_sleep_ns(uint64_t ns) {
+    struct timespec left = timespec_of(ns);
+    while (syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &left, &left) != 0 && errno == EINTR) {
+    }
+}
+
+/*
+ * Sleeps until the host clock reads until_ns: 0, or an error number (EINTR:
+ * a signal cut a real sleep short; *rem, when given, then holds what was
+ * left of it). Inside an intercepted call.
+ */
+static int sleep_until(uint64_t until_ns, struct timespec *rem) {
+    if (hs_client_sleep_until(until_ns) == HS_SLEEP_DONE)
+        return 0;
+    uint64_t now = hs_clock_now();
+    struct timespec left = timespec_of(until_ns > now ? until_ns - now : 0);
+    return REAL(clock_nanosleep)(CLOCK_MONOTONIC, 0, &left, rem);
+}
+
+/* A sleep of length ns from now, as one intercepted call. */
+static int sleep_for(uint64_t ns, struct timespec *rem) {
+    pthread_testcancel(); /* a cancellation point, as libc's sleeps (a simulated one is one only here) */
+    hs_client_enter();
+    int rc = sleep_until(add_saturated(hs_clock_now(), ns), rem);
+    hs_client_leave();
+    return rc;
+}
+
+HS_API int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem) {
+    if (!hs_clock_reads_simulated(clock))
+        return REAL(clock_nanosleep)(clock, flags, req, rem);
+    if (!valid_length(req))
+        return EINVAL;
+    if (!(flags & TIMER_ABSTIME))
+        return sleep_for(length_ns(req), rem);
+    pthread_testcancel();
+    hs_client_enter();
+    int rc = sleep_until(hs_clock_host_deadline(clock, req), NULL); /* an absolute sleep leaves rem alone */
+    hs_client_leave();
+    return rc;
+}
+
+HS_API int nanosleep(const struct timespec *req, struct timespec *rem) {
+    if (!hs_clock_reads_simulated(CLOCK_MONOTONIC))
+        return REAL(nanosleep)(req, rem);
+    int rc = valid_length(req) ? sleep_for(length_ns(req), rem) : EINVAL;
+    if (rc == 0)
+        return 0;
+    errno = rc;
+    return -1;
+}
+
+HS_API int usleep(useconds_t usec) {
+    struct timespec t = timespec_of((uint64_t)usec * 1000);
+    return nanosleep(&t, NULL);
+}
+
+HS_API unsigned int sleep(unsigned int seconds) {
+    struct timespec t = {(time_t)seconds, 0}, rem = {0, 0};
+    if (nanosleep(&t, &rem) == 0)
+        return 0;
+    return (unsigned)rem.tv_sec + (rem.tv_nsec > 0); /* a signal cut it short: what was left, rounded up */
+}
+
+/* libc's calls are looked up here, not lazily: dlsym may allocate, which a sanitizer's own threads must not see. */
+__attribute__((constructor)) static void sleep_init(void) { resolve(); }

@@ -1,6 +1,9 @@
 /*
  * Sleeps in simulated time: nanosleep, clock_nanosleep, usleep and sleep
- * (C++'s std::this_thread::sleep_for and sleep_until call the first two).
+ * (C++'s std::this_thread::sleep_for and sleep_until call the first two,
+ * Python's time.sleep the second), and select and poll on no file
+ * descriptor (older code's portable sleep; on any descriptor they wait in
+ * real time, as I/O is not simulated).
  *
  * Under hysim a program's clocks read the simulated host clock, so a sleep
  * must last its length on that clock: a thread that sleeps 200 ms and reads
@@ -38,7 +41,9 @@
  * The client core's own pauses call hs_client_real_sleep_ns.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <sys/select.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -50,15 +55,21 @@
 
 typedef int (*nanosleep_fn)(const struct timespec *, struct timespec *);
 typedef int (*clock_nanosleep_fn)(clockid_t, int, const struct timespec *, struct timespec *);
+typedef int (*select_fn)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+typedef int (*poll_fn)(struct pollfd *, nfds_t, int);
 
 static struct {
     nanosleep_fn nanosleep;
     clock_nanosleep_fn clock_nanosleep;
+    select_fn select;
+    poll_fn poll;
 } real; /* libc's, read and written with atomics */
 
 static void resolve(void) {
     if (__atomic_load_n(&real.clock_nanosleep, __ATOMIC_ACQUIRE))
         return;
+    __atomic_store_n(&real.select, (select_fn)hs_next_symbol("select", NULL), __ATOMIC_RELEASE);
+    __atomic_store_n(&real.poll, (poll_fn)hs_next_symbol("poll", NULL), __ATOMIC_RELEASE);
     __atomic_store_n(&real.nanosleep, (nanosleep_fn)hs_next_symbol("nanosleep", NULL), __ATOMIC_RELEASE);
     __atomic_store_n(&real.clock_nanosleep, (clock_nanosleep_fn)hs_next_symbol("clock_nanosleep", NULL), __ATOMIC_RELEASE);
 }
@@ -144,6 +155,37 @@ HS_API unsigned int sleep(unsigned int seconds) {
     if (nanosleep(&t, &rem) == 0)
         return 0;
     return (unsigned)rem.tv_sec + (rem.tv_nsec > 0); /* a signal cut it short: what was left, rounded up */
+}
+
+/* select and poll on no file descriptor are sleeps (older code's portable sleep); on any, real waits. */
+HS_API int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout) {
+    if (nfds != 0 || readfds || writefds || exceptfds || !timeout || !hs_clock_reads_simulated(CLOCK_MONOTONIC))
+        return REAL(select)(nfds, readfds, writefds, exceptfds, timeout);
+    if (timeout->tv_sec < 0 || timeout->tv_usec < 0 || timeout->tv_usec >= 1000000) {
+        errno = EINVAL;
+        return -1;
+    }
+    struct timespec left = {timeout->tv_sec, timeout->tv_usec * 1000};
+    int rc = sleep_for(length_ns(&left), &left);
+    if (rc != 0) { /* a real sleep cut short: as select, EINTR and what was left */
+        timeout->tv_sec = left.tv_sec;
+        timeout->tv_usec = left.tv_nsec / 1000;
+        errno = rc;
+        return -1;
+    }
+    timeout->tv_sec = 0; /* Linux's select leaves the time not slept */
+    timeout->tv_usec = 0;
+    return 0;
+}
+
+HS_API int poll(struct pollfd *fds, nfds_t nfds, int timeout_ms) {
+    if (nfds != 0 || timeout_ms <= 0 || !hs_clock_reads_simulated(CLOCK_MONOTONIC))
+        return REAL(poll)(fds, nfds, timeout_ms);
+    int rc = sleep_for((uint64_t)timeout_ms * 1000000, NULL);
+    if (rc == 0)
+        return 0;
+    errno = rc;
+    return -1;
 }
 
 /* libc's calls are looked up here, not lazily: dlsym may allocate, which a sanitizer's own threads must not see. */

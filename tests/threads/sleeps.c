@@ -9,6 +9,7 @@
  *                    then nanosleep, usleep, sleep (an hour: a real one
  *                    would outlast the test), clock_nanosleep relative
  *                    and absolute on CLOCK_MONOTONIC and CLOCK_REALTIME,
+ *                    select and poll on no descriptor,
  *                    one whose deadline has passed, a sleep while kernels
  *                    run, and the errors of bad lengths
  *   sleeps threads   two threads, one GPU each: A runs three kernels, one
@@ -22,10 +23,12 @@
  *                    call, not through the interposed clock), not days less
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/select.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -96,6 +99,11 @@ static void alone(void)
     at = ts_of(clock_ns(CLOCK_MONOTONIC) - 1 * MS);
     CHECK(clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == 0, "clock_nanosleep past");
     expect_at("clock_nanosleep until a time passed", t0, 9 * MS);
+    struct timeval tv = {0, 2000};
+    CHECK(select(0, NULL, NULL, NULL, &tv) == 0 && tv.tv_sec == 0 && tv.tv_usec == 0, "select as a sleep");
+    expect_at("select on no descriptor, 2 ms", t0, 11 * MS);
+    CHECK(poll(NULL, 0, 3) == 0, "poll as a sleep");
+    expect_at("poll on no descriptor, 3 ms", t0, 14 * MS);
 
     /* kernels run while the host sleeps: the sync returns when they end, not a sleep later */
     t0 = now_ns();

@@ -174,6 +174,7 @@ static pthread_key_t g_ptds_key;
 
 static __thread int t_holds_lock; /* a signal handler's sem_post must not take it again (hs_client_release_and) */
 static __thread int t_lock_cancel; /* the cancel state lock_client found, restored by unlock_client */
+static __thread int t_awaiting;    /* in await_reply (a signal handler's sleep must not wait there again) */
 
 /*
  * The client core is no cancellation point, as real CUDA calls are not:
@@ -371,6 +372,7 @@ static void deliver_reply(Hysim__Reply *r) {
 static Hysim__Reply *await_reply(reply_slot *slot) {
     int cancel = PTHREAD_CANCEL_ENABLE; /* no cancellation point (lock_client says why): its reads and waits are */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    t_awaiting = 1;
     pthread_mutex_lock(&g_reply_lock);
     while (!slot->reply) {
         if (g_reader_busy) {
@@ -390,6 +392,7 @@ static Hysim__Reply *await_reply(reply_slot *slot) {
         pp = &(*pp)->next;
     *pp = slot->next;
     pthread_mutex_unlock(&g_reply_lock);
+    t_awaiting = 0;
     pthread_setcancelstate(cancel, NULL);
     return slot->reply;
 }
@@ -828,8 +831,8 @@ enum hs_sleep hs_client_sleep_until(uint64_t until_ns) {
     uint64_t from = hs_clock_now();
     if (until_ns <= from)
         return HS_SLEEP_DONE;
-    if (hs_clock_nested())
-        return HS_SLEEP_REAL; /* a signal handler's sleep on a thread inside the core: it may hold the locks */
+    if (t_holds_lock || t_awaiting)
+        return HS_SLEEP_REAL; /* a signal handler's sleep on a thread inside the core: it may hold its locks */
     LOCK();
     if (atomic_load(&g_state) != ST_READY || !g_any_work ||
         (!t_works && !(g_threads <= g_work_parked && g_quiet_live - g_quiet_parked <= 1 && g_fresh == 0))) {

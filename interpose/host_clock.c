@@ -220,8 +220,6 @@ void hs_clock_apply_setup(uint32_t host_time, double scale, uint64_t fixed_ns, u
 
 int hs_clock_simulated(void) { return g_sim; }
 
-int hs_clock_nested(void) { return t_depth > 1; }
-
 uint64_t hs_clock_now(void) { return atomic_load(&g_clock); }
 
 void hs_clock_advance_to(uint64_t ns) {

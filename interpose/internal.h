@@ -22,8 +22,6 @@ HS_HIDDEN void *hs_next_symbol(const char *name, const char *version);
 
 /* True when the process runs under hysim (HYSIM_ENDPOINT was set at start). */
 HS_HIDDEN int hs_clock_simulated(void);
-/* Whether the calling thread is inside an intercepted call that another encloses (a signal handler's, say). */
-HS_HIDDEN int hs_clock_nested(void);
 /* The process's host clock, ns of simulated time. */
 HS_HIDDEN uint64_t hs_clock_now(void);
 /* clock = max(clock, ns): a Wait's answer. */

@@ -32,9 +32,9 @@
  * the sleeper wakes HS_WAKE_NS after its end, as a blocked Wait does. A
  * simulated sleep is not cut short by a signal (a real one is: EINTR, as
  * libc's), and a pending cancellation acts at its start, not during it. A
- * sleep inside another intercepted call (a signal handler's, on a thread in
- * the client core) is real. CPU-time clocks and the calls without
- * HYSIM_ENDPOINT pass straight through.
+ * signal handler's sleep on a thread inside the client core (holding its
+ * lock, or awaiting hysimd's answer) is real. CPU-time clocks and the calls
+ * without HYSIM_ENDPOINT pass straight through.
  *
  * Exported unversioned, as the clock functions are (host_clock.c): with
  * LD_PRELOAD=libhysim.so they satisfy the program's versioned references.

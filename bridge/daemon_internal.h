@@ -249,6 +249,8 @@ typedef struct hs_wait {
     bool exited;        /* THREAD_EXIT: its exit arrived, at exit_ns */
     uint64_t exit_ns;
     uint64_t until_ns;  /* UNTIL: when the sleep ends */
+    bool woken;         /* UNTIL: a Wake came first, at wake_ns */
+    uint64_t wake_ns;
 } hs_wait;
 
 /* What a waiting session waits for, in words ("stream 3 of GPU 1 to go idle"). */

@@ -9,7 +9,8 @@
  * the session is WAITING only while every thread that issued work waits
  * (sim_clock.c says why that bound is sound). A thread blocked in
  * pthread_join waits too (THREAD_EXIT), until the Threads message whose
- * `exited` names the joined thread. Work arriving while all of
+ * `exited` names the joined thread; a sleep or a timed wait (UNTIL) until
+ * its time, or, a timed wait, until another thread's Wake. Work arriving while all of
  * them wait comes from a thread new to the simulator; it is accepted when
  * the simulation has not moved past its host time, and fails the run with a
  * message otherwise (it cannot be timed in the simulated past).
@@ -348,6 +349,23 @@ static void on_threads(hs_session *s, const Hysim__Threads *m)
     hs_clock_saw(s->d, hs_ns_to_ps(m->host_ns));
 }
 
+/* A timed wait's Wait woken by another thread's signal: answered at the Wake's host time. */
+static void on_wake(hs_session *s, const Hysim__Wake *m)
+{
+    if (!host_ok(s, m->host_ns, "Wake"))
+        return;
+    for (size_t i = 0; i < s->nwaits; i++) {
+        hs_wait *w = hs_session_wait(s, i);
+        if (w->id == m->id && w->cond == HYSIM__WAIT__COND__UNTIL && !w->woken) {
+            w->woken = true;
+            w->wake_ns = m->host_ns;
+            break;
+        }
+    }
+    s->host_ns = m->host_ns;
+    hs_clock_saw(s->d, hs_ns_to_ps(m->host_ns));
+}
+
 /* The host time a message was sent at (Batch: its first op's). */
 static uint64_t sent_ns(const Hysim__ClientMsg *m)
 {
@@ -357,6 +375,7 @@ static uint64_t sent_ns(const Hysim__ClientMsg *m)
     case HYSIM__CLIENT_MSG__MSG_BYE: return m->bye->host_ns;
     case HYSIM__CLIENT_MSG__MSG_COMM_SPLIT: return m->comm_split->host_ns;
     case HYSIM__CLIENT_MSG__MSG_THREADS: return m->threads->host_ns;
+    case HYSIM__CLIENT_MSG__MSG_WAKE: return m->wake->host_ns;
     default: return UINT64_MAX;
     }
 }
@@ -432,6 +451,9 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
         break;
     case HYSIM__CLIENT_MSG__MSG_THREADS:
         on_threads(s, m->threads);
+        break;
+    case HYSIM__CLIENT_MSG__MSG_WAKE:
+        on_wake(s, m->wake);
         break;
     case HYSIM__CLIENT_MSG__MSG_COMM_SPLIT:
         if (host_ok(s, m->comm_split->host_ns, "CommSplit"))

@@ -49,7 +49,10 @@
  * arrival order. A sleep (UNTIL) completes at a time known when it arrives,
  * yet waits for the simulation like any other: the process has one host
  * clock, and its answer moves it, so answered early it would carry the
- * process's other threads into the future with it.
+ * process's other threads into the future with it. A timed wait (UNTIL too)
+ * that a running thread of its process wakes (Wake) is answered at once at
+ * the Wake's host time, not done: that thread runs, so the simulation has
+ * not passed it.
  *
  * In optimistic mode (speculate.c) a Wait exact rules cannot answer yet is
  * answered by a forked copy of the daemon that simulates ahead; the session
@@ -192,7 +195,7 @@ static bool wait_cond(const hs_session *s, const hs_wait *w, uint64_t *t_ps)
     case HYSIM__WAIT__COND__THREAD_EXIT: /* final once the exit arrived: it needs no simulation */
         *t_ps = hs_ns_to_ps(w->exit_ns);
         return w->exited;
-    case HYSIM__WAIT__COND__UNTIL: /* a sleep: its end is known from the start */
+    case HYSIM__WAIT__COND__UNTIL: /* a sleep: its end is known from the start (woken: not done) */
         *t_ps = hs_ns_to_ps(w->until_ns);
         return true;
     default: /* PROCESS_IDLE */
@@ -201,12 +204,19 @@ static bool wait_cond(const hs_session *s, const hs_wait *w, uint64_t *t_ps)
     }
 }
 
+/* A timed wait that another thread woke before its deadline (a Wake at or after it comes too late). */
+static bool woken_first(const hs_wait *w) { return w->woken && w->wake_ns < w->until_ns; }
+
 /* The host time the answer will carry, once known. */
 static bool wait_wake_ns(const hs_session *s, const hs_wait *w, uint64_t *n_ns)
 {
     uint64_t t;
     if (w->query) {
         *n_ns = w->host_ns;
+        return true;
+    }
+    if (woken_first(w)) { /* a timed wait another thread signalled, which ran then: nothing to simulate */
+        *n_ns = hs_max_u64(w->host_ns, w->wake_ns);
         return true;
     }
     if (!wait_cond(s, w, &t))
@@ -223,7 +233,7 @@ static bool wait_final(const hs_session *s, const hs_wait *w)
      * ahead of its other threads: it waits until the simulation gets there (optimistic mode, where only
      * one thread of a process waits at a time, need not). */
     if (w->cond == HYSIM__WAIT__COND__UNTIL)
-        return s->d->sc.run.mode == HS_MODE_OPTIMISTIC;
+        return woken_first(w) || s->d->sc.run.mode == HS_MODE_OPTIMISTIC;
     if (w->query && !wait_cond(s, w, &t))
         return false; /* may still become true by N */
     for (size_t i = 0; i < w->ntimed; i++) {
@@ -374,7 +384,7 @@ const char *hs_wait_describe(const hs_wait *w, char *buf, size_t len)
         snprintf(buf, len, "one of its threads to exit (pthread_join)");
         break;
     case HYSIM__WAIT__COND__UNTIL:
-        snprintf(buf, len, "a sleep to end at %llu ns", (unsigned long long)w->until_ns);
+        snprintf(buf, len, "a sleep or timed wait to end at %llu ns", (unsigned long long)w->until_ns);
         break;
     default:
         snprintf(buf, len, "all its GPU work to finish");

@@ -674,14 +674,8 @@ static void commit_locked(void) {
         flush_locked();
 }
 
-/*
- * Sends the Wait w (its condition filled in) after the pending ops and
- * returns hysimd's Reply in *out (the caller frees it) or frees it when out
- * is NULL. cudaErrorUnknown when the Reply carried an error (printed).
- * Called and returns with g_lock held, but releases it while the answer is
- * awaited: other threads run meanwhile.
- */
-static cudaError_t send_wait_locked(Hysim__Wait *w, Hysim__Reply **out) {
+/* Sends the Wait w (its condition filled in) after the pending ops; its Reply will come to slot. */
+static void send_wait_begin_locked(Hysim__Wait *w, reply_slot *slot) {
     note_work_locked();
     flush_locked();
     w->id = g_next_wait_id++;
@@ -690,18 +684,18 @@ static cudaError_t send_wait_locked(Hysim__Wait *w, Hysim__Reply **out) {
     Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
     m.msg_case = HYSIM__CLIENT_MSG__MSG_WAIT;
     m.wait = w;
-    reply_slot slot;
-    expect_reply_locked(&slot, w->id);
+    expect_reply_locked(slot, w->id);
     send_locked(&m);
-    UNLOCK();
-    Hysim__Reply *r = await_reply(&slot);
-    LOCK();
+}
+
+/* w's Reply r arrived: into *out (the caller frees it), or freed. cudaErrorUnknown when it carried an error. */
+static cudaError_t send_wait_end_locked(const Hysim__Wait *w, Hysim__Reply *r, Hysim__Reply **out) {
     if (r->error && r->error[0]) {
         print_daemon_error(r->error);
         hysim__reply__free_unpacked(r, NULL);
         return cudaErrorUnknown;
     }
-    t_wait_blocked = !w->query && r->done && r->now_ns > w->host_ns;
+    t_wait_blocked = !w->query && r->now_ns > w->host_ns;
     if (t_wait_blocked)
         hs_clock_woke(r->now_ns); /* it blocked: the host sees the answer a wake-up later */
     if (out)
@@ -709,6 +703,22 @@ static cudaError_t send_wait_locked(Hysim__Wait *w, Hysim__Reply **out) {
     else
         hysim__reply__free_unpacked(r, NULL);
     return cudaSuccess;
+}
+
+/*
+ * Sends the Wait w (its condition filled in) after the pending ops and
+ * returns hysimd's Reply in *out (the caller frees it) or frees it when out
+ * is NULL. cudaErrorUnknown when the Reply carried an error (printed).
+ * Called and returns with g_lock held, but releases it while the answer is
+ * awaited: other threads run meanwhile.
+ */
+static cudaError_t send_wait_locked(Hysim__Wait *w, Hysim__Reply **out) {
+    reply_slot slot;
+    send_wait_begin_locked(w, &slot);
+    UNLOCK();
+    Hysim__Reply *r = await_reply(&slot);
+    LOCK();
+    return send_wait_end_locked(w, r, out);
 }
 
 /* A Wait on a GPU's work; see send_wait_locked. */
@@ -827,22 +837,19 @@ void hs_client_join_end(hs_thread *t) {
  * says why). HS_SLEEP_REAL otherwise: the caller sleeps in real time.
  * Inside an intercepted call.
  */
-enum hs_sleep hs_client_sleep_until(uint64_t until_ns) {
-    uint64_t from = hs_clock_now();
-    if (until_ns <= from)
-        return HS_SLEEP_DONE;
-    if (t_holds_lock || t_awaiting)
-        return HS_SLEEP_REAL; /* a signal handler's sleep on a thread inside the core: it may hold its locks */
-    LOCK();
-    if (atomic_load(&g_state) != ST_READY || !g_any_work ||
-        (!t_works && !(g_threads <= g_work_parked && g_quiet_live - g_quiet_parked <= 1 && g_fresh == 0))) {
-        UNLOCK();
-        return HS_SLEEP_REAL;
-    }
-    /* a thread its creator just started may issue its first work at the present host time: give it the
-     * sleep's length in real time (at most HS_FRESH_GRACE_NS) before hysimd may pass that time, once (a
-     * helper thread that never issues work must not cost every later sleep that) */
-    uint64_t grace = until_ns - from < HS_FRESH_GRACE_NS ? until_ns - from : HS_FRESH_GRACE_NS;
+/* Whether the calling thread may wait in hysimd until a time (sleep.c says when). */
+static int until_wait_ok_locked(void) {
+    return atomic_load(&g_state) == ST_READY && g_any_work &&
+           (t_works || (g_threads <= g_work_parked && g_quiet_live - g_quiet_parked <= 1 && g_fresh == 0));
+}
+
+/*
+ * A thread its creator just started may issue its first work at the present host time: gives it the
+ * wait's length in real time (at most HS_FRESH_GRACE_NS) before hysimd may pass that time, once (a
+ * helper thread that never issues work must not cost every later sleep that).
+ */
+static void await_fresh_locked(uint64_t length_ns) {
+    uint64_t grace = length_ns < HS_FRESH_GRACE_NS ? length_ns : HS_FRESH_GRACE_NS;
     for (uint64_t waited = 0; g_fresh > 0 && g_fresh_started > g_fresh_awaited && waited < grace;
          waited += 1000000) {
         UNLOCK();
@@ -850,12 +857,109 @@ enum hs_sleep hs_client_sleep_until(uint64_t until_ns) {
         LOCK();
     }
     g_fresh_awaited = g_fresh_started;
+}
+
+enum hs_sleep hs_client_sleep_until(uint64_t until_ns) {
+    uint64_t from = hs_clock_now();
+    if (until_ns <= from)
+        return HS_SLEEP_DONE;
+    if (t_holds_lock || t_awaiting)
+        return HS_SLEEP_REAL; /* a signal handler's sleep on a thread inside the core: it may hold its locks */
+    LOCK();
+    if (!until_wait_ok_locked()) {
+        UNLOCK();
+        return HS_SLEEP_REAL;
+    }
+    await_fresh_locked(until_ns - from);
     Hysim__Wait w = HYSIM__WAIT__INIT;
     w.cond = HYSIM__WAIT__COND__UNTIL;
     w.until_ns = until_ns;
     send_wait_locked(&w, NULL); /* an error was printed; the clock moved either way */
     UNLOCK();
     return HS_SLEEP_DONE;
+}
+
+/* ---- timed condition variable waits (host_sync.c) ---- */
+
+/* A thread in a timed wait that hysimd times: the UNTIL Wait id, which a signal of key answers early. */
+typedef struct timed_waiter {
+    const void *key;
+    uint64_t id;
+    int woken;
+    struct timed_waiter *next;
+} timed_waiter;
+
+static timed_waiter *g_timed;  /* on their threads' stacks */
+static _Atomic int g_ntimed;   /* how many: a signal looks at the list only when there are some */
+
+int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t until_ns, int *rc) {
+    if (t_holds_lock || t_awaiting)
+        return 0;
+    hs_client_enter();
+    LOCK();
+    uint64_t from = hs_clock_now();
+    if (!until_wait_ok_locked()) {
+        UNLOCK();
+        hs_client_leave();
+        return 0;
+    }
+    if (until_ns > from) {
+        await_fresh_locked(until_ns - from);
+        Hysim__Wait w = HYSIM__WAIT__INIT;
+        w.cond = HYSIM__WAIT__COND__UNTIL;
+        w.until_ns = until_ns;
+        reply_slot slot;
+        send_wait_begin_locked(&w, &slot);
+        timed_waiter self = {key, w.id, 0, g_timed}; /* listed before the mutex is let go: no signal is missed */
+        g_timed = &self;
+        atomic_fetch_add(&g_ntimed, 1);
+        UNLOCK();
+        pthread_mutex_unlock(mutex);
+        Hysim__Reply *r = await_reply(&slot);
+        LOCK();
+        timed_waiter **pp = &g_timed;
+        while (*pp != &self)
+            pp = &(*pp)->next;
+        *pp = self.next;
+        atomic_fetch_sub(&g_ntimed, 1);
+        Hysim__Reply *got;
+        int done = 1;
+        if (send_wait_end_locked(&w, r, &got) == cudaSuccess) {
+            done = got->done; /* not done: a signal's Wake came first */
+            hysim__reply__free_unpacked(got, NULL);
+        }
+        UNLOCK();
+        hs_client_leave();
+        pthread_mutex_lock(mutex);
+        *rc = done ? ETIMEDOUT : 0;
+        return 1;
+    }
+    UNLOCK();
+    hs_client_leave();
+    *rc = ETIMEDOUT; /* the deadline has passed on the host clock */
+    return 1;
+}
+
+void hs_client_wake_timed(const void *key, unsigned max) {
+    if (atomic_load(&g_ntimed) == 0)
+        return;
+    LOCK();
+    unsigned n = 0;
+    for (timed_waiter *t = g_timed; t && (max == 0 || n < max); t = t->next) {
+        if (t->key != key || t->woken)
+            continue;
+        t->woken = 1;
+        n++;
+        flush_locked();
+        Hysim__Wake k = HYSIM__WAKE__INIT;
+        k.host_ns = hs_clock_now();
+        k.id = t->id;
+        Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+        m.msg_case = HYSIM__CLIENT_MSG__MSG_WAKE;
+        m.wake = &k;
+        send_locked(&m);
+    }
+    UNLOCK();
 }
 
 /* ---- threads blocked outside CUDA (host_sync.c, threads.c; the file comment says how) ---- */

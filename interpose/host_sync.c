@@ -1,7 +1,14 @@
 /*
  * A program's threads meeting outside CUDA, wrapped: pthread_cond_wait,
  * pthread_cond_signal, pthread_cond_broadcast, pthread_barrier_init,
- * pthread_barrier_destroy, pthread_barrier_wait, sem_wait and sem_post.
+ * pthread_barrier_destroy, pthread_barrier_wait, sem_wait and sem_post; and
+ * the simulated path of pthread_cond_timedwait and pthread_cond_clockwait
+ * (timed_waits.c): a thread that issued GPU work waits in hysimd until its
+ * deadline (an UNTIL Wait, as a sleep), and a signal or broadcast of the
+ * condition variable answers it early (a Wake, client.c). The waiter is
+ * listed before it lets the mutex go, so a signal under the mutex never
+ * misses it; a signal wakes one listed timed waiter besides whatever libc
+ * wakes (an extra wakeup, which POSIX allows).
  *
  * A thread that issued GPU work and blocks in one of them would otherwise
  * count as running, and hysimd could not simulate past the process's host
@@ -31,10 +38,11 @@
  * through dlvsym), looked up in the constructor: a sanitizer's own threads
  * must not allocate in them. Without HYSIM_ENDPOINT every call passes
  * straight through. Not wrapped (their threads count as running, as
- * before): the timed waits (pthread_cond_timedwait, pthread_cond_clockwait,
- * sem_timedwait, sem_clockwait: timed_waits.c only moves their deadlines to
- * the machine's clock), pthread_mutex_lock, and what waits on a futex
- * without libc (C++ std::barrier, std::atomic::wait, std::latch).
+ * before): the timed waits the simulated path does not take (a thread that
+ * issued no work, sem_timedwait, sem_clockwait: timed_waits.c only moves
+ * their deadlines to the machine's clock), pthread_mutex_lock, and what
+ * waits on a futex without libc (C++ std::barrier, std::atomic::wait,
+ * std::latch).
  */
 #include <semaphore.h>
 #include <stdint.h>
@@ -124,13 +132,26 @@ HS_API int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex) {
 HS_API int pthread_cond_signal(pthread_cond_t *cond) {
     if (hs_clock_simulated() && hs_client_any_parked())
         hs_client_release(cond, 1);
+    if (hs_clock_simulated())
+        hs_client_wake_timed(cond, 1); /* one timed waiter too: a wakeup more than asked is allowed */
     return REAL(cond_signal)(cond);
 }
 
 HS_API int pthread_cond_broadcast(pthread_cond_t *cond) {
     if (hs_clock_simulated() && hs_client_any_parked())
         hs_client_release(cond, 0);
+    if (hs_clock_simulated())
+        hs_client_wake_timed(cond, 0);
     return REAL(cond_broadcast)(cond);
+}
+
+int hs_sync_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
+                           const struct timespec *abstime, int *rc) {
+    if (!abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000 || !hs_clock_reads_simulated(clock) ||
+        shared_cond(cond))
+        return 0;
+    pthread_testcancel(); /* a cancellation point, as libc's: before, as the wait in hysimd is none */
+    return hs_client_cond_timedwait(cond, mutex, hs_clock_host_deadline(clock, abstime), rc);
 }
 
 /* ---- barriers ---- */

@@ -17,4 +17,13 @@ HS_HIDDEN int hs_real_cond_broadcast(pthread_cond_t *cond);
 HS_HIDDEN int hs_real_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
                                      const struct timespec *abstime);
 
+/*
+ * pthread_cond_timedwait or pthread_cond_clockwait of a thread hysimd can
+ * time (client.c, hs_client_cond_timedwait): 1 with *rc; 0 when the caller
+ * is to wait in real time (a process-shared condition variable, a CPU-time
+ * clock, a deadline libc would refuse, a thread hysimd cannot see).
+ */
+HS_HIDDEN int hs_sync_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
+                                     const struct timespec *abstime, int *rc);
+
 #endif

@@ -81,6 +81,18 @@ HS_HIDDEN void hs_client_join_end(hs_thread *t);
 /* t is about to exit (it runs): releases the threads blocked in a join of it (before it is counted out). */
 HS_HIDDEN void hs_client_thread_leaving(hs_thread *t);
 
+/* ---- client.c, called by host_sync.c: timed condition variable waits ---- */
+
+/*
+ * A timed wait on key (a condition variable) until the host clock reads
+ * until_ns, in hysimd: 1 with *rc (0 woken, ETIMEDOUT), mutex let go while
+ * it waits and held again on return; 0 where hysimd cannot time it (the
+ * caller waits in real time): as sleeps (sleep.c).
+ */
+HS_HIDDEN int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t until_ns, int *rc);
+/* A signal (max 1) or broadcast (max 0) of key: answers the timed waits on it hysimd times, now. */
+HS_HIDDEN void hs_client_wake_timed(const void *key, unsigned max);
+
 /* ---- client.c, called by host_sync.c and threads.c: threads blocked outside CUDA ---- */
 
 /*

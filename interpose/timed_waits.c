@@ -14,13 +14,15 @@
  * ahead with it. So each deadline is moved to the machine's clock: as far
  * ahead of the machine's present as it is ahead of the host clock's.
  *
- * These waits still run in real time, and a thread that issued GPU work
- * counts as running while it waits in one (host_sync.c wraps the untimed
- * ones so that it counts as waiting): hysimd does not simulate past the
- * process's host time meanwhile, and a wait that times out returns with the
- * host clock short of its deadline. Deciding in simulated time needs a wait
- * in hysimd that a signal can cut short (not done yet; sleeps have one,
- * sleep.c).
+ * A condition variable's timed wait of a thread hysimd can time (one that
+ * issued GPU work, as a sleep, sleep.c) waits in hysimd instead, in
+ * simulated time (host_sync.c, hs_sync_cond_timedwait): until its deadline,
+ * or until a signal or broadcast wakes it. The others still run in real
+ * time, and a thread that issued GPU work counts as running while it waits
+ * in one: hysimd does not simulate past the process's host time meanwhile,
+ * and a wait that times out returns with the host clock short of its
+ * deadline (semaphores, mutexes and rwlocks; their posts and unlocks do not
+ * wake a wait in hysimd).
  *
  * Which clock a condition variable's deadline is on (pthread_condattr_setclock)
  * no public call says: glibc's pthread_cond_init sets bit 1 of
@@ -37,6 +39,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "host_sync.h"
 #include "internal.h"
 
 #define NS_PER_S 1000000000ull
@@ -109,12 +112,18 @@ static clockid_t cond_clock(const pthread_cond_t *cond) {
 
 HS_API int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, const struct timespec *abstime) {
     struct timespec t;
+    int rc;
+    if (hs_sync_cond_timedwait(cond, mutex, cond_clock(cond), abstime, &rc))
+        return rc;
     return REAL(cond_timedwait)(cond, mutex, on_real_clock(cond_clock(cond), abstime, &t));
 }
 
 HS_API int pthread_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
                                   const struct timespec *abstime) {
     struct timespec t;
+    int rc;
+    if (hs_sync_cond_timedwait(cond, mutex, clock, abstime, &rc))
+        return rc;
     return REAL(cond_clockwait)(cond, mutex, clock, on_real_clock(clock, abstime, &t));
 }
 

@@ -110,6 +110,8 @@ Hysim__Reply *dt_wait(dt_client *c, uint64_t host_ns, Hysim__Wait__Cond cond, ui
                       uint64_t event, bool query, const uint64_t *timed, size_t ntimed);
 /* Wait for a stream to go idle; returns now_ns (checks done and no error). */
 uint64_t dt_sync_stream(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream);
+/* Sends m after the pending ops (no reply read). */
+void dt_send(dt_client *c, const Hysim__ClientMsg *m);
 /* A sleep (an UNTIL Wait) until until_ns; returns now_ns (checks done and no error). */
 uint64_t dt_sleep_until(dt_client *c, uint64_t host_ns, uint64_t until_ns);
 /* Reads one reply, NULL at EOF. */

@@ -296,6 +296,12 @@ Hysim__Reply *dt_wait(dt_client *c, uint64_t host_ns, Hysim__Wait__Cond cond, ui
     return r;
 }
 
+void dt_send(dt_client *c, const Hysim__ClientMsg *m)
+{
+    dt_flush(c);
+    send_msg(c, m);
+}
+
 uint64_t dt_sleep_until(dt_client *c, uint64_t host_ns, uint64_t until_ns)
 {
     dt_flush(c);

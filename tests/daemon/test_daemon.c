@@ -516,6 +516,70 @@ static void test_sleep(void)
     dt_free(r);
 }
 
+/* A timed wait (UNTIL, id) of one of two threads, which the other wakes at wake_ns; returns the reply. */
+static Hysim__Reply *timed_wait_woken(dt_client *c, uint64_t id, uint64_t host_ns, uint64_t until_ns,
+                                      uint64_t wake_ns)
+{
+    Hysim__Wait w = HYSIM__WAIT__INIT;
+    w.host_ns = host_ns;
+    w.cond = HYSIM__WAIT__COND__UNTIL;
+    w.until_ns = until_ns;
+    w.id = id;
+    w.threads = 2;
+    Hysim__Wake k = HYSIM__WAKE__INIT;
+    k.host_ns = wake_ns;
+    k.id = id;
+    Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+    m.msg_case = HYSIM__CLIENT_MSG__MSG_WAIT;
+    m.wait = &w;
+    dt_send(c, &m);
+    m.msg_case = HYSIM__CLIENT_MSG__MSG_WAKE;
+    m.wake = &k;
+    dt_send(c, &m);
+    Hysim__Reply *r = dt_read_reply(c);
+    CHECK(r && !r->error[0] && r->id == id, "timed wait %llu: no answer", (unsigned long long)id);
+    return r;
+}
+
+/* A timed wait woken before its deadline is answered at the Wake, not done; one woken after it, at it, done. */
+static void child_wake(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    (void)idx;
+    dt_client c;
+    dt_connect(&c, ep, 0, 0, 1, 0);
+    Hysim__Reply *r = timed_wait_woken(&c, 1, 0, 50000, 20000);
+    dt_record(0, r->now_ns);
+    dt_record(0, r->done);
+    hysim__reply__free_unpacked(r, NULL);
+    r = timed_wait_woken(&c, 2, 20000, 30000, 40000); /* the other thread ran past the deadline first */
+    dt_record(0, r->now_ns);
+    dt_record(0, r->done);
+    hysim__reply__free_unpacked(r, NULL);
+    Hysim__Wake k = HYSIM__WAKE__INIT; /* a Wake for a Wait already answered: ignored */
+    k.host_ns = 40000;
+    k.id = 2;
+    Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+    m.msg_case = HYSIM__CLIENT_MSG__MSG_WAKE;
+    m.wake = &k;
+    dt_send(&c, &m);
+    dt_bye(&c, 40000, NULL, 0);
+}
+
+static void test_wake(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 1, child_wake, NULL);
+    expect_ok(r);
+    CHECK_EQ(r->nvalues[0], 4);
+    CHECK_EQ(r->values[0][0], 20000);
+    CHECK_EQ(r->values[0][1], 0);
+    CHECK_EQ(r->values[0][2], 30000);
+    CHECK_EQ(r->values[0][3], 1);
+    dt_free(r);
+}
+
 static void test_allreduce_one_process(void)
 {
     hs_scenario sc;
@@ -1303,6 +1367,7 @@ static const dt_case cases[] = {
     {"kill_escalation", test_kill_escalation},
     {"no_bye", test_no_bye},
     {"sleep", test_sleep},
+    {"wake", test_wake},
     {"violations", test_violations},
     {"setup_summary", test_setup_summary},
     {"determinism", test_determinism},

@@ -18,6 +18,10 @@
  *   sleeps fresh     the main thread issued work, starts a thread and sleeps
  *                    at once: the new thread's first work, 20 ms of real
  *                    time later, comes at the start time, not after the sleep
+ *   sleeps timedcv   two threads, one GPU each: one waits on a condition
+ *                    variable with a 10 ms deadline, which the other signals
+ *                    after its kernels (+3 ms): it wakes then; its next waits
+ *                    (no signal) time out at their simulated deadlines
  *   sleeps timed     timed waits whose deadlines were read on the simulated
  *                    clock wait their length in real time (read by system
  *                    call, not through the interposed clock), not days less
@@ -188,6 +192,74 @@ static void threads(void)
                 printf("%s\n", g_lines[i][j]);
 }
 
+/* ---- timedcv ---- */
+
+static pthread_mutex_t g_cv_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER, g_cv_quiet = PTHREAD_COND_INITIALIZER;
+static int g_flag;
+
+static void *signaller(void *unused)
+{
+    (void)unused;
+    CHECK_CUDA(cudaSetDevice(0), cudaSuccess);
+    CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
+    pthread_barrier_wait(&g_met);
+    launch(0, 3);
+    CHECK_CUDA(cudaStreamSynchronize(0), cudaSuccess);
+    pthread_mutex_lock(&g_cv_mu);
+    g_flag = 1;
+    pthread_cond_signal(&g_cv); /* at +3 ms: the waiter's deadline is +10 ms */
+    pthread_mutex_unlock(&g_cv_mu);
+    launch(0, 1);
+    CHECK_CUDA(cudaStreamSynchronize(0), cudaSuccess);
+    return NULL;
+}
+
+static void *timed_waiter(void *unused)
+{
+    (void)unused;
+    CHECK_CUDA(cudaSetDevice(1), cudaSuccess);
+    CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
+    pthread_barrier_wait(&g_met);
+    pthread_mutex_lock(&g_cv_mu);
+    struct timespec at = ts_of(clock_ns(CLOCK_MONOTONIC) + 10 * MS);
+    int rc = 0;
+    while (!g_flag && rc == 0)
+        rc = pthread_cond_clockwait(&g_cv, &g_cv_mu, CLOCK_MONOTONIC, &at);
+    long long t = now_ns() - g_t0;
+    snprintf(g_lines[0][0], sizeof g_lines[0][0], "signalled wait returned %d at +%lld ns", rc, t);
+    CHECK(rc == 0 && g_flag && t == 3 * K_NS, "the signalled wait returned %d at +%lld ns, want 0 at +%lld", rc, t,
+          3 * K_NS);
+    at = ts_of(clock_ns(CLOCK_MONOTONIC) + 2 * MS);
+    rc = pthread_cond_clockwait(&g_cv_quiet, &g_cv_mu, CLOCK_MONOTONIC, &at);
+    t = now_ns() - g_t0;
+    snprintf(g_lines[0][1], sizeof g_lines[0][1], "unsignalled 2 ms wait returned %d at +%lld ns", rc, t);
+    CHECK(rc == ETIMEDOUT && t == 5 * MS, "the unsignalled wait returned %d at +%lld ns, want ETIMEDOUT at +%lld", rc,
+          t, 5 * MS);
+    at = ts_of(clock_ns(CLOCK_REALTIME) + 1 * MS);
+    rc = pthread_cond_timedwait(&g_cv_quiet, &g_cv_mu, &at);
+    t = now_ns() - g_t0;
+    snprintf(g_lines[0][2], sizeof g_lines[0][2], "realtime 1 ms wait returned %d at +%lld ns", rc, t);
+    CHECK(rc == ETIMEDOUT && t == 6 * MS, "the realtime wait returned %d at +%lld ns, want ETIMEDOUT at +%lld", rc, t,
+          6 * MS);
+    pthread_mutex_unlock(&g_cv_mu);
+    return NULL;
+}
+
+static void timedcv(void)
+{
+    CHECK(pthread_barrier_init(&g_met, NULL, 3) == 0, "barrier");
+    pthread_t a, b;
+    CHECK(pthread_create(&a, NULL, signaller, NULL) == 0, "signaller");
+    CHECK(pthread_create(&b, NULL, timed_waiter, NULL) == 0, "waiter");
+    g_t0 = now_ns();
+    pthread_barrier_wait(&g_met);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    for (int j = 0; j < 3; j++)
+        printf("%s\n", g_lines[0][j]);
+}
+
 /* ---- fresh ---- */
 
 static void *fresh_worker(void *unused)
@@ -291,10 +363,12 @@ int main(int argc, char **argv)
         threads();
     else if (!strcmp(mode, "fresh"))
         fresh();
+    else if (!strcmp(mode, "timedcv"))
+        timedcv();
     else if (!strcmp(mode, "timed"))
         timed();
     else {
-        fprintf(stderr, "usage: sleeps alone|threads|fresh|timed\n");
+        fprintf(stderr, "usage: sleeps alone|threads|fresh|timedcv|timed\n");
         return 2;
     }
     printf("sleeps %s done\n", mode);

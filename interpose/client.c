@@ -619,6 +619,7 @@ static void thread_left(void *unused) {
 }
 
 static void tell_counted_locked(void);
+static void wake_timed_locked(const void *key, unsigned max);
 
 void hs_client_thread_created(hs_thread *t) {
     LOCK();
@@ -646,8 +647,10 @@ void hs_client_thread_exit(hs_thread *t) {
         t->fresh = 0;
         g_fresh--;
     }
-    if (worked && !t->exited)
+    if (worked && !t->exited) {
+        wake_timed_locked(t, 0); /* timed joins of it (hs_client_join_until), before it is counted out */
         count_out_locked(t->join_wait ? t->id : 0);
+    }
     t->exited = 1;
     if (was_fresh)
         send_ready_joins_locked();
@@ -892,58 +895,87 @@ typedef struct timed_waiter {
 static timed_waiter *g_timed;  /* on their threads' stacks */
 static _Atomic int g_ntimed;   /* how many: a signal looks at the list only when there are some */
 
+/*
+ * Waits in hysimd until the host clock reads until_ns (> now) or a Wake of
+ * key comes first: 1 when the deadline came (done), 0 when woken. Listed as
+ * a waiter on key before mutex (when given) is let go, so that a wake under
+ * it is never missed; mutex is not taken again here.
+ */
+static int timed_wait_locked(const void *key, uint64_t until_ns, pthread_mutex_t *mutex) {
+    await_fresh_locked(until_ns - hs_clock_now());
+    Hysim__Wait w = HYSIM__WAIT__INIT;
+    w.cond = HYSIM__WAIT__COND__UNTIL;
+    w.until_ns = until_ns;
+    reply_slot slot;
+    send_wait_begin_locked(&w, &slot);
+    timed_waiter self = {key, w.id, 0, g_timed};
+    g_timed = &self;
+    atomic_fetch_add(&g_ntimed, 1);
+    UNLOCK();
+    if (mutex)
+        pthread_mutex_unlock(mutex);
+    Hysim__Reply *r = await_reply(&slot);
+    LOCK();
+    timed_waiter **pp = &g_timed;
+    while (*pp != &self)
+        pp = &(*pp)->next;
+    *pp = self.next;
+    atomic_fetch_sub(&g_ntimed, 1);
+    Hysim__Reply *got;
+    int done = 1;
+    if (send_wait_end_locked(&w, r, &got) == cudaSuccess) {
+        done = got->done; /* not done: a Wake came first */
+        hysim__reply__free_unpacked(got, NULL);
+    }
+    return done;
+}
+
 int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t until_ns, int *rc) {
     if (t_holds_lock || t_awaiting)
         return 0;
     hs_client_enter();
     LOCK();
-    uint64_t from = hs_clock_now();
     if (!until_wait_ok_locked()) {
         UNLOCK();
         hs_client_leave();
         return 0;
     }
-    if (until_ns > from) {
-        await_fresh_locked(until_ns - from);
-        Hysim__Wait w = HYSIM__WAIT__INIT;
-        w.cond = HYSIM__WAIT__COND__UNTIL;
-        w.until_ns = until_ns;
-        reply_slot slot;
-        send_wait_begin_locked(&w, &slot);
-        timed_waiter self = {key, w.id, 0, g_timed}; /* listed before the mutex is let go: no signal is missed */
-        g_timed = &self;
-        atomic_fetch_add(&g_ntimed, 1);
-        UNLOCK();
-        pthread_mutex_unlock(mutex);
-        Hysim__Reply *r = await_reply(&slot);
-        LOCK();
-        timed_waiter **pp = &g_timed;
-        while (*pp != &self)
-            pp = &(*pp)->next;
-        *pp = self.next;
-        atomic_fetch_sub(&g_ntimed, 1);
-        Hysim__Reply *got;
-        int done = 1;
-        if (send_wait_end_locked(&w, r, &got) == cudaSuccess) {
-            done = got->done; /* not done: a signal's Wake came first */
-            hysim__reply__free_unpacked(got, NULL);
-        }
+    if (until_ns <= hs_clock_now()) { /* the deadline has passed on the host clock */
         UNLOCK();
         hs_client_leave();
-        pthread_mutex_lock(mutex);
-        *rc = done ? ETIMEDOUT : 0;
+        *rc = ETIMEDOUT;
         return 1;
     }
+    int done = timed_wait_locked(key, until_ns, mutex);
     UNLOCK();
     hs_client_leave();
-    *rc = ETIMEDOUT; /* the deadline has passed on the host clock */
+    pthread_mutex_lock(mutex);
+    *rc = done ? ETIMEDOUT : 0;
     return 1;
 }
 
-void hs_client_wake_timed(const void *key, unsigned max) {
-    if (atomic_load(&g_ntimed) == 0)
-        return;
+int hs_client_join_until(hs_thread *t, uint64_t until_ns, int *exited) {
+    if (t_holds_lock || t_awaiting)
+        return 0;
+    hs_client_enter();
     LOCK();
+    if (t->fresh && until_ns > hs_clock_now()) /* just started: it may issue its first work at this host time */
+        await_fresh_locked(until_ns - hs_clock_now());
+    /* t issued work: it counts as running until it exits, so its exit's Wake cannot come too late */
+    int handled = t_works && t->worked && until_wait_ok_locked();
+    if (handled) {
+        if (t->exited)
+            *exited = 1;
+        else
+            *exited = until_ns > hs_clock_now() && !timed_wait_locked(t, until_ns, NULL);
+    }
+    UNLOCK();
+    hs_client_leave();
+    return handled;
+}
+
+/* Wakes up to max (0: all) timed waits on key, at the host clock's reading. */
+static void wake_timed_locked(const void *key, unsigned max) {
     unsigned n = 0;
     for (timed_waiter *t = g_timed; t && (max == 0 || n < max); t = t->next) {
         if (t->key != key || t->woken)
@@ -959,6 +991,13 @@ void hs_client_wake_timed(const void *key, unsigned max) {
         m.wake = &k;
         send_locked(&m);
     }
+}
+
+void hs_client_wake_timed(const void *key, unsigned max) {
+    if (atomic_load(&g_ntimed) == 0)
+        return;
+    LOCK();
+    wake_timed_locked(key, max);
     UNLOCK();
 }
 

@@ -34,15 +34,20 @@
  *     pthread_join joins it, without a deadline);
  *   - a running thread, the deadline at or before the host clock: ETIMEDOUT
  *     at once (it can only exit later);
- *   - a running thread, the deadline ahead: waited for as pthread_join waits
- *     (in hysimd, where the joiner issued work), but not reaped, until it
- *     exits or the host clock passes the deadline. Exited by the deadline:
- *     joined, 0. Otherwise glibc would return ETIMEDOUT at the deadline; the
- *     process has one host clock, already past it, and hysimd has no Wait
- *     that ends at an exit or a time, whichever comes first (THREAD_EXIT
- *     and UNTIL, bridge/hysim.proto, are one each), so rather than return late
- *     the process ends with "hysim: pthread_timedjoin_np timing out on a
- *     running thread is not supported yet" and status 1.
+ *   - a running thread that issued GPU work, joined by one that did too, the
+ *     deadline ahead: the joiner waits in hysimd until the deadline (UNTIL,
+ *     bridge/hysim.proto), and the thread's exit, which tells hysimd first,
+ *     answers it early (Wake, as a condition variable's signal does:
+ *     client.c). Exited by the deadline: joined, 0; otherwise ETIMEDOUT at
+ *     the deadline, in simulated time, the thread still running;
+ *   - any other running thread, the deadline ahead: waited for as
+ *     pthread_join waits (in hysimd, where the joiner issued work), but not
+ *     reaped, until it exits or the host clock passes the deadline. Exited by
+ *     the deadline: joined, 0. Otherwise glibc would return ETIMEDOUT at the
+ *     deadline; hysimd does not see a thread that issued no work wait or
+ *     run, so the deadline cannot be kept in simulated time, and rather
+ *     than return late the process ends with "hysim: pthread_timedjoin_np
+ *     timing out on a running thread is not supported yet" and status 1.
  * A thread that never exits while the host clock stands still (it waits for
  * the joiner, say, under host_time zero) keeps such a join waiting, as the
  * deadline never comes in simulated time. pthread_tryjoin_np is not wrapped:
@@ -287,6 +292,9 @@ static int timed_join_tracked(const char *name, hs_thread *t, pthread_t th, void
         return real_join(th, ret); /* exited before this call: nothing to time */
     if (deadline <= hs_clock_now())
         return ETIMEDOUT;
+    int exited;
+    if (hs_client_join_until(t, deadline, &exited)) /* in simulated time: t's exit or the deadline, first */
+        return exited ? real_join(th, ret) : ETIMEDOUT;
     int told = hs_client_join_begin(t);
     if (!await_exit(t, deadline))
         timed_out_running(name, deadline); /* hysimd's Wait for t's exit stays unanswered: it ends here */

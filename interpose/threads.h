@@ -90,6 +90,12 @@ HS_HIDDEN void hs_client_thread_leaving(hs_thread *t);
  * caller waits in real time): as sleeps (sleep.c).
  */
 HS_HIDDEN int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t until_ns, int *rc);
+/*
+ * A timed join of t (its record) until the host clock reads until_ns, in
+ * hysimd: 1 with *exited (t exited by then; its exit wakes the wait), where
+ * the caller and t both issued work; 0 otherwise (threads.c's own way).
+ */
+HS_HIDDEN int hs_client_join_until(hs_thread *t, uint64_t until_ns, int *exited);
 /* A signal (max 1) or broadcast (max 0) of key: answers the timed waits on it hysimd times, now. */
 HS_HIDDEN void hs_client_wake_timed(const void *key, unsigned max);
 

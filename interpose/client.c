@@ -39,7 +39,7 @@
  * thread that never issues work costs nothing.
  *
  * Threads blocked outside CUDA (host_sync.c: condition variables, barriers,
- * semaphores; threads.c: a join hysimd is not told of): each blocked thread
+ * semaphores; mutex.c: mutexes; threads.c: a join hysimd is not told of): each blocked thread
  * is listed by the address it blocks on, and one that issued work counts as
  * waiting, left out of the count hysimd holds (Wait.threads, Threads), so
  * that the simulation may pass the process's host time while it cannot run.
@@ -56,6 +56,7 @@
  * hysimd refuses if the simulation has passed its clock.
  */
 #include <errno.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -620,6 +621,7 @@ static void thread_left(void *unused) {
 
 static void tell_counted_locked(void);
 static void wake_timed_locked(const void *key, unsigned max);
+static unsigned release_locked(const void *key, unsigned max);
 
 void hs_client_thread_created(hs_thread *t) {
     LOCK();
@@ -897,23 +899,24 @@ static _Atomic int g_ntimed;   /* how many: a signal looks at the list only when
 
 /*
  * Waits in hysimd until the host clock reads until_ns (> now) or a Wake of
- * key comes first: 1 when the deadline came (done), 0 when woken. Listed as
- * a waiter on key before mutex (when given) is let go, so that a wake under
- * it is never missed; mutex is not taken again here.
+ * key comes first: 1 when the deadline came (done), 0 when woken. mutex
+ * (when given) is let go, the Wait sent and the waiter listed under the
+ * client lock, which a wake takes, so that a wake under mutex is never
+ * missed; mutex is not taken again here.
  */
 static int timed_wait_locked(const void *key, uint64_t until_ns, pthread_mutex_t *mutex) {
     await_fresh_locked(until_ns - hs_clock_now());
     Hysim__Wait w = HYSIM__WAIT__INIT;
     w.cond = HYSIM__WAIT__COND__UNTIL;
     w.until_ns = until_ns;
+    if (mutex && hs_sync_mutex_let_go(mutex)) /* before the Wait: this thread still runs */
+        release_locked(mutex, 1);
     reply_slot slot;
     send_wait_begin_locked(&w, &slot);
     timed_waiter self = {key, w.id, 0, g_timed};
     g_timed = &self;
     atomic_fetch_add(&g_ntimed, 1);
     UNLOCK();
-    if (mutex)
-        pthread_mutex_unlock(mutex);
     Hysim__Reply *r = await_reply(&slot);
     LOCK();
     timed_waiter **pp = &g_timed;
@@ -949,7 +952,7 @@ int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t u
     int done = timed_wait_locked(key, until_ns, mutex);
     UNLOCK();
     hs_client_leave();
-    pthread_mutex_lock(mutex);
+    hs_sync_mutex_lock(mutex);
     *rc = done ? ETIMEDOUT : 0;
     return 1;
 }
@@ -959,8 +962,13 @@ int hs_client_join_until(hs_thread *t, uint64_t until_ns, int *exited) {
         return 0;
     hs_client_enter();
     LOCK();
-    if (t->fresh && until_ns > hs_clock_now()) /* just started: it may issue its first work at this host time */
-        await_fresh_locked(until_ns - hs_clock_now());
+    /* just started: it may issue its first work at this host time, and only then can the join wait in
+     * hysimd (the other way cannot time out in simulated time): up to HS_FRESH_GRACE_NS of real time */
+    for (uint64_t waited = 0; t->fresh && !t->exited && waited < HS_FRESH_GRACE_NS; waited += 1000000) {
+        UNLOCK();
+        hs_client_real_sleep_ns(1000000);
+        LOCK();
+    }
     /* t issued work: it counts as running until it exits, so its exit's Wake cannot come too late */
     int handled = t_works && t->worked && until_wait_ok_locked();
     if (handled) {
@@ -1026,12 +1034,20 @@ static void unlist_locked(hs_parked *p) {
     atomic_fetch_sub(&g_nlisted, 1);
 }
 
-/* Counts up to max (0: all) threads blocked on key as running again; returns how many. */
-static unsigned release_locked(const void *key, unsigned max) {
+/*
+ * Counts up to max (0: all) threads blocked on key as running again; returns
+ * how many. A mutex's blocked thread sleeps on its own release, and is woken;
+ * handover says the mutex is let go inside libc just after (its thread keeps
+ * trying a while, hs_client_block_on_mutex).
+ */
+static unsigned release_handover_locked(const void *key, unsigned max, int handover) {
     unsigned n = 0;
     for (hs_parked *p = g_parked; p && (max == 0 || n < max); p = p->next)
         if (p->key == key && !p->released) {
-            p->released = 1;
+            p->handover = handover;
+            __atomic_store_n(&p->released, 1, __ATOMIC_RELEASE);
+            if (p->sleeps)
+                syscall(SYS_futex, &p->released, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
             count_parked_locked(p, -1);
             n++;
         }
@@ -1039,6 +1055,8 @@ static unsigned release_locked(const void *key, unsigned max) {
         tell_counted_locked();
     return n;
 }
+
+static unsigned release_locked(const void *key, unsigned max) { return release_handover_locked(key, max, 0); }
 
 /* Lists p as blocked (the lock held). */
 static void list_locked(hs_parked *p) {
@@ -1097,10 +1115,23 @@ void hs_client_thread_leaving(hs_thread *t) {
 int hs_client_any_parked(void) { return atomic_load(&g_nlisted) > 0; }
 
 unsigned hs_client_release(const void *key, unsigned max) {
+    if (t_holds_lock) /* a signal handler on a thread inside the core: the thread it wakes counts itself in */
+        return 0;
     LOCK();
     unsigned n = release_locked(key, max);
     UNLOCK();
     return n;
+}
+
+int hs_client_park_handing(hs_parked *p, const void *key, const void *mutex) {
+    park_init(p, key);
+    p->hands = mutex;
+    p->hands_tid = (int)syscall(SYS_gettid);
+    LOCK();
+    release_handover_locked(mutex, 1, 1); /* while this thread runs */
+    list_locked(p);
+    UNLOCK();
+    return 1;
 }
 
 int hs_client_release_and(const void *key, unsigned max, int (*post)(void *), void *arg) {
@@ -1113,8 +1144,8 @@ int hs_client_release_and(const void *key, unsigned max, int (*post)(void *), vo
     return rc;
 }
 
-void hs_client_unpark(hs_parked *p) {
-    LOCK();
+/* p runs again (the lock held): unlisted, counted in by its release or by taking another's. */
+static void unpark_locked(hs_parked *p) {
     if (p->listed) {
         if (!p->released) { /* woken without a release of its own: take another's, still blocked */
             hs_parked *q = g_parked;
@@ -1129,9 +1160,104 @@ void hs_client_unpark(hs_parked *p) {
         }
         unlist_locked(p);
     }
+}
+
+void hs_client_unpark(hs_parked *p) {
+    LOCK();
+    unpark_locked(p);
     UNLOCK();
     if (p->works)
         hs_client_leave();
+}
+
+/*
+ * How long a thread released by a handover (hs_client_park_handing)
+ * keeps trying the mutex, real time: the holder lets it go inside libc just
+ * after, in a condition variable's wait, and the released thread must not
+ * count as blocked meanwhile. A thread that loses it to another blocks
+ * listed again at once, and one that has not got it by then (its holder
+ * kept from running that long, or holding it again after its wait) too:
+ * the holder runs, and its unlock releases one again.
+ */
+#define HS_MUTEX_HANDOVER_NS 50000000
+/*
+ * How long a blocked thread sleeps at most before it tries the mutex again
+ * (real time): a timed condition-variable wait that runs in real time
+ * (timed_waits.c) lets its mutex go inside libc and wakes no one.
+ */
+#define HS_MUTEX_RECHECK_NS 10000000
+
+/*
+ * Waits until the mutex is free (1), or taken by another than holder or
+ * HS_MUTEX_HANDOVER_NS have passed (0). It sleeps on the mutex's lock word
+ * as libc's own lock does (0 free, 1 taken, 2 taken with sleepers): marked
+ * 2, the word makes libc's unlock, which no wrapper sees, wake a sleeper.
+ */
+static int await_handover(int *word, const int *owner, int holder) {
+    uint64_t until = hs_clock_real_ns(CLOCK_MONOTONIC) + HS_MUTEX_HANDOVER_NS;
+    for (;;) {
+        int v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+        if (v == 0)
+            return 1;
+        if (__atomic_load_n(owner, __ATOMIC_RELAXED) != holder || hs_clock_real_ns(CLOCK_MONOTONIC) >= until)
+            return 0;
+        if (v == 1 && !__atomic_compare_exchange_n(word, &v, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+            continue; /* it changed: look again */
+        struct timespec nap = {0, 1000000}; /* and the owner again, now and then */
+        syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 2, &nap, NULL, 0);
+    }
+}
+
+/* Whether holder, a thread that holds the mutex key, is blocked in a wait in which libc lets it go. */
+static int handed_over_locked(const void *key, int holder) {
+    for (const hs_parked *q = g_parked; q && holder; q = q->next)
+        if (q->hands == key && q->hands_tid == holder)
+            return 1;
+    return 0;
+}
+
+int hs_client_block_on_mutex(const void *key, pthread_mutex_t *mutex, int (*take)(void *), void *arg) {
+    if (t_holds_lock || t_awaiting) /* a signal handler on a thread inside the core: libc's wait, unlisted */
+        return 0;
+    hs_parked p;
+    park_init(&p, key);
+    p.sleeps = 1;
+    LOCK();
+    while (!take(arg)) {
+        int holder = __atomic_load_n(&mutex->__data.__owner, __ATOMIC_RELAXED);
+        int handover = p.released && p.handover; /* libc lets it go just after: keep trying */
+        p.handover = 0;
+        if (!handover && handed_over_locked(key, holder)) { /* its holder is letting it go inside libc */
+            handover = 1;
+            if (p.listed && !p.released) {
+                p.released = 1;
+                count_parked_locked(&p, -1);
+                tell_counted_locked();
+            }
+        }
+        if (!handover && !p.listed) {
+            list_locked(&p);
+        } else if (!handover && p.released) { /* lost it: blocked again */
+            p.released = 0;
+            count_parked_locked(&p, 1);
+            tell_counted_locked();
+        }
+        UNLOCK();
+        if (handover) {
+            await_handover(&mutex->__data.__lock, &mutex->__data.__owner, holder);
+        } else {
+            struct timespec nap = {0, HS_MUTEX_RECHECK_NS};
+            while (!__atomic_load_n(&p.released, __ATOMIC_ACQUIRE) &&
+                   syscall(SYS_futex, &p.released, FUTEX_WAIT_PRIVATE, 0, &nap, NULL, 0) == -1 && errno == EINTR) {
+            }
+        }
+        LOCK();
+    }
+    unpark_locked(&p);
+    UNLOCK();
+    if (p.works)
+        hs_client_leave();
+    return 1;
 }
 
 void hs_client_unpark_cancelled(void *p) { hs_client_unpark(p); }

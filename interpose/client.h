@@ -19,6 +19,7 @@
 #ifndef HYSIM_INTERPOSE_CLIENT_H
 #define HYSIM_INTERPOSE_CLIENT_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,14 @@ HS_API void hs_client_enter(void);
 HS_API void hs_client_leave(void);
 /* Sleeps ns of real time, whatever the clocks read (libc's nanosleep; signals do not cut it short). */
 HS_API void hs_client_real_sleep_ns(uint64_t ns);
+/*
+ * libc's pthread_mutex_lock and pthread_mutex_unlock, for hysim's own
+ * mutexes: its libraries are built with those two renamed to these
+ * (interpose/CMakeLists.txt), as the exported ones (mutex.c) are the
+ * program's, whose blocked threads count as waiting.
+ */
+HS_API int hs_client_own_mutex_lock(pthread_mutex_t *mutex);
+HS_API int hs_client_own_mutex_unlock(pthread_mutex_t *mutex);
 
 /*
  * Connects to hysimd on the first call (HYSIM_ENDPOINT) and returns

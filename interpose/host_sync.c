@@ -8,7 +8,9 @@
  * condition variable answers it early (a Wake, client.c). The waiter is
  * listed before it lets the mutex go, so a signal under the mutex never
  * misses it; a signal wakes one listed timed waiter besides whatever libc
- * wakes (an extra wakeup, which POSIX allows).
+ * wakes (an extra wakeup, which POSIX allows). Mutexes are mutex.c's; a
+ * wait here hands its mutex over to the threads blocked on it
+ * (hs_client_park_handing), as libc lets it go unseen.
  *
  * A thread that issued GPU work and blocks in one of them would otherwise
  * count as running, and hysimd could not simulate past the process's host
@@ -40,7 +42,7 @@
  * straight through. Not wrapped (their threads count as running, as
  * before): the timed waits the simulated path does not take (a thread that
  * issued no work, sem_timedwait, sem_clockwait: timed_waits.c only moves
- * their deadlines to the machine's clock), pthread_mutex_lock, and what
+ * their deadlines to the machine's clock), and what
  * waits on a futex without libc (C++ std::barrier, std::atomic::wait,
  * std::latch).
  */
@@ -115,7 +117,7 @@ HS_API int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex) {
     if (!hs_clock_simulated() || shared_cond(cond))
         return wait(cond, mutex);
     hs_parked p;
-    hs_client_park(&p, cond, 0, NULL, NULL);
+    hs_client_park_handing(&p, cond, mutex); /* libc lets mutex go inside the wait */
     int rc;
     pthread_cleanup_push(hs_client_unpark_cancelled, &p); /* cond_wait, sem_wait: cancellation points */
     rc = wait(cond, mutex);

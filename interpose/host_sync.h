@@ -26,4 +26,13 @@ HS_HIDDEN int hs_real_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mute
 HS_HIDDEN int hs_sync_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
                                      const struct timespec *abstime, int *rc);
 
+/* The program's pthread_mutex_lock (mutex.c), for the client core's operations on a program's mutex. */
+HS_HIDDEN int hs_sync_mutex_lock(pthread_mutex_t *mutex);
+/*
+ * The program's mutex, held by the caller, let go with libc's unlock by a
+ * caller holding the client lock (client.c's timed waits): 1 when a thread
+ * blocked on it is to be released (the caller releases it under that lock).
+ */
+HS_HIDDEN int hs_sync_mutex_let_go(pthread_mutex_t *mutex);
+
 #endif

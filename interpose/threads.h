@@ -53,6 +53,10 @@ typedef struct hs_parked {
     int works;              /* the thread issued work */
     int listed;             /* in client.c's list of blocked threads */
     int released;           /* a releaser counted it as running again; it has not returned yet */
+    int sleeps;             /* it sleeps on released (a mutex's, hs_client_block_on_mutex): a release wakes it */
+    int handover;           /* its release came before libc lets the mutex go (hs_client_park_handing) */
+    const void *hands;      /* a mutex libc lets go inside the wait it blocks in (hs_client_park_handing) */
+    int hands_tid;          /* its thread id: the mutex's owner until then */
     struct hs_parked *next;
 } hs_parked;
 
@@ -123,6 +127,23 @@ HS_HIDDEN unsigned hs_client_release(const void *key, unsigned max);
 HS_HIDDEN int hs_client_any_parked(void);
 /* The blocking call returned (or the thread is cancelled in it): p runs again. */
 HS_HIDDEN void hs_client_unpark(hs_parked *p);
+/*
+ * A mutex (mutex.c) the caller found taken: tries take(arg) under the lock
+ * releases take, and until it succeeds blocks listed on key, sleeping until
+ * a release (or a short while: a mutex let go inside libc wakes no one);
+ * a thread released that loses the mutex again blocks listed again. Returns
+ * 1 running, the mutex taken (or take's error); 0 at once where the caller
+ * is inside the client core (a signal handler): it waits in libc then.
+ */
+HS_HIDDEN int hs_client_block_on_mutex(const void *key, pthread_mutex_t *mutex, int (*take)(void *), void *arg);
+/*
+ * hs_client_park for a condition variable's wait (key) in which libc lets
+ * mutex go, held by the caller, where no wrapper sees it: one thread blocked
+ * on mutex is released as a handover, and one that blocks on it until libc
+ * has let it go finds the caller listed and counts as running too; both
+ * keep trying the mutex until it is free (mutex.c says why). Returns 1.
+ */
+HS_HIDDEN int hs_client_park_handing(hs_parked *p, const void *key, const void *mutex);
 /* hs_client_unpark as a pthread_cleanup_push handler (p: the hs_parked): a thread cancelled while blocked. */
 HS_HIDDEN void hs_client_unpark_cancelled(void *p);
 /*

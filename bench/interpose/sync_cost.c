@@ -5,7 +5,12 @@
  *   - a condition-variable ping-pong (a turn under a mutex, each waits for
  *     its turn in pthread_cond_wait and signals the other's): one round trip
  *     is A -> B -> A;
- *   - a pthread_barrier_t of 2.
+ *   - a pthread_barrier_t of 2;
+ *   - a mutex locked and unlocked by one thread while the other waits
+ *     (uncontended: the wrapped pthread_mutex_lock's fast path, interpose/mutex.c),
+ *     in nanoseconds per lock + unlock;
+ *   - a mutex both threads lock and unlock in turn as fast as they can
+ *     (contended: a thread that finds it taken blocks listed, mutex.c).
  * The wall time per round, on the real clock (a raw clock_gettime system
  * call: under hysim the libc clocks read simulated time), in microseconds.
  *
@@ -38,7 +43,9 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv[2] = {PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER};
 static int g_turn;
 static pthread_barrier_t g_barrier, g_start;
-static double g_pingpong_us, g_barrier_us;
+static pthread_mutex_t g_shared = PTHREAD_MUTEX_INITIALIZER;
+static long g_count;
+static double g_pingpong_us, g_barrier_us, g_mutex_ns, g_contended_us;
 
 static double real_us(void)
 {
@@ -69,9 +76,28 @@ static void *player(void *arg)
     for (int r = 0; r < g_rounds; r++)
         pthread_barrier_wait(&g_barrier);
     double t2 = real_us();
+    pthread_barrier_wait(&g_start);
+    double t3 = real_us();
+    if (me == 0) /* uncontended: the other waits in the barrier below */
+        for (int r = 0; r < 100 * g_rounds; r++) {
+            pthread_mutex_lock(&g_shared);
+            g_count++;
+            pthread_mutex_unlock(&g_shared);
+        }
+    double t4 = real_us();
+    pthread_barrier_wait(&g_start);
+    double t5 = real_us();
+    for (int r = 0; r < g_rounds; r++) { /* contended: both at once */
+        pthread_mutex_lock(&g_shared);
+        g_count++;
+        pthread_mutex_unlock(&g_shared);
+    }
+    double t6 = real_us();
     if (me == 0) {
         g_pingpong_us = (t1 - t0) / g_rounds;
         g_barrier_us = (t2 - t1) / g_rounds;
+        g_mutex_ns = (t4 - t3) * 1e3 / (100.0 * g_rounds);
+        g_contended_us = (t6 - t5) / g_rounds;
     }
     return NULL;
 }
@@ -101,7 +127,12 @@ int main(int argc, char **argv)
         }
     for (int i = 0; i < 2; i++)
         pthread_join(t[i], NULL);
-    printf("sync_cost %s, %d rounds: condvar ping-pong %.3f us per round trip, barrier of 2 %.3f us per round\n",
-           argv[1], g_rounds, g_pingpong_us, g_barrier_us);
+    printf("sync_cost %s, %d rounds: condvar ping-pong %.3f us per round trip, barrier of 2 %.3f us per round, "
+           "mutex lock + unlock %.1f ns alone, %.3f us contended by 2\n",
+           argv[1], g_rounds, g_pingpong_us, g_barrier_us, g_mutex_ns, g_contended_us);
+    if (g_count != 102L * g_rounds) {
+        fprintf(stderr, "sync_cost: the mutex counted %ld, not %ld\n", g_count, 102L * g_rounds);
+        return 1;
+    }
     return 0;
 }

@@ -1,0 +1,183 @@
+/*
+ * pthread_mutex_lock and pthread_mutex_unlock, wrapped (and so C++
+ * std::mutex, whose lock and unlock call them): a thread blocked on a
+ * mutex counts as waiting, as one blocked in host_sync.c's calls does.
+ *
+ * A common pattern holds a mutex across a GPU wait: a thread takes a lock,
+ * synchronises its stream, lets the lock go; another thread that issued
+ * work blocks on the lock meanwhile. Unwrapped, the blocked thread counted
+ * as running, so hysimd could not simulate past the process's host clock,
+ * the holder's synchronize could never be answered, and the stall watchdog
+ * ended the run. Now a lock that finds the mutex taken lists the thread as
+ * blocked on the mutex's address (client.c, "Threads blocked outside CUDA"),
+ * and an unlock counts one listed thread as running again before it
+ * returns.
+ *
+ * The uncontended path costs a trylock instead of a lock, and an unlock one
+ * atomic load more: a lock tries the mutex first and parks only when it is
+ * taken; an unlock looks for listed threads only while some thread is in
+ * that slow path (g_contended). The two sides pair as in Dekker's
+ * algorithm: a locker counts itself in g_contended before it tries the
+ * mutex under the client lock, an unlocker lets the mutex go before it
+ * reads g_contended, both with sequentially consistent operations, so
+ * either the locker's try takes the mutex or the unlocker sees the locker
+ * and releases it (or finds it not listed yet, and then its try succeeds).
+ * The unlock releases after libc's unlock, not before as host_sync.c's
+ * releasers do: the unlocking thread runs until its unlock returns, so
+ * hysimd cannot pass the host clock before the count reaches it.
+ *
+ * A blocked thread waits in client.c (hs_client_block_on_mutex), not in
+ * libc's lock: libc wakes a waiter at an unlock, but the mutex may be taken
+ * again before that waiter runs (the unlocking thread relocks it in a loop),
+ * and libc's waiter blocks on inside, where it would count as running. Here
+ * a release wakes the thread it counts in, which tries again, and blocks
+ * listed again if it lost.
+ *
+ * A condition variable's wait lets its mutex go inside libc, where no
+ * wrapper sees it: so the waiting thread, listed on the condition variable
+ * with the mutex it hands over (hs_client_park_handing, host_sync.c),
+ * releases one thread blocked on the mutex while it still runs, and a
+ * thread that blocks on the mutex while its owner is listed so counts as
+ * running too; both keep trying the mutex until libc has let it go (at
+ * most 50 ms of real time, or until another thread takes it), then block
+ * listed again. A timed wait that waits in hysimd (client.c) lets its
+ * mutex go itself, under the client lock and before its Wait
+ * (hs_sync_mutex_let_go): no handover is needed there.
+ *
+ * Left to libc as they are: a mutex shared between processes (another
+ * process may hold it), robust and priority-inheritance or -protection
+ * mutexes (the kernel hands them over, at an owner's death too: their
+ * blocked threads count as running), a lock by the mutex's own owner (an
+ * error-checking mutex's EDEADLK, a recursive one's count), an unlock that
+ * leaves a recursive mutex held, and everything without HYSIM_ENDPOINT. Which
+ * thread libc gives the mutex to is libc's choice, as is the order in which
+ * blocked threads get it, so a program whose threads race for a mutex may
+ * run them in another order each time, as on a real machine.
+ *
+ * hysim's own libraries lock their own mutexes with libc's calls: they are
+ * built with pthread_mutex_lock and pthread_mutex_unlock renamed to
+ * hs_client_own_mutex_lock and _unlock (interpose/CMakeLists.txt), which
+ * this file defines; their waits are the simulator's, not the program's.
+ */
+#undef pthread_mutex_lock
+#undef pthread_mutex_unlock
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "host_sync.h"
+#include "threads.h"
+
+typedef int (*mutex_fn)(pthread_mutex_t *);
+
+static struct {
+    mutex_fn lock, trylock, unlock;
+} real; /* each read and written with atomics */
+
+/* Threads in the slow path of pthread_mutex_lock: an unlock looks for listed threads only when some are. */
+static _Atomic unsigned g_contended;
+
+static void resolve(void) {
+    if (__atomic_load_n(&real.unlock, __ATOMIC_ACQUIRE))
+        return;
+    __atomic_store_n(&real.lock, (mutex_fn)hs_next_symbol("pthread_mutex_lock", NULL), __ATOMIC_RELEASE);
+    __atomic_store_n(&real.trylock, (mutex_fn)hs_next_symbol("pthread_mutex_trylock", NULL), __ATOMIC_RELEASE);
+    __atomic_store_n(&real.unlock, (mutex_fn)hs_next_symbol("pthread_mutex_unlock", NULL), __ATOMIC_RELEASE);
+}
+
+#define REAL(field) (resolve(), __atomic_load_n(&real.field, __ATOMIC_ACQUIRE))
+
+HS_API int hs_client_own_mutex_lock(pthread_mutex_t *mutex) { return REAL(lock)(mutex); }
+HS_API int hs_client_own_mutex_unlock(pthread_mutex_t *mutex) { return REAL(unlock)(mutex); }
+
+/*
+ * What glibc keeps in a mutex (nptl's pthreadP.h, glibc 2.34 on): __kind's
+ * bit 7 marks one shared between processes (PTHREAD_MUTEX_PSHARED_BIT), its
+ * two low bits the type (1: recursive); __owner holds the owner's thread id
+ * (below bit 30 for robust and priority-inheritance mutexes, whose upper
+ * bits are flags); __count a recursive mutex's depth.
+ */
+#define MUTEX_PSHARED_BIT 128
+#define MUTEX_TYPE_MASK 3
+#define MUTEX_ROBUST_PI_PP_BITS (16 | 32 | 64)
+#define MUTEX_OWNER_TID_MASK 0x3fffffff
+
+static int shared_mutex(const pthread_mutex_t *m) {
+    return (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) & MUTEX_PSHARED_BIT) != 0;
+}
+
+/* Whether the calling thread holds m (read by its owner, the field is stable). */
+static int owned_by_caller(const pthread_mutex_t *m) {
+    int owner = __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) & MUTEX_OWNER_TID_MASK;
+    return owner != 0 && owner == (int)syscall(SYS_gettid);
+}
+
+/* A robust or priority mutex (__kind bits 4, 5, 6): the kernel hands it over (an owner's death, priority inheritance). */
+static int robust_or_priority(const pthread_mutex_t *m) {
+    return (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) & MUTEX_ROBUST_PI_PP_BITS) != 0;
+}
+
+/* An unlock by the owner that leaves a recursive mutex held (read before it lets the mutex go). */
+static int stays_held(const pthread_mutex_t *m) {
+    return (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) & MUTEX_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE &&
+           __atomic_load_n(&m->__data.__count, __ATOMIC_RELAXED) > 1;
+}
+
+typedef struct attempt {
+    pthread_mutex_t *mutex;
+    int rc; /* the try's result */
+} attempt;
+
+/* hs_client_block_on_mutex's take: the mutex, tried under the lock an unlock's release takes. */
+static int try_under_lock(void *arg) {
+    attempt *a = arg;
+    a->rc = REAL(trylock)(a->mutex);
+    return a->rc != EBUSY;
+}
+
+/* The mutex is taken: blocks listed on it (client.c) until the caller takes it. */
+static int lock_contended(pthread_mutex_t *mutex) {
+    atomic_fetch_add(&g_contended, 1); /* before the try under the lock: an unlock after it sees this */
+    attempt a = {mutex, EBUSY};
+    int rc = hs_client_block_on_mutex(mutex, mutex, try_under_lock, &a) ? a.rc : REAL(lock)(mutex);
+    atomic_fetch_sub(&g_contended, 1);
+    return rc;
+}
+
+int hs_sync_mutex_lock(pthread_mutex_t *mutex) {
+    if (!hs_clock_simulated() || shared_mutex(mutex))
+        return REAL(lock)(mutex);
+    int rc = REAL(trylock)(mutex);
+    if (rc != EBUSY) /* 0, or what libc's lock would say: a robust mutex's EOWNERDEAD, ... */
+        return rc;
+    if (owned_by_caller(mutex) || robust_or_priority(mutex)) /* libc's own answer, or its own wait */
+        return REAL(lock)(mutex);
+    return lock_contended(mutex);
+}
+
+static int unlock_program_mutex(pthread_mutex_t *mutex) {
+    if (!hs_clock_simulated())
+        return REAL(unlock)(mutex);
+    int counts = !shared_mutex(mutex) && !stays_held(mutex); /* read while held: once let go it may be freed */
+    int rc = REAL(unlock)(mutex);
+    atomic_thread_fence(memory_order_seq_cst); /* libc's unlock may be a release store: the file comment says why */
+    if (rc == 0 && counts && atomic_load(&g_contended) > 0)
+        hs_client_release(mutex, 1); /* the address only: once let go, mutex may be freed */
+    return rc;
+}
+
+int hs_sync_mutex_let_go(pthread_mutex_t *mutex) {
+    int counts = hs_clock_simulated() && !shared_mutex(mutex) && !stays_held(mutex);
+    REAL(unlock)(mutex);
+    atomic_thread_fence(memory_order_seq_cst); /* as an unlock's: the file comment says why */
+    return counts && atomic_load(&g_contended) > 0;
+}
+
+
+HS_API int pthread_mutex_lock(pthread_mutex_t *mutex) { return hs_sync_mutex_lock(mutex); }
+HS_API int pthread_mutex_unlock(pthread_mutex_t *mutex) { return unlock_program_mutex(mutex); }
+
+__attribute__((constructor)) static void mutex_init(void) { resolve(); }

@@ -1219,6 +1219,7 @@ static int handed_over_locked(const void *key, int holder) {
 int hs_client_block_on_mutex(const void *key, pthread_mutex_t *mutex, int (*take)(void *), void *arg) {
     if (t_holds_lock || t_awaiting) /* a signal handler on a thread inside the core: libc's wait, unlisted */
         return 0;
+    int on_word = 0; /* slept on the mutex's word: may have taken a wake meant for a sleeper of libc's */
     hs_parked p;
     park_init(&p, key);
     p.sleeps = 1;
@@ -1245,6 +1246,7 @@ int hs_client_block_on_mutex(const void *key, pthread_mutex_t *mutex, int (*take
         UNLOCK();
         if (handover) {
             await_handover(&mutex->__data.__lock, &mutex->__data.__owner, holder);
+            on_word = 1;
         } else {
             struct timespec nap = {0, HS_MUTEX_RECHECK_NS};
             while (!__atomic_load_n(&p.released, __ATOMIC_ACQUIRE) &&
@@ -1257,7 +1259,7 @@ int hs_client_block_on_mutex(const void *key, pthread_mutex_t *mutex, int (*take
     UNLOCK();
     if (p.works)
         hs_client_leave();
-    return 1;
+    return 1 + on_word;
 }
 
 void hs_client_unpark_cancelled(void *p) { hs_client_unpark(p); }

@@ -142,9 +142,11 @@ static int try_under_lock(void *arg) {
 static int lock_contended(pthread_mutex_t *mutex) {
     atomic_fetch_add(&g_contended, 1); /* before the try under the lock: an unlock after it sees this */
     attempt a = {mutex, EBUSY};
-    int rc = hs_client_block_on_mutex(mutex, mutex, try_under_lock, &a) ? a.rc : REAL(lock)(mutex);
+    int blocked = hs_client_block_on_mutex(mutex, mutex, try_under_lock, &a);
+    if (blocked == 2 && a.rc == 0) /* 2: taken, with sleepers: the next unlock wakes one (libc's lock does the same) */
+        __atomic_store_n(&mutex->__data.__lock, 2, __ATOMIC_RELAXED);
     atomic_fetch_sub(&g_contended, 1);
-    return rc;
+    return blocked ? a.rc : REAL(lock)(mutex);
 }
 
 int hs_sync_mutex_lock(pthread_mutex_t *mutex) {

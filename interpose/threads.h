@@ -132,8 +132,11 @@ HS_HIDDEN void hs_client_unpark(hs_parked *p);
  * releases take, and until it succeeds blocks listed on key, sleeping until
  * a release (or a short while: a mutex let go inside libc wakes no one);
  * a thread released that loses the mutex again blocks listed again. Returns
- * 1 running, the mutex taken (or take's error); 0 at once where the caller
- * is inside the client core (a signal handler): it waits in libc then.
+ * running, the mutex taken (or take's error): 2 when it slept on the
+ * mutex's lock word (the caller, owning it, marks the word as libc's own
+ * lock does after such a sleep, so that the next unlock wakes the sleepers
+ * it may have taken a wake from), else 1; 0 at once where the caller is
+ * inside the client core (a signal handler): it waits in libc then.
  */
 HS_HIDDEN int hs_client_block_on_mutex(const void *key, pthread_mutex_t *mutex, int (*take)(void *), void *arg);
 /*

@@ -68,15 +68,32 @@ typedef struct section {
 static section g_sections[NT * ITERS];
 static int g_nsections;
 
-static void *held_worker(void *arg)
+/* A stream of the current GPU on which one kernel has run: the calling thread has issued GPU work. */
+static cudaStream_t worked_stream(void)
 {
-    int g = (int)(long)arg;
+    cudaStream_t s;
+    CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
+    launch(s, 1);
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+    return s;
+}
+
+/* GPU g's thread: one kernel issued before any thread waits (at barrier), and run once all have arrived. */
+static cudaStream_t met_stream(int g, pthread_barrier_t *barrier)
+{
     cudaStream_t s;
     CHECK(cudaSetDevice(g) == cudaSuccess, "cudaSetDevice");
     CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
-    launch(s, 1); /* issued work before any thread waits */
-    pthread_barrier_wait(&g_start);
+    launch(s, 1);
+    pthread_barrier_wait(barrier);
     CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+    return s;
+}
+
+static void *held_worker(void *arg)
+{
+    int g = (int)(long)arg;
+    cudaStream_t s = met_stream(g, &g_start);
     for (int i = 0; i < ITERS; i++) {
         CHECK(pthread_mutex_lock(&g_mutex) == 0, "pthread_mutex_lock");
         long long from = now_ns();
@@ -138,12 +155,7 @@ static long long g_a_waits, g_b_takes, g_c_done;
 static void *handover_worker(void *arg)
 {
     int g = (int)(long)arg;
-    cudaStream_t s;
-    CHECK(cudaSetDevice(g) == cudaSuccess, "cudaSetDevice");
-    CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
-    launch(s, 1);
-    pthread_barrier_wait(&g_three);
-    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+    cudaStream_t s = met_stream(g, &g_three);
     if (g == 0) { /* A */
         CHECK(pthread_mutex_lock(&g_mutex) == 0, "pthread_mutex_lock");
         CHECK(sem_post(&g_a_holds) == 0, "sem_post");
@@ -201,10 +213,7 @@ static void *quiet_holder(void *arg)
 
 static void run_quiet(void)
 {
-    cudaStream_t s;
-    CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
-    launch(s, 1);
-    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+    cudaStream_t s = worked_stream();
     long long before = now_ns();
     pthread_t t;
     CHECK(pthread_create(&t, NULL, quiet_holder, NULL) == 0, "pthread_create");
@@ -259,10 +268,7 @@ static int contended_lock(int type, int robust, int die)
 
 static void run_kinds(void)
 {
-    cudaStream_t s;
-    CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
-    launch(s, 1);
-    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
+    cudaStream_t s = worked_stream();
     /* error-checking: taken after the wait, then EDEADLK for its owner */
     CHECK(contended_lock(PTHREAD_MUTEX_ERRORCHECK, 0, 0) == 0, "an error-checking mutex after a wait");
     CHECK(pthread_mutex_lock(&g_kind) == EDEADLK, "an error-checking mutex locked again by its owner");

@@ -39,7 +39,8 @@
  * thread that never issues work costs nothing.
  *
  * Threads blocked outside CUDA (host_sync.c: condition variables, barriers,
- * semaphores; mutex.c: mutexes; threads.c: a join hysimd is not told of): each blocked thread
+ * semaphores; mutex.c, rwlock.c: mutexes, rwlocks; threads.c: a join hysimd
+ * is not told of): each blocked thread
  * is listed by the address it blocks on, and one that issued work counts as
  * waiting, left out of the count hysimd holds (Wait.threads, Threads), so
  * that the simulation may pass the process's host time while it cannot run.
@@ -1038,7 +1039,7 @@ static void unlist_locked(hs_parked *p) {
  * Counts up to max (0: all) threads blocked on key as running again; returns
  * how many. A mutex's blocked thread sleeps on its own release, and is woken;
  * handover says the mutex is let go inside libc just after (its thread keeps
- * trying a while, hs_client_block_on_mutex).
+ * trying a while, hs_client_block_on_lock).
  */
 static unsigned release_handover_locked(const void *key, unsigned max, int handover) {
     unsigned n = 0;
@@ -1216,7 +1217,7 @@ static int handed_over_locked(const void *key, int holder) {
     return 0;
 }
 
-int hs_client_block_on_mutex(const void *key, pthread_mutex_t *mutex, int (*take)(void *), void *arg) {
+int hs_client_block_on_lock(const void *key, pthread_mutex_t *mutex, int (*take)(void *), void *arg) {
     if (t_holds_lock || t_awaiting) /* a signal handler on a thread inside the core: libc's wait, unlisted */
         return 0;
     int on_word = 0; /* slept on the mutex's word: may have taken a wake meant for a sleeper of libc's */
@@ -1225,10 +1226,10 @@ int hs_client_block_on_mutex(const void *key, pthread_mutex_t *mutex, int (*take
     p.sleeps = 1;
     LOCK();
     while (!take(arg)) {
-        int holder = __atomic_load_n(&mutex->__data.__owner, __ATOMIC_RELAXED);
+        int holder = mutex ? __atomic_load_n(&mutex->__data.__owner, __ATOMIC_RELAXED) : 0;
         int handover = p.released && p.handover; /* libc lets it go just after: keep trying */
         p.handover = 0;
-        if (!handover && handed_over_locked(key, holder)) { /* its holder is letting it go inside libc */
+        if (!handover && mutex && handed_over_locked(key, holder)) { /* its holder lets it go inside libc */
             handover = 1;
             if (p.listed && !p.released) {
                 p.released = 1;

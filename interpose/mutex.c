@@ -26,7 +26,7 @@
  * releasers do: the unlocking thread runs until its unlock returns, so
  * hysimd cannot pass the host clock before the count reaches it.
  *
- * A blocked thread waits in client.c (hs_client_block_on_mutex), not in
+ * A blocked thread waits in client.c (hs_client_block_on_lock), not in
  * libc's lock: libc wakes a waiter at an unlock, but the mutex may be taken
  * again before that waiter runs (the unlocking thread relocks it in a loop),
  * and libc's waiter blocks on inside, where it would count as running. Here
@@ -131,7 +131,7 @@ typedef struct attempt {
     int rc; /* the try's result */
 } attempt;
 
-/* hs_client_block_on_mutex's take: the mutex, tried under the lock an unlock's release takes. */
+/* hs_client_block_on_lock's take: the mutex, tried under the lock an unlock's release takes. */
 static int try_under_lock(void *arg) {
     attempt *a = arg;
     a->rc = REAL(trylock)(a->mutex);
@@ -142,7 +142,7 @@ static int try_under_lock(void *arg) {
 static int lock_contended(pthread_mutex_t *mutex) {
     atomic_fetch_add(&g_contended, 1); /* before the try under the lock: an unlock after it sees this */
     attempt a = {mutex, EBUSY};
-    int blocked = hs_client_block_on_mutex(mutex, mutex, try_under_lock, &a);
+    int blocked = hs_client_block_on_lock(mutex, mutex, try_under_lock, &a);
     if (blocked == 2 && a.rc == 0) /* 2: taken, with sleepers: the next unlock wakes one (libc's lock does the same) */
         __atomic_store_n(&mutex->__data.__lock, 2, __ATOMIC_RELAXED);
     atomic_fetch_sub(&g_contended, 1);

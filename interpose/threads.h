@@ -53,7 +53,7 @@ typedef struct hs_parked {
     int works;              /* the thread issued work */
     int listed;             /* in client.c's list of blocked threads */
     int released;           /* a releaser counted it as running again; it has not returned yet */
-    int sleeps;             /* it sleeps on released (a mutex's, hs_client_block_on_mutex): a release wakes it */
+    int sleeps;             /* it sleeps on released (a lock's, hs_client_block_on_lock): a release wakes it */
     int handover;           /* its release came before libc lets the mutex go (hs_client_park_handing) */
     const void *hands;      /* a mutex libc lets go inside the wait it blocks in (hs_client_park_handing) */
     int hands_tid;          /* its thread id: the mutex's owner until then */
@@ -128,17 +128,18 @@ HS_HIDDEN int hs_client_any_parked(void);
 /* The blocking call returned (or the thread is cancelled in it): p runs again. */
 HS_HIDDEN void hs_client_unpark(hs_parked *p);
 /*
- * A mutex (mutex.c) the caller found taken: tries take(arg) under the lock
- * releases take, and until it succeeds blocks listed on key, sleeping until
- * a release (or a short while: a mutex let go inside libc wakes no one);
- * a thread released that loses the mutex again blocks listed again. Returns
- * running, the mutex taken (or take's error): 2 when it slept on the
- * mutex's lock word (the caller, owning it, marks the word as libc's own
- * lock does after such a sleep, so that the next unlock wakes the sleepers
- * it may have taken a wake from), else 1; 0 at once where the caller is
- * inside the client core (a signal handler): it waits in libc then.
+ * A lock the caller found taken (mutex.c: a mutex; rwlock.c: a rwlock, mutex
+ * NULL): tries take(arg) under the lock releases take, and until it succeeds
+ * blocks listed on key, sleeping until a release (or a short while: a mutex
+ * let go inside libc wakes no one); a thread released that loses the lock
+ * again blocks listed again. Returns running, the lock taken (or take's
+ * error): 2 when it slept on the mutex's lock word (the caller, owning it,
+ * marks the word as libc's own lock does after such a sleep, so that the
+ * next unlock wakes the sleepers it may have taken a wake from), else 1; 0
+ * at once where the caller is inside the client core (a signal handler): it
+ * waits in libc then.
  */
-HS_HIDDEN int hs_client_block_on_mutex(const void *key, pthread_mutex_t *mutex, int (*take)(void *), void *arg);
+HS_HIDDEN int hs_client_block_on_lock(const void *key, pthread_mutex_t *mutex, int (*take)(void *), void *arg);
 /*
  * hs_client_park for a condition variable's wait (key) in which libc lets
  * mutex go, held by the caller, where no wrapper sees it: one thread blocked

@@ -8,7 +8,7 @@
 #   hysim   libhysim.so: only hs_client_*, the clock functions, pthread_create /
 #           pthread_join / pthread_timedjoin_np / pthread_clockjoin_np and the
 #           condition variable, barrier and semaphore calls of host_sync.c and the
-#           mutex calls of mutex.c, unversioned
+#           mutex and rwlock calls of mutex.c and rwlock.c, unversioned
 #   cuda    libcuda.so.1: the driver calls hysim implements, unversioned
 #   errors  cudaGetErrorName knows exactly driver_types.h's cudaError values
 #           (runs CLIENT_TEST error_names)
@@ -88,7 +88,7 @@ hysim)
   has_verdef "$lib" && check "libhysim.so defines symbol versions; its clock functions must be unversioned"
   exported=$(exports "$lib" | awk '{print $2}')
   sync_calls="pthread_cond_wait pthread_cond_signal pthread_cond_broadcast pthread_barrier_init pthread_barrier_destroy pthread_barrier_wait sem_wait sem_post"
-  sync_calls+=" pthread_mutex_lock pthread_mutex_unlock"
+  sync_calls+=" pthread_mutex_lock pthread_mutex_unlock pthread_rwlock_rdlock pthread_rwlock_wrlock pthread_rwlock_unlock"
   sleep_calls="nanosleep clock_nanosleep usleep sleep select poll"
   timed_calls="pthread_cond_timedwait pthread_cond_clockwait sem_timedwait sem_clockwait pthread_mutex_timedlock pthread_mutex_clocklock"
   timed_calls+=" pthread_rwlock_timedrdlock pthread_rwlock_timedwrlock pthread_rwlock_clockrdlock pthread_rwlock_clockwrlock"

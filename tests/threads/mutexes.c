@@ -1,7 +1,8 @@
 /*
  * Threads that issued GPU work blocking in pthread_mutex_lock (and so C++
- * std::mutex::lock) under hysim (interpose/mutex.c): NT threads, one GPU
- * each, every kernel K_NS long (barrier_gpus.yaml, host time zero).
+ * std::mutex::lock) under hysim (interpose/mutex.c), and on rwlocks
+ * (rwlock.c): NT threads, one GPU each, every kernel K_NS long
+ * (barrier_gpus.yaml, host time zero).
  *
  *   mutexes held    each thread, ITERS times, takes one mutex, launches
  *                   g + 1 kernels on its GPU, synchronises its stream and
@@ -25,6 +26,10 @@
  *                   them as A begins to wait: B must take the mutex at the
  *                   simulated time A began to wait, not once C's kernels
  *                   are done.
+ *   mutexes rwlock   as held, on a rwlock (so std::shared_mutex): GPUs 0 and 1
+ *                   take it for reading, GPU 2 for writing; every section
+ *                   lasts its kernels and no writer's overlaps another
+ *                   section (readers' may overlap each other).
  *   mutexes quiet   a thread that never touches the GPU holds the mutex for
  *                   50 ms of real time while the main thread, which has
  *                   issued work, blocks on it: the holder runs, so the main
@@ -90,12 +95,33 @@ static cudaStream_t met_stream(int g, pthread_barrier_t *barrier)
     return s;
 }
 
+static pthread_rwlock_t g_rwlock = PTHREAD_RWLOCK_INITIALIZER;
+static int g_rw; /* held on g_rwlock: GPU NT - 1 writes, the others read */
+
+static void take(int g)
+{
+    if (!g_rw)
+        CHECK(pthread_mutex_lock(&g_mutex) == 0, "pthread_mutex_lock");
+    else if (g == NT - 1)
+        CHECK(pthread_rwlock_wrlock(&g_rwlock) == 0, "pthread_rwlock_wrlock");
+    else
+        CHECK(pthread_rwlock_rdlock(&g_rwlock) == 0, "pthread_rwlock_rdlock");
+}
+
+static void let_go(void)
+{
+    if (g_rw)
+        CHECK(pthread_rwlock_unlock(&g_rwlock) == 0, "pthread_rwlock_unlock");
+    else
+        CHECK(pthread_mutex_unlock(&g_mutex) == 0, "pthread_mutex_unlock");
+}
+
 static void *held_worker(void *arg)
 {
     int g = (int)(long)arg;
     cudaStream_t s = met_stream(g, &g_start);
     for (int i = 0; i < ITERS; i++) {
-        CHECK(pthread_mutex_lock(&g_mutex) == 0, "pthread_mutex_lock");
+        take(g);
         long long from = now_ns();
         if (g_sleep) {
             CHECK(usleep((useconds_t)(g + 1) * K_NS / 1000) == 0, "usleep");
@@ -103,11 +129,11 @@ static void *held_worker(void *arg)
             launch(s, g + 1);
             CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
         }
-        section *sec = &g_sections[g_nsections++]; /* under the mutex */
+        section *sec = &g_sections[__atomic_fetch_add(&g_nsections, 1, __ATOMIC_RELAXED)]; /* readers share */
         sec->from = from;
         sec->to = now_ns();
         sec->gpu = g;
-        CHECK(pthread_mutex_unlock(&g_mutex) == 0, "pthread_mutex_unlock");
+        let_go();
     }
     CHECK(cudaStreamDestroy(s) == cudaSuccess, "cudaStreamDestroy");
     return NULL;
@@ -135,9 +161,25 @@ static void run_held(void)
         section *sec = &g_sections[i];
         CHECK(sec->to - sec->from == (sec->gpu + 1) * K_NS, "gpu %d's section lasted %lld ns, not %lld", sec->gpu,
               sec->to - sec->from, (sec->gpu + 1) * K_NS);
+        for (int j = 0; g_rw && j < NT * ITERS; j++) { /* a writer's section overlaps none */
+            section *o = &g_sections[j];
+            int writer = sec->gpu == NT - 1 || o->gpu == NT - 1;
+            CHECK(j == i || !writer || o->to <= sec->from || o->from >= sec->to,
+                  "gpu %d's section [+%lld, +%lld] overlaps gpu %d's [+%lld, +%lld]", sec->gpu, sec->from - t0,
+                  sec->to - t0, o->gpu, o->from - t0, o->to - t0);
+        }
+        if (g_rw) {
+            end = sec->to > end ? sec->to : end;
+            continue;
+        }
         CHECK(sec->from >= end, "a section began at +%lld ns, before the one before ended (+%lld)", sec->from - t0,
               end - t0);
         end = sec->to;
+    }
+    if (g_rw) { /* which readers overlap is the scheduler's choice: no total to check */
+        printf("rwlock: %d sections, no writer's overlapping another\n", NT * ITERS);
+        CHECK(pthread_barrier_destroy(&g_start) == 0, "pthread_barrier_destroy");
+        return;
     }
     long long all = (long long)ITERS * NT * (NT + 1) / 2 * K_NS;
     printf("%s: %d sections, the last ended at +%lld ns (all of them: %lld)\n", g_sleep ? "sleeping" : "held", NT * ITERS,
@@ -293,8 +335,9 @@ int main(int argc, char **argv)
 {
     register_kernel();
     const char *mode = argc == 2 ? argv[1] : "";
-    if (!strcmp(mode, "held") || !strcmp(mode, "sleeping")) {
+    if (!strcmp(mode, "held") || !strcmp(mode, "sleeping") || !strcmp(mode, "rwlock")) {
         g_sleep = !strcmp(mode, "sleeping");
+        g_rw = !strcmp(mode, "rwlock");
         run_held();
     }
     else if (!strcmp(mode, "handover"))
@@ -304,7 +347,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "kinds"))
         run_kinds();
     else
-        CHECK(0, "usage: %s held | sleeping | handover | quiet | kinds", argv[0]);
+        CHECK(0, "usage: %s held | sleeping | rwlock | handover | quiet | kinds", argv[0]);
     printf("mutexes %s done\n", mode);
     return 0;
 }

@@ -958,6 +958,35 @@ int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t u
     return 1;
 }
 
+int hs_client_sem_timedwait(const void *key, uint64_t until_ns, int (*take)(void *), void *arg, int *rc) {
+    if (t_holds_lock || t_awaiting)
+        return 0;
+    hs_client_enter();
+    LOCK();
+    if (!until_wait_ok_locked()) {
+        UNLOCK();
+        hs_client_leave();
+        return 0;
+    }
+    if (until_ns > hs_clock_now())
+        await_fresh_locked(until_ns - hs_clock_now()); /* here: timed_wait_locked's would let the lock go unlisted */
+    *rc = ETIMEDOUT;
+    for (;;) { /* a post takes the lock to post and wake: tried and listed under it, none is missed */
+        if (take(arg)) {
+            *rc = 0;
+            break;
+        }
+        if (until_ns <= hs_clock_now() || timed_wait_locked(key, until_ns, NULL)) { /* the deadline came */
+            if (take(arg)) /* posted at the deadline */
+                *rc = 0;
+            break;
+        }
+    }
+    UNLOCK();
+    hs_client_leave();
+    return 1;
+}
+
 int hs_client_join_until(hs_thread *t, uint64_t until_ns, int *exited) {
     if (t_holds_lock || t_awaiting)
         return 0;
@@ -1141,6 +1170,8 @@ int hs_client_release_and(const void *key, unsigned max, int (*post)(void *), vo
     LOCK();
     release_locked(key, max);
     int rc = post(arg);
+    if (rc == 0 && atomic_load(&g_ntimed) > 0)
+        wake_timed_locked(key, max); /* and as many timed waits on key (hs_client_sem_timedwait) */
     UNLOCK();
     return rc;
 }

@@ -2,10 +2,11 @@
  * A program's threads meeting outside CUDA, wrapped: pthread_cond_wait,
  * pthread_cond_signal, pthread_cond_broadcast, pthread_barrier_init,
  * pthread_barrier_destroy, pthread_barrier_wait, sem_wait and sem_post; and
- * the simulated path of pthread_cond_timedwait and pthread_cond_clockwait
- * (timed_waits.c): a thread that issued GPU work waits in hysimd until its
- * deadline (an UNTIL Wait, as a sleep), and a signal or broadcast of the
- * condition variable answers it early (a Wake, client.c). The waiter is
+ * the simulated path of pthread_cond_timedwait, pthread_cond_clockwait,
+ * sem_timedwait and sem_clockwait (timed_waits.c): a thread that issued GPU
+ * work waits in hysimd until its deadline (an UNTIL Wait, as a sleep), and
+ * a signal or broadcast of the condition variable, or a post of the
+ * semaphore, answers it early (a Wake, client.c). The waiter is
  * listed before it lets the mutex go, so a signal under the mutex never
  * misses it; a signal wakes one listed timed waiter besides whatever libc
  * wakes (an extra wakeup, which POSIX allows). Mutexes are mutex.c's; a
@@ -41,8 +42,8 @@
  * must not allocate in them. Without HYSIM_ENDPOINT every call passes
  * straight through. Not wrapped (their threads count as running, as
  * before): the timed waits the simulated path does not take (a thread that
- * issued no work, sem_timedwait, sem_clockwait: timed_waits.c only moves
- * their deadlines to the machine's clock), and what
+ * issued no work: timed_waits.c only moves their deadlines to the
+ * machine's clock), and what
  * waits on a futex without libc (C++ std::barrier, std::atomic::wait,
  * std::latch).
  */
@@ -154,6 +155,17 @@ int hs_sync_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid
         return 0;
     pthread_testcancel(); /* a cancellation point, as libc's: before, as the wait in hysimd is none */
     return hs_client_cond_timedwait(cond, mutex, hs_clock_host_deadline(clock, abstime), rc);
+}
+
+/* hs_client_sem_timedwait's take: a token, if there is one. */
+static int sem_took(void *sem) { return REAL(sem_trywait)(sem) == 0; }
+
+int hs_sync_sem_timedwait(sem_t *sem, clockid_t clock, const struct timespec *abstime, int *rc) {
+    if (!hs_clock_simulated() || !abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000 ||
+        !hs_clock_reads_simulated(clock) || shared_sem(sem))
+        return 0;
+    pthread_testcancel(); /* a cancellation point, as libc's: before, as the wait in hysimd is none */
+    return hs_client_sem_timedwait(sem, hs_clock_host_deadline(clock, abstime), sem_took, sem, rc);
 }
 
 /* ---- barriers ---- */

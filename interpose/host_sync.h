@@ -8,6 +8,7 @@
 #define HYSIM_INTERPOSE_HOST_SYNC_H
 
 #include <pthread.h>
+#include <semaphore.h>
 
 #include "internal.h"
 
@@ -26,6 +27,12 @@ HS_HIDDEN int hs_real_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mute
 HS_HIDDEN int hs_sync_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
                                      const struct timespec *abstime, int *rc);
 
+/*
+ * sem_timedwait or sem_clockwait of a thread hysimd can time
+ * (hs_client_sem_timedwait): 1 with *rc (0, or ETIMEDOUT); 0 when the
+ * caller is to wait in real time (as hs_sync_cond_timedwait).
+ */
+HS_HIDDEN int hs_sync_sem_timedwait(sem_t *sem, clockid_t clock, const struct timespec *abstime, int *rc);
 /* The program's pthread_mutex_lock (mutex.c), for the client core's operations on a program's mutex. */
 HS_HIDDEN int hs_sync_mutex_lock(pthread_mutex_t *mutex);
 /*

@@ -100,6 +100,15 @@ HS_HIDDEN int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, 
  * the caller and t both issued work; 0 otherwise (threads.c's own way).
  */
 HS_HIDDEN int hs_client_join_until(hs_thread *t, uint64_t until_ns, int *exited);
+/*
+ * sem_timedwait / sem_clockwait on key (a semaphore) until the host clock
+ * reads until_ns, in hysimd, where it can time it (as a condition
+ * variable's): take(arg) (a sem_trywait: non-zero when it took a token) is
+ * tried under the lock a post takes, and until it succeeds the caller waits
+ * until the deadline or a post's Wake. 1 with *rc (0, or ETIMEDOUT); 0
+ * where the caller is to wait in real time.
+ */
+HS_HIDDEN int hs_client_sem_timedwait(const void *key, uint64_t until_ns, int (*take)(void *), void *arg, int *rc);
 /* A signal (max 1) or broadcast (max 0) of key: answers the timed waits on it hysimd times, now. */
 HS_HIDDEN void hs_client_wake_timed(const void *key, unsigned max);
 
@@ -152,7 +161,8 @@ HS_HIDDEN int hs_client_park_handing(hs_parked *p, const void *key, const void *
 HS_HIDDEN void hs_client_unpark_cancelled(void *p);
 /*
  * hs_client_release, then post(arg) under the same lock, so that a thread
- * deciding whether to block (hs_client_park's ready) sees both or neither.
+ * deciding whether to block (hs_client_park's ready) sees both or neither;
+ * a post that succeeded also wakes up to max timed waits on key.
  */
 HS_HIDDEN int hs_client_release_and(const void *key, unsigned max, int (*post)(void *), void *arg);
 

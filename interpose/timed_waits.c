@@ -14,15 +14,15 @@
  * ahead with it. So each deadline is moved to the machine's clock: as far
  * ahead of the machine's present as it is ahead of the host clock's.
  *
- * A condition variable's timed wait of a thread hysimd can time (one that
- * issued GPU work, as a sleep, sleep.c) waits in hysimd instead, in
- * simulated time (host_sync.c, hs_sync_cond_timedwait): until its deadline,
- * or until a signal or broadcast wakes it. The others still run in real
- * time, and a thread that issued GPU work counts as running while it waits
- * in one: hysimd does not simulate past the process's host time meanwhile,
- * and a wait that times out returns with the host clock short of its
- * deadline (semaphores, mutexes and rwlocks; their posts and unlocks do not
- * wake a wait in hysimd).
+ * A condition variable's or a semaphore's timed wait of a thread hysimd
+ * can time (one that issued GPU work, as a sleep, sleep.c) waits in hysimd
+ * instead, in simulated time (host_sync.c, hs_sync_cond_timedwait and
+ * hs_sync_sem_timedwait): until its deadline, or until a signal, broadcast
+ * or post wakes it. The others still run in real time, and a thread that
+ * issued GPU work counts as running while it waits in one: hysimd does not
+ * simulate past the process's host time meanwhile, and a wait that times
+ * out returns with the host clock short of its deadline (mutexes and
+ * rwlocks; their unlocks do not wake a wait in hysimd).
  *
  * Which clock a condition variable's deadline is on (pthread_condattr_setclock)
  * no public call says: glibc's pthread_cond_init sets bit 1 of
@@ -34,6 +34,7 @@
  * clocks, and with a deadline libc would refuse (tv_nsec out of range) they
  * pass straight through.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdint.h>
@@ -127,12 +128,26 @@ HS_API int pthread_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, 
     return REAL(cond_clockwait)(cond, mutex, clock, on_real_clock(clock, abstime, &t));
 }
 
+/* sem_timedwait's result: 0, or -1 with errno. */
+static int sem_result(int rc) {
+    if (rc == 0)
+        return 0;
+    errno = rc;
+    return -1;
+}
+
 HS_API int sem_timedwait(sem_t *sem, const struct timespec *abstime) {
+    int rc;
+    if (hs_sync_sem_timedwait(sem, CLOCK_REALTIME, abstime, &rc))
+        return sem_result(rc);
     struct timespec t;
     return REAL(sem_timedwait)(sem, on_real_clock(CLOCK_REALTIME, abstime, &t));
 }
 
 HS_API int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abstime) {
+    int rc;
+    if ((clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC) && hs_sync_sem_timedwait(sem, clock, abstime, &rc))
+        return sem_result(rc);
     struct timespec t;
     return REAL(sem_clockwait)(sem, clock, on_real_clock(clock, abstime, &t));
 }

@@ -8,7 +8,7 @@ set -euo pipefail
 hysim=$1 scenario=$2 prog=$3 work=$4
 fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
-for mode in alone threads fresh timedcv timed; do
+for mode in alone threads fresh timedcv timedsem timed; do
   for run in $mode $mode.again; do
     if ! "$hysim" run "$scenario" -- "$prog" "$mode" >"$work/$run.out" 2>"$work/$run.err"; then
       cat "$work/$run.out" "$work/$run.err"; fail "the $run run failed"

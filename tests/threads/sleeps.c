@@ -22,6 +22,12 @@
  *                    variable with a 10 ms deadline, which the other signals
  *                    after its kernels (+3 ms): it wakes then; its next waits
  *                    (no signal) time out at their simulated deadlines
+ *   sleeps timedsem  the same with a semaphore: sem_timedwait with a 10 ms
+ *                    deadline returns 0 when the other thread posts after
+ *                    its kernels (+3 ms); an unposted sem_timedwait (2 ms)
+ *                    and sem_clockwait (1 ms) fail with ETIMEDOUT at their
+ *                    simulated deadlines; a token posted before the wait
+ *                    is taken at once
  *   sleeps timed     timed waits whose deadlines were read on the simulated
  *                    clock wait their length in real time (read by system
  *                    call, not through the interposed clock), not days less
@@ -260,6 +266,75 @@ static void timedcv(void)
         printf("%s\n", g_lines[0][j]);
 }
 
+/* ---- timedsem ---- */
+
+static sem_t g_sem, g_sem_quiet;
+
+static void *poster(void *unused)
+{
+    (void)unused;
+    CHECK_CUDA(cudaSetDevice(0), cudaSuccess);
+    CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
+    pthread_barrier_wait(&g_met);
+    launch(0, 3);
+    CHECK_CUDA(cudaStreamSynchronize(0), cudaSuccess);
+    CHECK(sem_post(&g_sem) == 0, "sem_post"); /* at +3 ms: the waiter's deadline is +10 ms */
+    launch(0, 1);
+    CHECK_CUDA(cudaStreamSynchronize(0), cudaSuccess);
+    return NULL;
+}
+
+/* errno of a failed semaphore wait, 0 for success */
+static int sem_error(int r) { return r == 0 ? 0 : errno; }
+
+static void *sem_waiter(void *unused)
+{
+    (void)unused;
+    CHECK_CUDA(cudaSetDevice(1), cudaSuccess);
+    CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
+    pthread_barrier_wait(&g_met);
+    struct timespec at = ts_of(clock_ns(CLOCK_REALTIME) + 10 * MS);
+    int rc = sem_error(sem_timedwait(&g_sem, &at));
+    long long t = now_ns() - g_t0;
+    snprintf(g_lines[0][0], sizeof g_lines[0][0], "posted sem_timedwait returned %d at +%lld ns", rc, t);
+    CHECK(rc == 0 && t == 3 * K_NS, "the posted wait returned %d at +%lld ns, want 0 at +%lld", rc, t, 3 * K_NS);
+    at = ts_of(clock_ns(CLOCK_REALTIME) + 2 * MS);
+    rc = sem_error(sem_timedwait(&g_sem_quiet, &at));
+    t = now_ns() - g_t0;
+    snprintf(g_lines[0][1], sizeof g_lines[0][1], "unposted 2 ms sem_timedwait returned %d at +%lld ns", rc, t);
+    CHECK(rc == ETIMEDOUT && t == 5 * MS, "the unposted wait returned %d at +%lld ns, want ETIMEDOUT at +%lld", rc,
+          t, 5 * MS);
+    at = ts_of(clock_ns(CLOCK_MONOTONIC) + 1 * MS);
+    rc = sem_error(sem_clockwait(&g_sem_quiet, CLOCK_MONOTONIC, &at));
+    t = now_ns() - g_t0;
+    snprintf(g_lines[0][2], sizeof g_lines[0][2], "unposted 1 ms sem_clockwait returned %d at +%lld ns", rc, t);
+    CHECK(rc == ETIMEDOUT && t == 6 * MS, "the sem_clockwait returned %d at +%lld ns, want ETIMEDOUT at +%lld", rc,
+          t, 6 * MS);
+    CHECK(sem_post(&g_sem_quiet) == 0, "sem_post");
+    at = ts_of(clock_ns(CLOCK_REALTIME) + 5 * MS);
+    rc = sem_error(sem_timedwait(&g_sem_quiet, &at));
+    t = now_ns() - g_t0;
+    snprintf(g_lines[0][3], sizeof g_lines[0][3], "a token there already: returned %d at +%lld ns", rc, t);
+    CHECK(rc == 0 && t == 6 * MS, "the wait on a posted semaphore returned %d at +%lld ns", rc, t);
+    return NULL;
+}
+
+static void timedsem(void)
+{
+    CHECK(pthread_barrier_init(&g_met, NULL, 3) == 0 && sem_init(&g_sem, 0, 0) == 0 &&
+              sem_init(&g_sem_quiet, 0, 0) == 0,
+          "init");
+    pthread_t a, b;
+    CHECK(pthread_create(&a, NULL, poster, NULL) == 0, "poster");
+    CHECK(pthread_create(&b, NULL, sem_waiter, NULL) == 0, "waiter");
+    g_t0 = now_ns();
+    pthread_barrier_wait(&g_met);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    for (int j = 0; j < 4; j++)
+        printf("%s\n", g_lines[0][j]);
+}
+
 /* ---- fresh ---- */
 
 static void *fresh_worker(void *unused)
@@ -365,10 +440,12 @@ int main(int argc, char **argv)
         fresh();
     else if (!strcmp(mode, "timedcv"))
         timedcv();
+    else if (!strcmp(mode, "timedsem"))
+        timedsem();
     else if (!strcmp(mode, "timed"))
         timed();
     else {
-        fprintf(stderr, "usage: sleeps alone|threads|fresh|timedcv|timed\n");
+        fprintf(stderr, "usage: sleeps alone|threads|fresh|timedcv|timedsem|timed\n");
         return 2;
     }
     printf("sleeps %s done\n", mode);

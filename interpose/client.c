@@ -906,7 +906,6 @@ static _Atomic int g_ntimed;   /* how many: a signal looks at the list only when
  * missed; mutex is not taken again here.
  */
 static int timed_wait_locked(const void *key, uint64_t until_ns, pthread_mutex_t *mutex) {
-    await_fresh_locked(until_ns - hs_clock_now());
     Hysim__Wait w = HYSIM__WAIT__INIT;
     w.cond = HYSIM__WAIT__COND__UNTIL;
     w.until_ns = until_ns;
@@ -934,22 +933,32 @@ static int timed_wait_locked(const void *key, uint64_t until_ns, pthread_mutex_t
     return done;
 }
 
-int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t until_ns, int *rc) {
+/*
+ * Enters the client core, the lock held, for a timed wait in hysimd: 1; 0
+ * (nothing held) where hysimd cannot time the calling thread's wait.
+ */
+static int begin_timed_wait(void) {
     if (t_holds_lock || t_awaiting)
         return 0;
     hs_client_enter();
     LOCK();
-    if (!until_wait_ok_locked()) {
-        UNLOCK();
-        hs_client_leave();
+    if (until_wait_ok_locked())
+        return 1;
+    UNLOCK();
+    hs_client_leave();
+    return 0;
+}
+
+int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t until_ns, int *rc) {
+    if (!begin_timed_wait())
         return 0;
-    }
     if (until_ns <= hs_clock_now()) { /* the deadline has passed on the host clock */
         UNLOCK();
         hs_client_leave();
         *rc = ETIMEDOUT;
         return 1;
     }
+    await_fresh_locked(until_ns - hs_clock_now());
     int done = timed_wait_locked(key, until_ns, mutex);
     UNLOCK();
     hs_client_leave();
@@ -959,17 +968,10 @@ int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t u
 }
 
 int hs_client_sem_timedwait(const void *key, uint64_t until_ns, int (*take)(void *), void *arg, int *rc) {
-    if (t_holds_lock || t_awaiting)
+    if (!begin_timed_wait())
         return 0;
-    hs_client_enter();
-    LOCK();
-    if (!until_wait_ok_locked()) {
-        UNLOCK();
-        hs_client_leave();
-        return 0;
-    }
     if (until_ns > hs_clock_now())
-        await_fresh_locked(until_ns - hs_clock_now()); /* here: timed_wait_locked's would let the lock go unlisted */
+        await_fresh_locked(until_ns - hs_clock_now()); /* before the first try: it lets the lock go */
     *rc = ETIMEDOUT;
     for (;;) { /* a post takes the lock to post and wake: tried and listed under it, none is missed */
         if (take(arg)) {
@@ -1002,6 +1004,8 @@ int hs_client_join_until(hs_thread *t, uint64_t until_ns, int *exited) {
     /* t issued work: it counts as running until it exits, so its exit's Wake cannot come too late */
     int handled = t_works && t->worked && until_wait_ok_locked();
     if (handled) {
+        if (!t->exited && until_ns > hs_clock_now())
+            await_fresh_locked(until_ns - hs_clock_now()); /* lets the lock go: t may exit meanwhile */
         if (t->exited)
             *exited = 1;
         else

@@ -142,15 +142,27 @@ static pthread_barrier_t g_met;
 static long long g_t0;
 static char g_lines[2][4][96];
 
+/* The calling thread's GPU is dev, on which it issued work; then it meets the others (g_met). */
+static void meet_on_gpu(int dev)
+{
+    CHECK_CUDA(cudaSetDevice(dev), cudaSuccess);
+    CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
+    pthread_barrier_wait(&g_met);
+}
+
+/* n kernels on the legacy stream, waited for. */
+static void run_kernels(int n)
+{
+    launch(0, n);
+    CHECK_CUDA(cudaStreamSynchronize(0), cudaSuccess);
+}
+
 static void *thread_a(void *unused)
 {
     (void)unused;
-    CHECK_CUDA(cudaSetDevice(0), cudaSuccess);
-    CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
-    pthread_barrier_wait(&g_met);
+    meet_on_gpu(0);
     for (int i = 0; i < 3; i++) {
-        launch(0, 1);
-        CHECK_CUDA(cudaStreamSynchronize(0), cudaSuccess);
+        run_kernels(1);
         long long t = now_ns() - g_t0;
         snprintf(g_lines[0][i], sizeof g_lines[0][i], "A sync %d: +%lld ns", i, t);
         CHECK(t == (i + 1) * K_NS, "A's sync %d at +%lld ns, want +%lld", i, t, (i + 1) * K_NS);
@@ -161,9 +173,7 @@ static void *thread_a(void *unused)
 static void *thread_b(void *unused)
 {
     (void)unused;
-    CHECK_CUDA(cudaSetDevice(1), cudaSuccess);
-    CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
-    pthread_barrier_wait(&g_met);
+    meet_on_gpu(1);
     struct timespec d = ts_of(2500000);
     CHECK(nanosleep(&d, NULL) == 0, "B's nanosleep");
     long long t = now_ns() - g_t0;
@@ -207,26 +217,20 @@ static int g_flag;
 static void *signaller(void *unused)
 {
     (void)unused;
-    CHECK_CUDA(cudaSetDevice(0), cudaSuccess);
-    CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
-    pthread_barrier_wait(&g_met);
-    launch(0, 3);
-    CHECK_CUDA(cudaStreamSynchronize(0), cudaSuccess);
+    meet_on_gpu(0);
+    run_kernels(3);
     pthread_mutex_lock(&g_cv_mu);
     g_flag = 1;
     pthread_cond_signal(&g_cv); /* at +3 ms: the waiter's deadline is +10 ms */
     pthread_mutex_unlock(&g_cv_mu);
-    launch(0, 1);
-    CHECK_CUDA(cudaStreamSynchronize(0), cudaSuccess);
+    run_kernels(1);
     return NULL;
 }
 
 static void *timed_waiter(void *unused)
 {
     (void)unused;
-    CHECK_CUDA(cudaSetDevice(1), cudaSuccess);
-    CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
-    pthread_barrier_wait(&g_met);
+    meet_on_gpu(1);
     pthread_mutex_lock(&g_cv_mu);
     struct timespec at = ts_of(clock_ns(CLOCK_MONOTONIC) + 10 * MS);
     int rc = 0;
@@ -252,19 +256,22 @@ static void *timed_waiter(void *unused)
     return NULL;
 }
 
-static void timedcv(void)
+/* Runs a waker and a waiter, which meet the main thread first (g_t0), and prints the waiter's lines. */
+static void run_waker_and_waiter(void *(*waker)(void *), void *(*waiter)(void *), int lines)
 {
     CHECK(pthread_barrier_init(&g_met, NULL, 3) == 0, "barrier");
     pthread_t a, b;
-    CHECK(pthread_create(&a, NULL, signaller, NULL) == 0, "signaller");
-    CHECK(pthread_create(&b, NULL, timed_waiter, NULL) == 0, "waiter");
+    CHECK(pthread_create(&a, NULL, waker, NULL) == 0, "waker");
+    CHECK(pthread_create(&b, NULL, waiter, NULL) == 0, "waiter");
     g_t0 = now_ns();
     pthread_barrier_wait(&g_met);
     pthread_join(a, NULL);
     pthread_join(b, NULL);
-    for (int j = 0; j < 3; j++)
+    for (int j = 0; j < lines; j++)
         printf("%s\n", g_lines[0][j]);
 }
+
+static void timedcv(void) { run_waker_and_waiter(signaller, timed_waiter, 3); }
 
 /* ---- timedsem ---- */
 
@@ -273,14 +280,10 @@ static sem_t g_sem, g_sem_quiet;
 static void *poster(void *unused)
 {
     (void)unused;
-    CHECK_CUDA(cudaSetDevice(0), cudaSuccess);
-    CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
-    pthread_barrier_wait(&g_met);
-    launch(0, 3);
-    CHECK_CUDA(cudaStreamSynchronize(0), cudaSuccess);
+    meet_on_gpu(0);
+    run_kernels(3);
     CHECK(sem_post(&g_sem) == 0, "sem_post"); /* at +3 ms: the waiter's deadline is +10 ms */
-    launch(0, 1);
-    CHECK_CUDA(cudaStreamSynchronize(0), cudaSuccess);
+    run_kernels(1);
     return NULL;
 }
 
@@ -290,9 +293,7 @@ static int sem_error(int r) { return r == 0 ? 0 : errno; }
 static void *sem_waiter(void *unused)
 {
     (void)unused;
-    CHECK_CUDA(cudaSetDevice(1), cudaSuccess);
-    CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
-    pthread_barrier_wait(&g_met);
+    meet_on_gpu(1);
     struct timespec at = ts_of(clock_ns(CLOCK_REALTIME) + 10 * MS);
     int rc = sem_error(sem_timedwait(&g_sem, &at));
     long long t = now_ns() - g_t0;
@@ -321,18 +322,8 @@ static void *sem_waiter(void *unused)
 
 static void timedsem(void)
 {
-    CHECK(pthread_barrier_init(&g_met, NULL, 3) == 0 && sem_init(&g_sem, 0, 0) == 0 &&
-              sem_init(&g_sem_quiet, 0, 0) == 0,
-          "init");
-    pthread_t a, b;
-    CHECK(pthread_create(&a, NULL, poster, NULL) == 0, "poster");
-    CHECK(pthread_create(&b, NULL, sem_waiter, NULL) == 0, "waiter");
-    g_t0 = now_ns();
-    pthread_barrier_wait(&g_met);
-    pthread_join(a, NULL);
-    pthread_join(b, NULL);
-    for (int j = 0; j < 4; j++)
-        printf("%s\n", g_lines[0][j]);
+    CHECK(sem_init(&g_sem, 0, 0) == 0 && sem_init(&g_sem_quiet, 0, 0) == 0, "sem_init");
+    run_waker_and_waiter(poster, sem_waiter, 4);
 }
 
 /* ---- fresh ---- */

@@ -1244,6 +1244,15 @@ static int await_handover(int *word, const int *owner, int holder) {
     }
 }
 
+/* Counts p, listed, as running (released 1) or blocked (0), and tells hysimd when that changes the count. */
+static void set_released_locked(hs_parked *p, int released) {
+    if (p->released == released)
+        return;
+    p->released = released;
+    count_parked_locked(p, released ? -1 : 1);
+    tell_counted_locked();
+}
+
 /* Whether holder, a thread that holds the mutex key, is blocked in a wait in which libc lets it go. */
 static int handed_over_locked(const void *key, int holder) {
     for (const hs_parked *q = g_parked; q && holder; q = q->next)
@@ -1266,19 +1275,13 @@ int hs_client_block_on_lock(const void *key, pthread_mutex_t *mutex, int (*take)
         p.handover = 0;
         if (!handover && mutex && handed_over_locked(key, holder)) { /* its holder lets it go inside libc */
             handover = 1;
-            if (p.listed && !p.released) {
-                p.released = 1;
-                count_parked_locked(&p, -1);
-                tell_counted_locked();
-            }
+            if (p.listed)
+                set_released_locked(&p, 1);
         }
-        if (!handover && !p.listed) {
+        if (!handover && !p.listed)
             list_locked(&p);
-        } else if (!handover && p.released) { /* lost it: blocked again */
-            p.released = 0;
-            count_parked_locked(&p, 1);
-            tell_counted_locked();
-        }
+        else if (!handover)
+            set_released_locked(&p, 0); /* lost it, if released: blocked again */
         UNLOCK();
         if (handover) {
             await_handover(&mutex->__data.__lock, &mutex->__data.__owner, holder);

@@ -148,10 +148,14 @@ HS_API int pthread_cond_broadcast(pthread_cond_t *cond) {
     return REAL(cond_broadcast)(cond);
 }
 
+/* Whether a timed wait until abstime on clock may wait in hysimd: a deadline libc takes, on a simulated clock. */
+static int simulated_deadline(clockid_t clock, const struct timespec *abstime) {
+    return abstime && abstime->tv_nsec >= 0 && abstime->tv_nsec < 1000000000 && hs_clock_reads_simulated(clock);
+}
+
 int hs_sync_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
                            const struct timespec *abstime, int *rc) {
-    if (!abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000 || !hs_clock_reads_simulated(clock) ||
-        shared_cond(cond))
+    if (!simulated_deadline(clock, abstime) || shared_cond(cond))
         return 0;
     pthread_testcancel(); /* a cancellation point, as libc's: before, as the wait in hysimd is none */
     return hs_client_cond_timedwait(cond, mutex, hs_clock_host_deadline(clock, abstime), rc);
@@ -161,8 +165,7 @@ int hs_sync_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid
 static int sem_took(void *sem) { return REAL(sem_trywait)(sem) == 0; }
 
 int hs_sync_sem_timedwait(sem_t *sem, clockid_t clock, const struct timespec *abstime, int *rc) {
-    if (!hs_clock_simulated() || !abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= 1000000000 ||
-        !hs_clock_reads_simulated(clock) || shared_sem(sem))
+    if (!simulated_deadline(clock, abstime) || shared_sem(sem))
         return 0;
     pthread_testcancel(); /* a cancellation point, as libc's: before, as the wait in hysimd is none */
     return hs_client_sem_timedwait(sem, hs_clock_host_deadline(clock, abstime), sem_took, sem, rc);

@@ -115,7 +115,7 @@ static int owned_by_caller(const pthread_mutex_t *m) {
     return owner != 0 && owner == (int)syscall(SYS_gettid);
 }
 
-/* A robust or priority mutex (__kind bits 4, 5, 6): the kernel hands it over (an owner's death, priority inheritance). */
+/* A robust or priority mutex (__kind bits 4, 5, 6): the kernel hands it over (an owner's death, inheritance). */
 static int robust_or_priority(const pthread_mutex_t *m) {
     return (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) & MUTEX_ROBUST_PI_PP_BITS) != 0;
 }
@@ -160,22 +160,32 @@ int hs_sync_mutex_lock(pthread_mutex_t *mutex) {
     return lock_contended(mutex);
 }
 
-static int unlock_program_mutex(pthread_mutex_t *mutex) {
-    if (!hs_clock_simulated())
-        return REAL(unlock)(mutex);
+/*
+ * libc's unlock of mutex, held by the caller, under hysim: its result, and
+ * in *release whether a thread blocked on it is to be released.
+ */
+static int unlock_seen(pthread_mutex_t *mutex, int *release) {
     int counts = !shared_mutex(mutex) && !stays_held(mutex); /* read while held: once let go it may be freed */
     int rc = REAL(unlock)(mutex);
     atomic_thread_fence(memory_order_seq_cst); /* libc's unlock may be a release store: the file comment says why */
-    if (rc == 0 && counts && atomic_load(&g_contended) > 0)
+    *release = rc == 0 && counts && atomic_load(&g_contended) > 0;
+    return rc;
+}
+
+static int unlock_program_mutex(pthread_mutex_t *mutex) {
+    if (!hs_clock_simulated())
+        return REAL(unlock)(mutex);
+    int release;
+    int rc = unlock_seen(mutex, &release);
+    if (release)
         hs_client_release(mutex, 1); /* the address only: once let go, mutex may be freed */
     return rc;
 }
 
-int hs_sync_mutex_let_go(pthread_mutex_t *mutex) {
-    int counts = hs_clock_simulated() && !shared_mutex(mutex) && !stays_held(mutex);
-    REAL(unlock)(mutex);
-    atomic_thread_fence(memory_order_seq_cst); /* as an unlock's: the file comment says why */
-    return counts && atomic_load(&g_contended) > 0;
+int hs_sync_mutex_let_go(pthread_mutex_t *mutex) { /* only in a wait in hysimd: the process runs under hysim */
+    int release;
+    unlock_seen(mutex, &release);
+    return release;
 }
 
 

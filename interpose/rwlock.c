@@ -51,7 +51,9 @@ static void resolve(void) {
 #define REAL(field) (resolve(), __atomic_load_n(&real.field, __ATOMIC_ACQUIRE))
 
 /* glibc's rwlock (bits/struct_rwlock.h): __shared marks one shared between processes, __cur_writer its writer. */
-static int shared_rwlock(const pthread_rwlock_t *rw) { return __atomic_load_n(&rw->__data.__shared, __ATOMIC_RELAXED) != 0; }
+static int shared_rwlock(const pthread_rwlock_t *rw) {
+    return __atomic_load_n(&rw->__data.__shared, __ATOMIC_RELAXED) != 0;
+}
 
 static int written_by_caller(const pthread_rwlock_t *rw) {
     return __atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) == (int)syscall(SYS_gettid);

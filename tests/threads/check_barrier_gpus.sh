@@ -14,14 +14,10 @@ hysim=$1 scenario=$2 prog=$3 work=$4
 K=1000000 NT=3 ITERS=4 # barrier_gpus.yaml's kernel (ns), barrier_gpus.c's threads and iterations
 fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
+name=barrier_gpus
+source "$(dirname "$0")/run_twice.sh"
 for mode in barrier condvar sem loader quiet; do
-  for run in $mode $mode.again; do
-    if ! "$hysim" run "$scenario" -- "$prog" "$mode" >"$work/$run.out" 2>"$work/$run.err"; then
-      cat "$work/$run.err"; fail "the $run run failed"
-    fi
-    grep -q "^barrier_gpus $mode done" "$work/$run.out" || { cat "$work/$run.out"; fail "the $run run did not finish"; }
-  done
-  cmp "$work/$mode.out" "$work/$mode.again.out" || fail "two $mode runs print different things"
+  run_twice "$mode"
 done
 cat "$work/barrier.out"
 for mode in barrier condvar sem loader; do

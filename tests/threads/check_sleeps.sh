@@ -8,14 +8,10 @@ set -euo pipefail
 hysim=$1 scenario=$2 prog=$3 work=$4
 fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
+name=sleeps
+source "$(dirname "$0")/run_twice.sh"
 for mode in alone threads fresh timedcv timedsem timed; do
-  for run in $mode $mode.again; do
-    if ! "$hysim" run "$scenario" -- "$prog" "$mode" >"$work/$run.out" 2>"$work/$run.err"; then
-      cat "$work/$run.out" "$work/$run.err"; fail "the $run run failed"
-    fi
-    grep -q "^sleeps $mode done" "$work/$run.out" || { cat "$work/$run.out"; fail "the $run run did not finish"; }
-  done
-  cmp "$work/$mode.out" "$work/$mode.again.out" || fail "two $mode runs print different things"
+  run_twice "$mode"
   cat "$work/$mode.out"
 done
 # an hour's sleep costs no real time, and shows in the run's simulated time

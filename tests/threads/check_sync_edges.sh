@@ -14,14 +14,10 @@ hysim=$1 scenario=$2 prog=$3 work=$4
 K=1000000 NT=3 ITERS=4 # barrier_gpus.yaml's kernel (ns), sync_edges.c's threads and iterations
 fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
+name=sync_edges
+source "$(dirname "$0")/run_twice.sh"
 for mode in mix timed sem fork cancel; do
-  for run in $mode $mode.again; do
-    if ! timeout 60 "$hysim" run "$scenario" -- "$prog" "$mode" >"$work/$run.out" 2>"$work/$run.err"; then
-      cat "$work/$run.err"; fail "the $run run failed"
-    fi
-    grep -q "^sync_edges $mode done" "$work/$run.out" || { cat "$work/$run.out"; fail "the $run run did not finish"; }
-  done
-  cmp "$work/$mode.out" "$work/$mode.again.out" || fail "two $mode runs print different things"
+  run_twice "$mode"
   n=$(grep -c '^iteration' "$work/$mode.out")
   ((n == NT * ITERS)) || fail "$mode: $n lines, not $((NT * ITERS))"
   # iteration k begins at k * NT * K; gpu g's sync ends (g + 1) * K later; all leave at (k + 1) * NT * K

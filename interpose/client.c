@@ -24,7 +24,9 @@
  * until every thread that has issued work waits: each Wait says how many
  * such threads there are, and a Threads message says so when one starts or
  * exits between Waits (a process that only ever works from one thread sends
- * none). CommSplit still holds the mutex until answered.
+ * none). A thread hysimd does not know yet, one just started, is given time
+ * to issue its first work before a Wait lets hysimd pass the process's host
+ * time (await_newborn_locked). CommSplit still holds the mutex until answered.
  *
  * pthread_join (threads.c): a thread that issued work and joins another
  * that did sends a THREAD_EXIT Wait, answered once the joined thread's exit
@@ -156,9 +158,12 @@ static __thread int t_device;
 static __thread int t_works;      /* this thread has issued work (an op or a Wait) */
 static int g_any_work;             /* some thread of the process has (sleeps are real until then) */
 static __thread int t_joining;    /* this thread blocks in a pthread_join hysimd knows of */
-static uint32_t g_fresh;          /* live threads that a work thread created, which have issued no work */
-static uint64_t g_fresh_started;  /* such threads ever started */
-static uint64_t g_fresh_awaited;  /* of those, the ones a sleep gave time to start (hs_client_sleep_until) */
+static uint32_t g_fresh;          /* live threads that a work thread created, which have issued no work, not expired */
+static uint64_t g_fresh_expired;  /* fresh threads born up to this one no longer hold joins (expire_fresh_locked) */
+static uint32_t g_newborn;        /* live threads started under hysim (by any thread) that have issued no work */
+static uint64_t g_newborn_started; /* such threads ever started */
+static uint64_t g_newborn_awaited; /* of those, the ones Waits gave time to issue their first work (await_newborn_locked) */
+static uint64_t g_newborn_grace_given; /* real time (ns) Waits gave the threads started since then */
 static hs_thread *g_joins;        /* threads a work thread joins, the join's Wait not sent yet */
 static uint32_t g_threads;        /* threads that have issued work and not exited */
 static int g_threads_said;        /* a Threads message went out: keep hysimd's count exact */
@@ -581,6 +586,19 @@ static void send_threads_locked(uint64_t exited) {
 
 static void send_ready_joins_locked(void);
 
+/* t issued its first work or exits: it no longer holds joins or Waits up. */
+static void no_longer_newborn_locked(hs_thread *t) {
+    if (t->fresh) {
+        t->fresh = 0;
+        if (t->born > g_fresh_expired)
+            g_fresh--;
+    }
+    if (t->newborn) {
+        t->newborn = 0;
+        g_newborn--;
+    }
+}
+
 /* The calling thread issues work: counted from its first op or Wait until it exits. */
 static void note_work_locked(void) {
     if (t_works)
@@ -590,10 +608,7 @@ static void note_work_locked(void) {
     hs_thread *self = hs_thread_self();
     if (self) {
         self->worked = 1; /* counted out by hs_client_thread_exit */
-        if (self->fresh) {
-            self->fresh = 0;
-            g_fresh--;
-        }
+        no_longer_newborn_locked(self);
     } else {
         pthread_setspecific(g_works_key, (void *)1);
     }
@@ -627,10 +642,13 @@ static unsigned release_locked(const void *key, unsigned max);
 void hs_client_thread_created(hs_thread *t) {
     LOCK();
     g_quiet_live++; /* it runs, unseen by hysimd: blocked threads count as running while it does */
+    t->newborn = 1;
+    g_newborn++;
+    t->born = ++g_newborn_started;
+    g_newborn_grace_given = 0; /* a new start: a whole grace again */
     if (t_works) { /* a thread that never issued work holds no join up: neither do its threads */
         t->fresh = 1;
         g_fresh++;
-        g_fresh_started++;
     }
     tell_counted_locked();
     UNLOCK();
@@ -646,10 +664,7 @@ void hs_client_thread_exit(hs_thread *t) {
         tell_counted_locked();
     }
     int was_fresh = t->fresh;
-    if (was_fresh) {
-        t->fresh = 0;
-        g_fresh--;
-    }
+    no_longer_newborn_locked(t);
     if (worked && !t->exited) {
         wake_timed_locked(t, 0); /* timed joins of it (hs_client_join_until), before it is counted out */
         count_out_locked(t->join_wait ? t->id : 0);
@@ -727,9 +742,46 @@ static cudaError_t send_wait_locked(Hysim__Wait *w, Hysim__Reply **out) {
     return send_wait_end_locked(w, r, out);
 }
 
+/*
+ * A thread just started may issue its first work at the process's present
+ * host time, which hysimd must not pass before that work arrives: it would
+ * refuse the work ("host time went backwards"), or, had the work come after
+ * the answer, the thread would start late in simulated time, by as much as
+ * real scheduling let the others run ahead. hysimd cannot know of a thread
+ * before its first work, so a Wait that may let it pass that time first
+ * gives the threads started since the last such Wait up to length_ns of
+ * real time (HS_FIRST_WORK_GRACE_NS in all, over the Waits of a sleep's
+ * length that may come first) to issue it or exit: the
+ * workers a thread-per-GPU program starts all begin at the same host time,
+ * however the machine scheduled them. Once per batch of starts: a helper
+ * thread that never issues work costs one grace, not one per Wait; none
+ * while every thread that issued no work is blocked (host_sync.c): such a
+ * thread can run again only when one that runs releases it.
+ */
+#define HS_FIRST_WORK_GRACE_NS 250000000ull
+static void expire_fresh_locked(void);
+static void await_newborn_locked(uint64_t length_ns) {
+    if (g_newborn_started == g_newborn_awaited)
+        return;
+    uint64_t left = HS_FIRST_WORK_GRACE_NS - g_newborn_grace_given, waited = 0;
+    uint64_t grace = length_ns < left ? length_ns : left;
+    for (; g_newborn > 0 && g_quiet_parked < g_quiet_live && waited < grace; waited += 1000000) {
+        UNLOCK();
+        hs_client_real_sleep_ns(1000000);
+        LOCK();
+    }
+    g_newborn_grace_given += waited;
+    if (waited < grace || g_newborn_grace_given >= HS_FIRST_WORK_GRACE_NS) { /* no need, or the whole grace */
+        g_newborn_awaited = g_newborn_started;
+        expire_fresh_locked(); /* they hold no join up either */
+    }
+}
+
 /* A Wait on a GPU's work; see send_wait_locked. */
 static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event,
                                int query, uint64_t *timed, size_t ntimed, Hysim__Reply **out) {
+    if (!query) /* it may block: hysimd may then pass this host time */
+        await_newborn_locked(HS_FIRST_WORK_GRACE_NS);
     Hysim__Wait w = HYSIM__WAIT__INIT;
     w.cond = cond;
     w.gpu = global_gpu(dev);
@@ -771,6 +823,21 @@ static void send_join_wait_locked(hs_thread *t) {
     send_locked(&m);
     t->join_wait = slot;
     g_threads_said = 1;
+}
+
+/*
+ * The fresh threads started so far no longer hold joins up: those that have
+ * not issued work after a whole grace (await_newborn_locked) are helpers
+ * that may never, and a join held for them would count its joiner as
+ * running for their whole life (the simulation stalls if the joined threads
+ * wait on their GPUs meanwhile).
+ */
+static void expire_fresh_locked(void) {
+    g_fresh_expired = g_newborn_started;
+    if (g_fresh == 0)
+        return;
+    g_fresh = 0;
+    send_ready_joins_locked();
 }
 
 /* Sends the Waits of the joins that are ready: the joined thread issued work, no fresh thread is left. */
@@ -832,9 +899,6 @@ void hs_client_join_end(hs_thread *t) {
 
 /* ---- sleeps (sleep.c) ---- */
 
-/* How long, in real time, a sleep waits for threads that may still issue their first work (g_fresh). */
-#define HS_FRESH_GRACE_NS 250000000ull
-
 /*
  * Blocks the calling thread until the host clock reads until_ns, in hysimd
  * (an UNTIL Wait), once the process has issued GPU work, where the thread
@@ -849,22 +913,6 @@ static int until_wait_ok_locked(void) {
            (t_works || (g_threads <= g_work_parked && g_quiet_live - g_quiet_parked <= 1 && g_fresh == 0));
 }
 
-/*
- * A thread its creator just started may issue its first work at the present host time: gives it the
- * wait's length in real time (at most HS_FRESH_GRACE_NS) before hysimd may pass that time, once (a
- * helper thread that never issues work must not cost every later sleep that).
- */
-static void await_fresh_locked(uint64_t length_ns) {
-    uint64_t grace = length_ns < HS_FRESH_GRACE_NS ? length_ns : HS_FRESH_GRACE_NS;
-    for (uint64_t waited = 0; g_fresh > 0 && g_fresh_started > g_fresh_awaited && waited < grace;
-         waited += 1000000) {
-        UNLOCK();
-        hs_client_real_sleep_ns(1000000);
-        LOCK();
-    }
-    g_fresh_awaited = g_fresh_started;
-}
-
 enum hs_sleep hs_client_sleep_until(uint64_t until_ns) {
     uint64_t from = hs_clock_now();
     if (until_ns <= from)
@@ -876,7 +924,7 @@ enum hs_sleep hs_client_sleep_until(uint64_t until_ns) {
         UNLOCK();
         return HS_SLEEP_REAL;
     }
-    await_fresh_locked(until_ns - from);
+    await_newborn_locked(until_ns - from);
     Hysim__Wait w = HYSIM__WAIT__INIT;
     w.cond = HYSIM__WAIT__COND__UNTIL;
     w.until_ns = until_ns;
@@ -958,7 +1006,7 @@ int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t u
         *rc = ETIMEDOUT;
         return 1;
     }
-    await_fresh_locked(until_ns - hs_clock_now());
+    await_newborn_locked(until_ns - hs_clock_now());
     int done = timed_wait_locked(key, until_ns, mutex);
     UNLOCK();
     hs_client_leave();
@@ -971,7 +1019,7 @@ int hs_client_sem_timedwait(const void *key, uint64_t until_ns, int (*take)(void
     if (!begin_timed_wait())
         return 0;
     if (until_ns > hs_clock_now())
-        await_fresh_locked(until_ns - hs_clock_now()); /* before the first try: it lets the lock go */
+        await_newborn_locked(until_ns - hs_clock_now()); /* before the first try: it lets the lock go */
     *rc = ETIMEDOUT;
     for (;;) { /* a post takes the lock to post and wake: tried and listed under it, none is missed */
         if (take(arg)) {
@@ -995,8 +1043,9 @@ int hs_client_join_until(hs_thread *t, uint64_t until_ns, int *exited) {
     hs_client_enter();
     LOCK();
     /* just started: it may issue its first work at this host time, and only then can the join wait in
-     * hysimd (the other way cannot time out in simulated time): up to HS_FRESH_GRACE_NS of real time */
-    for (uint64_t waited = 0; t->fresh && !t->exited && waited < HS_FRESH_GRACE_NS; waited += 1000000) {
+     * hysimd (the other way cannot time out in simulated time): up to HS_FIRST_WORK_GRACE_NS of real time */
+    for (uint64_t waited = 0; t->fresh && t->born > g_fresh_expired && !t->exited && waited < HS_FIRST_WORK_GRACE_NS;
+         waited += 1000000) {
         UNLOCK();
         hs_client_real_sleep_ns(1000000);
         LOCK();
@@ -1005,7 +1054,7 @@ int hs_client_join_until(hs_thread *t, uint64_t until_ns, int *exited) {
     int handled = t_works && t->worked && until_wait_ok_locked();
     if (handled) {
         if (!t->exited && until_ns > hs_clock_now())
-            await_fresh_locked(until_ns - hs_clock_now()); /* lets the lock go: t may exit meanwhile */
+            await_newborn_locked(until_ns - hs_clock_now()); /* lets the lock go: t may exit meanwhile */
         if (t->exited)
             *exited = 1;
         else

@@ -49,6 +49,8 @@ HS_API void hs_client_real_sleep_ns(uint64_t ns);
  */
 HS_API int hs_client_own_mutex_lock(pthread_mutex_t *mutex);
 HS_API int hs_client_own_mutex_unlock(pthread_mutex_t *mutex);
+/* libc's syscall, which hysim's own libraries call instead of the exported one (futex.c). */
+HS_API long hs_client_own_syscall(long number, ...);
 
 /*
  * Connects to hysimd on the first call (HYSIM_ENDPOINT) and returns

@@ -43,9 +43,8 @@
  * straight through. Not wrapped (their threads count as running, as
  * before): the timed waits the simulated path does not take (a thread that
  * issued no work: timed_waits.c only moves their deadlines to the
- * machine's clock), and what
- * waits on a futex without libc (C++ std::barrier, std::atomic::wait,
- * std::latch).
+ * machine's clock). Futex waits made through syscall(2) (C++ std::barrier,
+ * std::atomic::wait, std::latch) are futex.c's.
  */
 #include <semaphore.h>
 #include <stdint.h>

@@ -89,6 +89,7 @@ hysim)
   exported=$(exports "$lib" | awk '{print $2}')
   sync_calls="pthread_cond_wait pthread_cond_signal pthread_cond_broadcast pthread_barrier_init pthread_barrier_destroy pthread_barrier_wait sem_wait sem_post"
   sync_calls+=" pthread_mutex_lock pthread_mutex_unlock pthread_rwlock_rdlock pthread_rwlock_wrlock pthread_rwlock_unlock"
+  sync_calls+=" syscall" # futex waits and wakes (futex.c)
   sleep_calls="nanosleep clock_nanosleep usleep sleep select poll"
   timed_calls="pthread_cond_timedwait pthread_cond_clockwait sem_timedwait sem_clockwait pthread_mutex_timedlock pthread_mutex_clocklock"
   timed_calls+=" pthread_rwlock_timedrdlock pthread_rwlock_timedwrlock pthread_rwlock_clockrdlock pthread_rwlock_clockwrlock"

@@ -13,6 +13,11 @@
  *                          (a generation count, as nccl-tests -t builds it)
  *   barrier_gpus sem       GPU 0's thread collects NT - 1 sem_posts, then
  *                          posts NT - 1 times to let the others go
+ *   barrier_gpus futex     a barrier on a futex, made through syscall(2) as
+ *                          libstdc++'s std::barrier and std::latch are: a
+ *                          generation word that the last to arrive bumps
+ *                          and wakes (FUTEX_WAKE, INT_MAX; without the
+ *                          private flag, as Debian 12's libstdc++ calls it)
  *   barrier_gpus loader    barrier, and before each iteration a thread takes
  *                          an item that a thread making no CUDA call hands
  *                          out (NT per iteration, under a condition
@@ -28,12 +33,17 @@
  * relative to the clock when the threads first met; check_barrier_gpus.sh
  * checks them against the kernel lengths.
  */
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cuda_runtime_api.h>
 
@@ -43,7 +53,7 @@
 #define NT 3
 #define ITERS 4
 
-enum mode { M_BARRIER, M_CONDVAR, M_SEM, M_LOADER, M_QUIET };
+enum mode { M_BARRIER, M_CONDVAR, M_SEM, M_LOADER, M_QUIET, M_FUTEX };
 static enum mode g_mode;
 
 static pthread_barrier_t g_barrier;
@@ -75,6 +85,22 @@ static void cond_barrier(void)
             pthread_cond_wait(&g_cv, &g_mu);
     }
     pthread_mutex_unlock(&g_mu);
+}
+
+/* The futex barrier: the last of NT to arrive bumps the generation word and wakes every waiter on it. */
+static uint32_t g_futex_generation, g_futex_arrived;
+
+static void futex_barrier(void)
+{
+    uint32_t gen = __atomic_load_n(&g_futex_generation, __ATOMIC_ACQUIRE);
+    if (__atomic_add_fetch(&g_futex_arrived, 1, __ATOMIC_ACQ_REL) == NT) {
+        __atomic_store_n(&g_futex_arrived, 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&g_futex_generation, gen + 1, __ATOMIC_RELEASE);
+        syscall(SYS_futex, &g_futex_generation, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+        return;
+    }
+    while (__atomic_load_n(&g_futex_generation, __ATOMIC_ACQUIRE) == gen)
+        syscall(SYS_futex, &g_futex_generation, FUTEX_WAIT, gen, NULL, NULL, 0);
 }
 
 /* Thread 0 gathers the others' posts on g_in, then releases them on g_out. */
@@ -128,6 +154,7 @@ static void meet(int g)
     }
     case M_CONDVAR: cond_barrier(); break;
     case M_SEM: sem_barrier(g); break;
+    case M_FUTEX: futex_barrier(); break;
     case M_QUIET: break;
     }
 }
@@ -209,12 +236,12 @@ static void run_gpu_threads(void)
 
 int main(int argc, char **argv)
 {
-    static const char *names[] = {"barrier", "condvar", "sem", "loader", "quiet"};
+    static const char *names[] = {"barrier", "condvar", "sem", "loader", "quiet", "futex"};
     int m = -1;
-    for (int i = 0; argc == 2 && i < 5; i++)
+    for (int i = 0; argc == 2 && i < 6; i++)
         if (!strcmp(argv[1], names[i]))
             m = i;
-    CHECK(m >= 0, "usage: %s barrier|condvar|sem|loader|quiet", argv[0]);
+    CHECK(m >= 0, "usage: %s barrier|condvar|sem|loader|quiet|futex", argv[0]);
     g_mode = (enum mode)m;
     register_kernel();
     int n = 0;

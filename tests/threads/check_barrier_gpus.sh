@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # barrier_gpus.c under `hysim run`: threads, one GPU each, that synchronise
 # their streams and then meet in a pthread barrier, a mutex + condition
-# variable barrier or a semaphore barrier must finish, each thread's sync
+# variable barrier, a semaphore barrier or a futex barrier must finish, each thread's sync
 # must return when its own kernels end (g + 1 kernels of K after the
 # iteration began) and each must leave the barrier when the last sync
 # returned (NT kernels after it began), with byte-identical output twice.
@@ -16,11 +16,11 @@ fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 name=barrier_gpus
 source "$(dirname "$0")/run_twice.sh"
-for mode in barrier condvar sem loader quiet; do
+for mode in barrier condvar sem loader quiet futex; do
   run_twice "$mode"
 done
 cat "$work/barrier.out"
-for mode in barrier condvar sem loader; do
+for mode in barrier condvar sem loader futex; do
   n=$(grep -c '^iteration' "$work/$mode.out")
   ((n == NT * ITERS)) || fail "$mode: $n lines, not $((NT * ITERS))"
   # iteration k begins at k * NT * K; gpu g's sync ends (g + 1) * K later; all leave at (k + 1) * NT * K
@@ -31,7 +31,7 @@ for mode in barrier condvar sem loader; do
     } END { exit bad }' "$work/$mode.out" || fail "$mode: times other than the kernels'"
 done
 diff <(grep -v done "$work/barrier.out") <(grep -v done "$work/condvar.out") || fail "condvar and barrier differ"
-for mode in sem loader; do
+for mode in sem loader futex; do
   diff <(grep -v done "$work/barrier.out") <(grep -v done "$work/$mode.out") || fail "$mode and barrier differ"
 done
 n=$(awk -v K=$K -v NT=$NT '/^quiet iteration/ { k = $3; sub(":", "", k); t = $9; sub(/^\+/, "", t); if (t == (k + 1) * NT * K) n++ } END { print n + 0 }' "$work/quiet.out")

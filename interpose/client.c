@@ -147,6 +147,7 @@ static size_t g_nops;
 static uint64_t g_next_stream = 1; /* 0 is every GPU's legacy default stream */
 static uint64_t g_next_event = 1;
 static uint64_t g_kernels_launched;
+static uint64_t g_issued; /* ops and messages the process issued: one more each (a spinning query sees none) */
 
 static hs_ptrmap g_streams;        /* hs_stream * → 1 */
 static hs_ptrmap g_events;         /* hs_event * → 1 */
@@ -308,6 +309,7 @@ static void start_watcher_locked(void) {
 }
 
 static void send_locked(const Hysim__ClientMsg *m) {
+    g_issued++;
     char err[256];
     if (hs_frame_send_client_msg(g_fd, m, err, sizeof err) != 0)
         lost(err);
@@ -690,6 +692,7 @@ static pending_op *append_locked(int dev, uint64_t stream) {
 }
 
 static void commit_locked(void) {
+    g_issued++;
     g_op_ptrs[g_nops] = &g_ops[g_nops].op;
     if (++g_nops == HS_BATCH_MAX)
         flush_locked();
@@ -793,14 +796,55 @@ static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream,
     return send_wait_locked(&w, out);
 }
 
-/* A query Wait: cudaSuccess when the condition holds now, cudaErrorNotReady when not. */
+/*
+ * The queries the calling thread found not met since its process's host
+ * clock last moved or the process last issued anything (query_locked).
+ */
+#define HS_UNMET_MAX 8
+typedef struct unmet_query {
+    Hysim__Wait__Cond cond;
+    int dev;
+    uint64_t stream, event;
+} unmet_query;
+static int same_query(const unmet_query *a, const unmet_query *b) {
+    return a->cond == b->cond && a->dev == b->dev && a->stream == b->stream && a->event == b->event;
+}
+static __thread struct {
+    unmet_query q[HS_UNMET_MAX];
+    int n;
+    uint64_t host_ns, issued; /* the clock and g_issued after the last of them */
+} t_unmet;
+
+/*
+ * A query Wait: cudaSuccess when the condition holds now, cudaErrorNotReady
+ * when not. A thread that asks again what it was told is not met, its
+ * process's host clock where it was and nothing issued since (a loop on
+ * cudaStreamQuery or cudaEventQuery, of one stream or several in turn,
+ * under host_time zero, where polls cost nothing), would spin forever at
+ * that time: the simulation cannot pass it while the thread runs. That
+ * query waits instead, as a synchronisation would, and reports the
+ * condition met: the loop ends when the work does, as a real spin would
+ * (within a poll).
+ */
 static cudaError_t query_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event) {
+    unmet_query me = {cond, dev, stream, event};
+    if (t_unmet.host_ns != hs_clock_now() || t_unmet.issued != g_issued)
+        t_unmet.n = 0; /* time passed, or something was issued: the thread is not spinning */
+    for (int i = 0; i < t_unmet.n; i++)
+        if (same_query(&t_unmet.q[i], &me)) {
+            t_unmet.n = 0;
+            return wait_locked(cond, dev, stream, event, 0, NULL, 0, NULL);
+        }
     Hysim__Reply *r;
     cudaError_t e = wait_locked(cond, dev, stream, event, 1, NULL, 0, &r);
     if (e != cudaSuccess)
         return e;
     e = r->done ? cudaSuccess : cudaErrorNotReady;
     hysim__reply__free_unpacked(r, NULL);
+    if (e == cudaErrorNotReady && t_unmet.n < HS_UNMET_MAX)
+        t_unmet.q[t_unmet.n++] = me;
+    t_unmet.host_ns = hs_clock_now();
+    t_unmet.issued = g_issued;
     return e;
 }
 

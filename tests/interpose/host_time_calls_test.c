@@ -243,6 +243,14 @@ int main(int argc, char **argv) {
     int dev0 = 0;
     CHECK_OK(ncclCommInitAll(&comm, 1, &dev0));
 
+    /* ten events to query, one query each: a thread that queries again what it was just told is not
+     * done, its clock where it was (host_time zero), waits instead (client.c, query_locked) */
+    cudaEvent_t queried[10];
+    for (int i = 0; i < 10; i++) {
+        CHECK_OK(cudaEventCreate(&queried[i]));
+        CHECK_OK(cudaEventRecord(queried[i], s));
+    }
+
     uint64_t t0 = now();
     STEP("launches", LAUNCHES, LAUNCHES, HS_CALL_KERNEL_LAUNCH, for (int i = 0; i < LAUNCHES; i++) CHECK_OK(launch(s)));
     STEP("event records", RECORDS, RECORDS, HS_CALL_EVENT_RECORD,
@@ -250,7 +258,7 @@ int main(int argc, char **argv) {
     STEP("stream waits", 20, 20, HS_CALL_STREAM_WAIT_EVENT,
          for (int i = 0; i < 20; i++) CHECK_OK(cudaStreamWaitEvent(s, ev, 0)));
     /* The fake daemon answers a query at the host time asked: only the cost moves the clock. */
-    STEP("event queries", 10, 10, HS_CALL_EVENT_QUERY, for (int i = 0; i < 10; i++) cudaEventQuery(ev));
+    STEP("event queries", 10, 10, HS_CALL_EVENT_QUERY, for (int i = 0; i < 10; i++) cudaEventQuery(queried[i]));
     STEP("device-to-device async copies", 10, 10, HS_CALL_MEMCPY_ASYNC,
          for (int i = 0; i < 10; i++) CHECK_OK(cudaMemcpyAsync(d1, d0, sizeof host, cudaMemcpyDeviceToDevice, s)));
     STEP("host-to-device async copies", 10, 10, HS_CALL_MEMCPY_ASYNC,

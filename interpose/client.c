@@ -149,6 +149,8 @@ static uint64_t g_next_event = 1;
 static uint64_t g_kernels_launched;
 static uint64_t g_issued; /* ops and messages the process issued: one more each (a spinning query sees none) */
 
+uint64_t hs_client_issued(void) { return __atomic_load_n(&g_issued, __ATOMIC_RELAXED); }
+
 static hs_ptrmap g_streams;        /* hs_stream * → 1 */
 static hs_ptrmap g_events;         /* hs_event * → 1 */
 static hs_ptrmap g_kernels;        /* host stub → hs_kernel * */
@@ -309,7 +311,7 @@ static void start_watcher_locked(void) {
 }
 
 static void send_locked(const Hysim__ClientMsg *m) {
-    g_issued++;
+    __atomic_fetch_add(&g_issued, 1, __ATOMIC_RELAXED);
     char err[256];
     if (hs_frame_send_client_msg(g_fd, m, err, sizeof err) != 0)
         lost(err);
@@ -692,7 +694,7 @@ static pending_op *append_locked(int dev, uint64_t stream) {
 }
 
 static void commit_locked(void) {
-    g_issued++;
+    __atomic_fetch_add(&g_issued, 1, __ATOMIC_RELAXED);
     g_op_ptrs[g_nops] = &g_ops[g_nops].op;
     if (++g_nops == HS_BATCH_MAX)
         flush_locked();
@@ -828,7 +830,7 @@ static __thread struct {
  */
 static cudaError_t query_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event) {
     unmet_query me = {cond, dev, stream, event};
-    if (t_unmet.host_ns != hs_clock_now() || t_unmet.issued != g_issued)
+    if (t_unmet.host_ns != hs_clock_now() || t_unmet.issued != hs_client_issued())
         t_unmet.n = 0; /* time passed, or something was issued: the thread is not spinning */
     for (int i = 0; i < t_unmet.n; i++)
         if (same_query(&t_unmet.q[i], &me)) {
@@ -844,7 +846,7 @@ static cudaError_t query_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream
     if (e == cudaErrorNotReady && t_unmet.n < HS_UNMET_MAX)
         t_unmet.q[t_unmet.n++] = me;
     t_unmet.host_ns = hs_clock_now();
-    t_unmet.issued = g_issued;
+    t_unmet.issued = hs_client_issued();
     return e;
 }
 

@@ -328,9 +328,51 @@ void hs_client_leave(void) {
     t_mono_exit = now;
 }
 
+/*
+ * A loop that waits for time to pass by reading the clock (spin until a
+ * deadline) never ends where reads do not move the clock (host_time zero,
+ * calls, fixed:0, scaled:0) and nothing else does: the thread runs, so the
+ * simulation cannot pass its clock. A thread that has read the clock
+ * HS_SPIN_READS times in a row at one reading, its process having issued
+ * nothing meanwhile, spins: from then on each of its reads at that reading
+ * moves the clock HS_SPIN_STEP_NS on (once told, on stderr), so the loop
+ * ends within a step of its deadline. The same reads every run: it stays
+ * deterministic. A program that only reads the clock between other work
+ * never gets there.
+ */
+#define HS_SPIN_READS 100000u
+#define HS_SPIN_STEP_NS 100u
+
+static __thread uint64_t t_spin_at;     /* the clock at this thread's last read */
+static __thread uint64_t t_spin_issued; /* hs_client_issued() then */
+static __thread unsigned t_spin_reads;  /* reads in a row at that reading, nothing issued */
+static _Atomic int g_spin_told;
+
+static void note_clock_read(uint64_t now) {
+    uint64_t issued = hs_client_issued();
+    if (now != t_spin_at || issued != t_spin_issued) {
+        t_spin_at = now;
+        t_spin_issued = issued;
+        t_spin_reads = 0;
+        return;
+    }
+    if (t_spin_reads < HS_SPIN_READS) {
+        t_spin_reads++;
+        return;
+    }
+    if (!atomic_exchange(&g_spin_told, 1))
+        fprintf(stderr,
+                "hysim: a thread read the clock %u times at one simulated time, nothing else happening: it waits "
+                "for time to pass, which this host_time mode moves only by GPU waits, sleeps and call costs; "
+                "its reads now move the clock %u ns each while it spins\n",
+                HS_SPIN_READS, HS_SPIN_STEP_NS);
+    t_spin_at = atomic_fetch_add(&g_clock, HS_SPIN_STEP_NS) + HS_SPIN_STEP_NS;
+}
+
 /* Reads the simulated clock as one intercepted call; `realtime` adds the epoch. */
 static uint64_t read_clock(int realtime) {
     hs_client_enter();
+    note_clock_read(hs_clock_now());
     uint64_t v = hs_clock_now() + (realtime ? atomic_load(&g_epoch_ns) : 0);
     hs_client_leave();
     return v;

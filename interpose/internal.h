@@ -45,6 +45,8 @@ HS_HIDDEN int hs_clock_reads_simulated(clockid_t id);
 HS_HIDDEN uint64_t hs_clock_host_deadline(clockid_t id, const struct timespec *abstime);
 /* libc's own reading of clock id, ns (real time, not the simulated clock). */
 HS_HIDDEN uint64_t hs_clock_real_ns(clockid_t id);
+/* How many ops and messages the process has issued to hysimd: one more each (client.c). */
+HS_HIDDEN uint64_t hs_client_issued(void);
 
 /* ---- sleeps: sleep.c, and client.c's part ---- */
 

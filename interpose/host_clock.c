@@ -251,6 +251,13 @@ static uint64_t host_time_since_last_call(void) {
     return outside > t_credited_ns ? outside - t_credited_ns : 0;
 }
 
+void hs_clock_thread_was_idle(void) {
+    if (!g_sim || t_depth != 0)
+        return;
+    take_cpu_sample(real_ns(CLOCK_THREAD_CPUTIME_ID));
+    t_mono_exit = real_ns(CLOCK_MONOTONIC);
+}
+
 void hs_client_enter(void) {
     if (t_depth++ != 0 || !g_sim)
         return;

@@ -45,6 +45,12 @@ HS_HIDDEN int hs_clock_reads_simulated(clockid_t id);
 HS_HIDDEN uint64_t hs_clock_host_deadline(clockid_t id, const struct timespec *abstime);
 /* libc's own reading of clock id, ns (real time, not the simulated clock). */
 HS_HIDDEN uint64_t hs_clock_real_ns(clockid_t id);
+/*
+ * The calling thread was idle since its last intercepted call, blocked or
+ * spinning where nothing interposes (an OpenMP worker in libgomp's pool):
+ * under host_time real and scaled, that time is not host time.
+ */
+HS_HIDDEN void hs_clock_thread_was_idle(void);
 /* How many ops and messages the process has issued to hysimd: one more each (client.c). */
 HS_HIDDEN uint64_t hs_client_issued(void);
 

@@ -26,7 +26,7 @@
  * exits between Waits (a process that only ever works from one thread sends
  * none). A thread hysimd does not know yet, one just started, is given time
  * to issue its first work before a Wait lets hysimd pass the process's host
- * time (await_newborn_locked). CommSplit still holds the mutex until answered.
+ * time (await_first_work_locked). CommSplit still holds the mutex until answered.
  *
  * pthread_join (threads.c): a thread that issued work and joins another
  * that did sends a THREAD_EXIT Wait, answered once the joined thread's exit
@@ -163,10 +163,9 @@ static int g_any_work;             /* some thread of the process has (sleeps are
 static __thread int t_joining;    /* this thread blocks in a pthread_join hysimd knows of */
 static uint32_t g_fresh;          /* live threads that a work thread created, which have issued no work, not expired */
 static uint64_t g_fresh_expired;  /* fresh threads born up to this one no longer hold joins (expire_fresh_locked) */
-static uint32_t g_newborn;        /* live threads started under hysim (by any thread) that have issued no work */
-static uint64_t g_newborn_started; /* such threads ever started */
-static uint64_t g_newborn_awaited; /* of those, the ones Waits gave time to issue their first work (await_newborn_locked) */
-static uint64_t g_newborn_grace_given; /* real time (ns) Waits gave the threads started since then */
+static uint64_t g_quiet_starts;   /* threads started, and threads that issued no work released (count_parked_locked) */
+static uint64_t g_quiet_starts_awaited; /* of those, the ones Waits gave time to issue first work (await_first_work_locked) */
+static uint64_t g_start_grace_given; /* real time (ns) Waits gave the starts since then */
 static hs_thread *g_joins;        /* threads a work thread joins, the join's Wait not sent yet */
 static uint32_t g_threads;        /* threads that have issued work and not exited */
 static int g_threads_said;        /* a Threads message went out: keep hysimd's count exact */
@@ -590,16 +589,12 @@ static void send_threads_locked(uint64_t exited) {
 
 static void send_ready_joins_locked(void);
 
-/* t issued its first work or exits: it no longer holds joins or Waits up. */
-static void no_longer_newborn_locked(hs_thread *t) {
+/* t issued its first work or exits: it no longer holds joins up. */
+static void no_longer_fresh_locked(hs_thread *t) {
     if (t->fresh) {
         t->fresh = 0;
         if (t->born > g_fresh_expired)
             g_fresh--;
-    }
-    if (t->newborn) {
-        t->newborn = 0;
-        g_newborn--;
     }
 }
 
@@ -612,7 +607,7 @@ static void note_work_locked(void) {
     hs_thread *self = hs_thread_self();
     if (self) {
         self->worked = 1; /* counted out by hs_client_thread_exit */
-        no_longer_newborn_locked(self);
+        no_longer_fresh_locked(self);
     } else {
         pthread_setspecific(g_works_key, (void *)1);
     }
@@ -646,10 +641,8 @@ static unsigned release_locked(const void *key, unsigned max);
 void hs_client_thread_created(hs_thread *t) {
     LOCK();
     g_quiet_live++; /* it runs, unseen by hysimd: blocked threads count as running while it does */
-    t->newborn = 1;
-    g_newborn++;
-    t->born = ++g_newborn_started;
-    g_newborn_grace_given = 0; /* a new start: a whole grace again */
+    t->born = ++g_quiet_starts;
+    g_start_grace_given = 0; /* a new start: a whole grace again */
     if (t_works) { /* a thread that never issued work holds no join up: neither do its threads */
         t->fresh = 1;
         g_fresh++;
@@ -668,7 +661,7 @@ void hs_client_thread_exit(hs_thread *t) {
         tell_counted_locked();
     }
     int was_fresh = t->fresh;
-    no_longer_newborn_locked(t);
+    no_longer_fresh_locked(t);
     if (worked && !t->exited) {
         wake_timed_locked(t, 0); /* timed joins of it (hs_client_join_until), before it is counted out */
         count_out_locked(t->join_wait ? t->id : 0);
@@ -748,36 +741,37 @@ static cudaError_t send_wait_locked(Hysim__Wait *w, Hysim__Reply **out) {
 }
 
 /*
- * A thread just started may issue its first work at the process's present
- * host time, which hysimd must not pass before that work arrives: it would
- * refuse the work ("host time went backwards"), or, had the work come after
- * the answer, the thread would start late in simulated time, by as much as
- * real scheduling let the others run ahead. hysimd cannot know of a thread
- * before its first work, so a Wait that may let it pass that time first
- * gives the threads started since the last such Wait up to length_ns of
- * real time (HS_FIRST_WORK_GRACE_NS in all, over the Waits of a sleep's
- * length that may come first) to issue it or exit: the
- * workers a thread-per-GPU program starts all begin at the same host time,
- * however the machine scheduled them. Once per batch of starts: a helper
- * thread that never issues work costs one grace, not one per Wait; none
- * while every thread that issued no work is blocked (host_sync.c): such a
- * thread can run again only when one that runs releases it.
+ * A thread that has issued no work yet and runs (one just started, or one
+ * a release let go from a lock, a barrier, a condition variable) may issue
+ * its first work at the process's present host time, which hysimd must not
+ * pass before that work arrives: it would refuse the work ("host time went
+ * backwards"), or, had the work come after the answer, the thread would
+ * start late in simulated time, by as much as real scheduling let the
+ * others run ahead. hysimd cannot know of a thread before its first work,
+ * so a Wait that may let it pass that time first gives such threads, once
+ * per batch of starts (g_quiet_starts), up to length_ns of real time
+ * (HS_FIRST_WORK_GRACE_NS in all, over the Waits of a sleep's length that
+ * may come first) to issue it, block or exit: the workers a thread-per-GPU
+ * program starts all begin at the same host time, however the machine
+ * scheduled them, and so does a thread that takes a lock as its first act.
+ * A helper thread that never issues work costs one grace per batch, not one
+ * per Wait; none while every thread that issued no work is blocked.
  */
 #define HS_FIRST_WORK_GRACE_NS 250000000ull
 static void expire_fresh_locked(void);
-static void await_newborn_locked(uint64_t length_ns) {
-    if (g_newborn_started == g_newborn_awaited)
+static void await_first_work_locked(uint64_t length_ns) {
+    if (g_quiet_starts == g_quiet_starts_awaited)
         return;
-    uint64_t left = HS_FIRST_WORK_GRACE_NS - g_newborn_grace_given, waited = 0;
+    uint64_t left = HS_FIRST_WORK_GRACE_NS - g_start_grace_given, waited = 0;
     uint64_t grace = length_ns < left ? length_ns : left;
-    for (; g_newborn > 0 && g_quiet_parked < g_quiet_live && waited < grace; waited += 1000000) {
+    for (; g_quiet_parked < g_quiet_live && waited < grace; waited += 1000000) {
         UNLOCK();
         hs_client_real_sleep_ns(1000000);
         LOCK();
     }
-    g_newborn_grace_given += waited;
-    if (waited < grace || g_newborn_grace_given >= HS_FIRST_WORK_GRACE_NS) { /* no need, or the whole grace */
-        g_newborn_awaited = g_newborn_started;
+    g_start_grace_given += waited;
+    if (waited < grace || g_start_grace_given >= HS_FIRST_WORK_GRACE_NS) { /* no need, or the whole grace */
+        g_quiet_starts_awaited = g_quiet_starts;
         expire_fresh_locked(); /* they hold no join up either */
     }
 }
@@ -786,7 +780,7 @@ static void await_newborn_locked(uint64_t length_ns) {
 static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event,
                                int query, uint64_t *timed, size_t ntimed, Hysim__Reply **out) {
     if (!query) /* it may block: hysimd may then pass this host time */
-        await_newborn_locked(HS_FIRST_WORK_GRACE_NS);
+        await_first_work_locked(HS_FIRST_WORK_GRACE_NS);
     Hysim__Wait w = HYSIM__WAIT__INIT;
     w.cond = cond;
     w.gpu = global_gpu(dev);
@@ -873,13 +867,13 @@ static void send_join_wait_locked(hs_thread *t) {
 
 /*
  * The fresh threads started so far no longer hold joins up: those that have
- * not issued work after a whole grace (await_newborn_locked) are helpers
+ * not issued work after a whole grace (await_first_work_locked) are helpers
  * that may never, and a join held for them would count its joiner as
  * running for their whole life (the simulation stalls if the joined threads
  * wait on their GPUs meanwhile).
  */
 static void expire_fresh_locked(void) {
-    g_fresh_expired = g_newborn_started;
+    g_fresh_expired = g_quiet_starts;
     if (g_fresh == 0)
         return;
     g_fresh = 0;
@@ -970,7 +964,7 @@ enum hs_sleep hs_client_sleep_until(uint64_t until_ns) {
         UNLOCK();
         return HS_SLEEP_REAL;
     }
-    await_newborn_locked(until_ns - from);
+    await_first_work_locked(until_ns - from);
     Hysim__Wait w = HYSIM__WAIT__INIT;
     w.cond = HYSIM__WAIT__COND__UNTIL;
     w.until_ns = until_ns;
@@ -1052,7 +1046,7 @@ int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t u
         *rc = ETIMEDOUT;
         return 1;
     }
-    await_newborn_locked(until_ns - hs_clock_now());
+    await_first_work_locked(until_ns - hs_clock_now());
     int done = timed_wait_locked(key, until_ns, mutex);
     UNLOCK();
     hs_client_leave();
@@ -1065,7 +1059,7 @@ int hs_client_sem_timedwait(const void *key, uint64_t until_ns, int (*take)(void
     if (!begin_timed_wait())
         return 0;
     if (until_ns > hs_clock_now())
-        await_newborn_locked(until_ns - hs_clock_now()); /* before the first try: it lets the lock go */
+        await_first_work_locked(until_ns - hs_clock_now()); /* before the first try: it lets the lock go */
     *rc = ETIMEDOUT;
     for (;;) { /* a post takes the lock to post and wake: tried and listed under it, none is missed */
         if (take(arg)) {
@@ -1100,7 +1094,7 @@ int hs_client_join_until(hs_thread *t, uint64_t until_ns, int *exited) {
     int handled = t_works && t->worked && until_wait_ok_locked();
     if (handled) {
         if (!t->exited && until_ns > hs_clock_now())
-            await_newborn_locked(until_ns - hs_clock_now()); /* lets the lock go: t may exit meanwhile */
+            await_first_work_locked(until_ns - hs_clock_now()); /* lets the lock go: t may exit meanwhile */
         if (t->exited)
             *exited = 1;
         else
@@ -1148,10 +1142,15 @@ static void tell_counted_locked(void) {
 }
 
 static void count_parked_locked(const hs_parked *p, int delta) {
-    if (p->works)
+    if (p->works) {
         g_work_parked += (uint32_t)delta;
-    else
-        g_quiet_parked += (uint32_t)delta;
+        return;
+    }
+    g_quiet_parked += (uint32_t)delta;
+    if (delta < 0) { /* it runs again and may issue its first work: as a start (await_first_work_locked) */
+        g_quiet_starts++;
+        g_start_grace_given = 0;
+    }
 }
 
 static void unlist_locked(hs_parked *p) {

@@ -18,17 +18,30 @@
  * the function); libgomp's own end barrier then finds its team already
  * there.
  *
+ * Critical sections (GOMP_critical_start / _end, and the named ones) are
+ * taken over: under hysim they lock a pthread mutex of their own, through
+ * mutex.c's pthread_mutex_lock, so that a thread that holds one across a
+ * GPU wait while others wait to enter does not hold the simulation back
+ * (libgomp's own lock is never used then; only compiled programs call these).
+ *
  * Exported unversioned, so that with LD_PRELOAD=libhysim.so they satisfy
  * the program's versioned references (GOMP_parallel@GOMP_4.0, ...); libgomp's
  * own are found by dlsym once a program calls them (libhysim.so does not
  * link libgomp: a program without OpenMP never calls these). Without
  * HYSIM_ENDPOINT, outside a region that began through these entries, and for
- * the entries not wrapped (critical sections, the cancellable barriers,
- * tasks, the pre-4.0 GOMP_parallel_start / _end), libgomp's calls run as
- * they are: their threads count as running while they wait.
+ * the entries not wrapped (omp_set_lock and the other lock routines, atomic
+ * sections, the cancellable barriers, tasks, the pre-4.0
+ * GOMP_parallel_start / _end), libgomp's calls run as they are: their
+ * threads count as running while they wait.
  */
+/* the program's pthread_mutex_lock / _unlock (mutex.c's), not libc's (interpose/CMakeLists.txt renames them) */
+#undef pthread_mutex_lock
+#undef pthread_mutex_unlock
+
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
 
 #include "internal.h"
 #include "threads.h"
@@ -36,7 +49,8 @@
 typedef void (*region_fn)(void *);
 typedef int (*team_size_fn)(void);
 typedef int (*thread_num_fn)(void);
-typedef void (*barrier_fn)(void);
+typedef void (*void_fn)(void);
+typedef void (*critical_name_fn)(void **);
 typedef void (*parallel_fn)(region_fn, void *, unsigned, unsigned);
 typedef void (*parallel_sections_fn)(region_fn, void *, unsigned, unsigned, unsigned);
 typedef void (*parallel_loop_fn)(region_fn, void *, unsigned, long, long, long, long, unsigned);
@@ -80,7 +94,7 @@ static void team_barrier(omp_region *r, void (*real)(void)) {
 }
 
 static void real_barrier(void) {
-    GOMP_FN(barrier_fn, f, "GOMP_barrier");
+    GOMP_FN(void_fn, f, "GOMP_barrier");
     if (f)
         f();
 }
@@ -151,7 +165,7 @@ HS_API void GOMP_parallel_loop_runtime(region_fn fn, void *data, unsigned num_th
 /* The barriers inside a region: GOMP_barrier, and those ending a loop or sections construct. */
 #define TEAM_BARRIER(name)                                                                                   \
     HS_API void name(void) {                                                                                 \
-        GOMP_FN(barrier_fn, real_, #name);                                                                   \
+        GOMP_FN(void_fn, real_, #name);                                                                   \
         if (!real_)                                                                                          \
             return;                                                                                          \
         if (!wraps() || !t_region)                                                                           \
@@ -162,3 +176,64 @@ HS_API void GOMP_parallel_loop_runtime(region_fn fn, void *data, unsigned num_th
 TEAM_BARRIER(GOMP_barrier)
 TEAM_BARRIER(GOMP_loop_end)
 TEAM_BARRIER(GOMP_sections_end)
+
+/* ---- critical sections ---- */
+
+static pthread_mutex_t g_critical = PTHREAD_MUTEX_INITIALIZER; /* the unnamed critical section's */
+
+/* A named critical section's mutex, made on first use in the slot the compiler gives the name. */
+static pthread_mutex_t *named_critical(void **slot) {
+    pthread_mutex_t *m = __atomic_load_n((pthread_mutex_t **)slot, __ATOMIC_ACQUIRE);
+    if (m)
+        return m;
+    pthread_mutex_t *made = malloc(sizeof *made);
+    if (!made)
+        abort();
+    pthread_mutex_init(made, NULL);
+    void *none = NULL;
+    if (__atomic_compare_exchange_n(slot, &none, made, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return made;
+    pthread_mutex_destroy(made); /* another thread made it first */
+    free(made);
+    return none;
+}
+
+HS_API void GOMP_critical_start(void) {
+    if (wraps()) {
+        pthread_mutex_lock(&g_critical);
+        return;
+    }
+    GOMP_FN(void_fn, real_, "GOMP_critical_start");
+    if (real_)
+        real_();
+}
+
+HS_API void GOMP_critical_end(void) {
+    if (wraps()) {
+        pthread_mutex_unlock(&g_critical);
+        return;
+    }
+    GOMP_FN(void_fn, real_, "GOMP_critical_end");
+    if (real_)
+        real_();
+}
+
+HS_API void GOMP_critical_name_start(void **slot) {
+    if (wraps()) {
+        pthread_mutex_lock(named_critical(slot));
+        return;
+    }
+    GOMP_FN(critical_name_fn, real_, "GOMP_critical_name_start");
+    if (real_)
+        real_(slot);
+}
+
+HS_API void GOMP_critical_name_end(void **slot) {
+    if (wraps()) {
+        pthread_mutex_unlock(named_critical(slot));
+        return;
+    }
+    GOMP_FN(critical_name_fn, real_, "GOMP_critical_name_end");
+    if (real_)
+        real_(slot);
+}

@@ -33,8 +33,7 @@ typedef struct hs_thread {
     uint64_t id;            /* Wait.thread / Threads.exited: unique in the process, never 0 */
     int worked;             /* it issued work (an op or a Wait) */
     int fresh;              /* created by a thread that had issued work; has issued none yet */
-    int newborn;            /* has issued no work and not exited (whoever created it) */
-    uint64_t born;          /* its place among the threads started (client.c: g_newborn_started) */
+    uint64_t born;          /* its place among the quiet starts (client.c: g_quiet_starts) */
     int exited;             /* it exited */
     int joiner;             /* a thread that issued work blocks in pthread_join of it */
     void *join_wait;        /* the joiner's THREAD_EXIT Wait, once sent (client.c's reply slot) */

@@ -91,7 +91,8 @@ hysim)
   sync_calls+=" pthread_mutex_lock pthread_mutex_unlock pthread_rwlock_rdlock pthread_rwlock_wrlock pthread_rwlock_unlock"
   sync_calls+=" syscall" # futex waits and wakes (futex.c)
   sync_calls+=" GOMP_parallel GOMP_parallel_sections GOMP_parallel_loop_static GOMP_parallel_loop_dynamic"
-  sync_calls+=" GOMP_parallel_loop_guided GOMP_parallel_loop_runtime GOMP_barrier GOMP_loop_end GOMP_sections_end" # openmp.c
+  sync_calls+=" GOMP_parallel_loop_guided GOMP_parallel_loop_runtime GOMP_barrier GOMP_loop_end GOMP_sections_end"
+  sync_calls+=" GOMP_critical_start GOMP_critical_end GOMP_critical_name_start GOMP_critical_name_end" # openmp.c
   sleep_calls="nanosleep clock_nanosleep usleep sleep select poll"
   timed_calls="pthread_cond_timedwait pthread_cond_clockwait sem_timedwait sem_clockwait pthread_mutex_timedlock pthread_mutex_clocklock"
   timed_calls+=" pthread_rwlock_timedrdlock pthread_rwlock_timedwrlock pthread_rwlock_clockrdlock pthread_rwlock_clockwrlock"

@@ -26,6 +26,15 @@
  *                         waited for every thread its creator started to
  *                         issue work, the logger too: the joiner counted as
  *                         running and the run stalled)
+ *   first_work released   the main thread issues GPU work, locks a mutex,
+ *                         starts a thread (GPU 1) that blocks on it before
+ *                         any work of its own, runs BATCH kernels and a sync,
+ *                         unlocks, and runs BATCH more and a sync; the thread,
+ *                         once it has the mutex, issues its first work 30 ms
+ *                         of real time later: BATCH kernels and a sync, which
+ *                         end with the main thread's second batch, at
+ *                         2 x BATCH x K_NS (a thread let go from a lock may
+ *                         issue its first work at its releaser's time)
  *   first_work helper     a thread that never issues GPU work and blocks in a
  *                         real read (hysimd cannot see it wait) lives while
  *                         the main thread syncs HELPER_SYNCS times: every
@@ -102,6 +111,44 @@ static void creator_sync(void)
     CHECK(end == BATCH * K_NS, "the main thread's sync ended at %lld ns, not %lld", end, BATCH * K_NS);
 }
 
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* released: takes the mutex before any GPU work, then works 30 ms of real time later. */
+static void *released_thread(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&g_mu);
+    real_sleep_us(LATE_US);
+    cudaStream_t s;
+    CHECK(cudaSetDevice(1) == cudaSuccess && cudaStreamCreate(&s) == cudaSuccess, "stream of GPU 1");
+    launch(s, BATCH);
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "sync of GPU 1");
+    g_end_ns[1] = now_ns() - g_start_ns;
+    pthread_mutex_unlock(&g_mu);
+    return NULL;
+}
+
+static void released(void)
+{
+    cudaStream_t s;
+    CHECK(cudaSetDevice(0) == cudaSuccess && cudaStreamCreate(&s) == cudaSuccess, "stream of GPU 0");
+    pthread_mutex_lock(&g_mu);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, released_thread, NULL) == 0, "thread");
+    launch(s, BATCH);
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "first sync");
+    pthread_mutex_unlock(&g_mu);
+    launch(s, BATCH);
+    CHECK(cudaStreamSynchronize(s) == cudaSuccess, "second sync");
+    g_end_ns[0] = now_ns() - g_start_ns;
+    CHECK(pthread_join(t, NULL) == 0, "join");
+    for (int g = 0; g < 2; g++) {
+        printf("GPU %d ends at %lld ns\n", g, g_end_ns[g]);
+        CHECK(g_end_ns[g] == 2 * BATCH * K_NS, "GPU %d ended at %lld ns, not %lld", g, g_end_ns[g],
+              2 * BATCH * K_NS);
+    }
+}
+
 static int g_pipe[2];
 
 /* Never issues GPU work: blocks in a real read until the main thread closes the pipe. */
@@ -176,10 +223,12 @@ int main(int argc, char **argv)
         start_helper(&logger);
         run_threads(1, NULL);
         stop_helper(logger);
+    } else if (!strcmp(mode, "released")) {
+        released();
     } else if (!strcmp(mode, "helper")) {
         helper();
     } else {
-        fprintf(stderr, "usage: first_work together|staggered|creator|joined|helper\n");
+        fprintf(stderr, "usage: first_work together|staggered|creator|joined|released|helper\n");
         return 2;
     }
     printf("first_work %s done\n", mode);

@@ -16,9 +16,16 @@
  *                    every thread leaves the loop's barrier at NT K
  *   openmp for       `omp parallel for` over NT items, item i on GPU i
  *                    (i + 1 kernels and a sync): the region ends at NT K
+ *   openmp critical  each thread runs 2 kernels and a sync on its GPU
+ *                    inside `omp critical`, then inside `omp critical(named)`:
+ *                    the threads take turns, so the first sections end at
+ *                    2 K, 4 K, ... 2 NT K, in whichever order the threads
+ *                    got in, and the named ones, which each thread enters
+ *                    as it leaves the first, at 4 K, 6 K, ... (2 NT + 2) K
  */
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
@@ -39,6 +46,12 @@ static long long work(int g, int n)
     launch(g_stream[g], n);
     CHECK(cudaStreamSynchronize(g_stream[g]) == cudaSuccess, "sync of GPU %d", g);
     return now_ns() - g_start;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return (x > y) - (x < y);
 }
 
 static void expect(const char *what, int g, long long t, long long want)
@@ -88,8 +101,23 @@ int main(int argc, char **argv)
         for (int g = 0; g < NT; g++)
             expect("sync of item", g, sync[g], (g + 1) * K_NS);
         expect("region ended, thread", 0, now_ns() - g_start, NT * K_NS);
+    } else if (!strcmp(mode, "critical")) {
+#pragma omp parallel num_threads(NT)
+        {
+            int g = omp_get_thread_num();
+#pragma omp critical
+            sync[g] = work(g, 2);
+#pragma omp critical(named)
+            met[g] = work(g, 2);
+        }
+        qsort(sync, NT, sizeof sync[0], by_time);
+        qsort(met, NT, sizeof met[0], by_time);
+        for (int k = 0; k < NT; k++) {
+            expect("critical section ended, turn", k, sync[k], 2 * (k + 1) * K_NS);
+            expect("named critical section ended, turn", k, met[k], 2 * (k + 2) * K_NS);
+        }
     } else {
-        fprintf(stderr, "usage: openmp barrier|loop|for\n");
+        fprintf(stderr, "usage: openmp barrier|loop|for|critical\n");
         return 2;
     }
     printf("openmp %s done\n", mode);

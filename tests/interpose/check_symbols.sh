@@ -90,6 +90,7 @@ hysim)
   sync_calls="pthread_cond_wait pthread_cond_signal pthread_cond_broadcast pthread_barrier_init pthread_barrier_destroy pthread_barrier_wait sem_wait sem_post"
   sync_calls+=" pthread_mutex_lock pthread_mutex_unlock pthread_rwlock_rdlock pthread_rwlock_wrlock pthread_rwlock_unlock"
   sync_calls+=" syscall" # futex waits and wakes (futex.c)
+  sync_calls+=" pthread_spin_init pthread_spin_destroy pthread_spin_lock pthread_spin_unlock" # spinlock.c
   sync_calls+=" GOMP_parallel GOMP_parallel_sections GOMP_parallel_loop_static GOMP_parallel_loop_dynamic"
   sync_calls+=" GOMP_parallel_loop_guided GOMP_parallel_loop_runtime GOMP_barrier GOMP_loop_end GOMP_sections_end"
   sync_calls+=" GOMP_critical_start GOMP_critical_end GOMP_critical_name_start GOMP_critical_name_end" # openmp.c

@@ -13,7 +13,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 name=mutexes
 source "$(dirname "$0")/run_twice.sh"
-for mode in held sleeping rwlock handover quiet kinds; do
+for mode in held sleeping spin rwlock handover quiet kinds; do
   run_twice "$mode"
   cat "$work/$mode.out"
 done

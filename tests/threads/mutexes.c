@@ -26,6 +26,8 @@
  *                   them as A begins to wait: B must take the mutex at the
  *                   simulated time A began to wait, not once C's kernels
  *                   are done.
+ *   mutexes spin     as held, on a pthread spin lock (whose waiters spun,
+ *                   counted as running, and stalled the run).
  *   mutexes rwlock   as held, on a rwlock (so std::shared_mutex): GPUs 0 and 1
  *                   take it for reading, GPU 2 for writing; every section
  *                   lasts its kernels and no writer's overlaps another
@@ -97,10 +99,14 @@ static cudaStream_t met_stream(int g, pthread_barrier_t *barrier)
 
 static pthread_rwlock_t g_rwlock = PTHREAD_RWLOCK_INITIALIZER;
 static int g_rw; /* held on g_rwlock: GPU NT - 1 writes, the others read */
+static pthread_spinlock_t g_spinlock;
+static int g_spin; /* held on g_spinlock */
 
 static void take(int g)
 {
-    if (!g_rw)
+    if (g_spin)
+        CHECK(pthread_spin_lock(&g_spinlock) == 0, "pthread_spin_lock");
+    else if (!g_rw)
         CHECK(pthread_mutex_lock(&g_mutex) == 0, "pthread_mutex_lock");
     else if (g == NT - 1)
         CHECK(pthread_rwlock_wrlock(&g_rwlock) == 0, "pthread_rwlock_wrlock");
@@ -110,7 +116,9 @@ static void take(int g)
 
 static void let_go(void)
 {
-    if (g_rw)
+    if (g_spin)
+        CHECK(pthread_spin_unlock(&g_spinlock) == 0, "pthread_spin_unlock");
+    else if (g_rw)
         CHECK(pthread_rwlock_unlock(&g_rwlock) == 0, "pthread_rwlock_unlock");
     else
         CHECK(pthread_mutex_unlock(&g_mutex) == 0, "pthread_mutex_unlock");
@@ -182,7 +190,8 @@ static void run_held(void)
         return;
     }
     long long all = (long long)ITERS * NT * (NT + 1) / 2 * K_NS;
-    printf("%s: %d sections, the last ended at +%lld ns (all of them: %lld)\n", g_sleep ? "sleeping" : "held", NT * ITERS,
+    printf("%s: %d sections, the last ended at +%lld ns (all of them: %lld)\n",
+           g_sleep ? "sleeping" : g_spin ? "spin" : "held", NT * ITERS,
            end - t0, all);
     CHECK(end - t0 == all, "the sections ended at +%lld ns, not +%lld", end - t0, all);
     CHECK(pthread_barrier_destroy(&g_start) == 0, "pthread_barrier_destroy");
@@ -335,9 +344,11 @@ int main(int argc, char **argv)
 {
     register_kernel();
     const char *mode = argc == 2 ? argv[1] : "";
-    if (!strcmp(mode, "held") || !strcmp(mode, "sleeping") || !strcmp(mode, "rwlock")) {
+    if (!strcmp(mode, "held") || !strcmp(mode, "sleeping") || !strcmp(mode, "rwlock") || !strcmp(mode, "spin")) {
         g_sleep = !strcmp(mode, "sleeping");
         g_rw = !strcmp(mode, "rwlock");
+        g_spin = !strcmp(mode, "spin");
+        CHECK(pthread_spin_init(&g_spinlock, PTHREAD_PROCESS_PRIVATE) == 0, "pthread_spin_init");
         run_held();
     }
     else if (!strcmp(mode, "handover"))
@@ -347,7 +358,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "kinds"))
         run_kinds();
     else
-        CHECK(0, "usage: %s held | sleeping | rwlock | handover | quiet | kinds", argv[0]);
+        CHECK(0, "usage: %s held | sleeping | spin | rwlock | handover | quiet | kinds", argv[0]);
     printf("mutexes %s done\n", mode);
     return 0;
 }

@@ -167,8 +167,7 @@ int hs_sync_mutex_lock(pthread_mutex_t *mutex) {
 static int unlock_seen(pthread_mutex_t *mutex, int *release) {
     int counts = !shared_mutex(mutex) && !stays_held(mutex); /* read while held: once let go it may be freed */
     int rc = REAL(unlock)(mutex);
-    atomic_thread_fence(memory_order_seq_cst); /* libc's unlock may be a release store: the file comment says why */
-    *release = rc == 0 && counts && atomic_load(&g_contended) > 0;
+    *release = hs_lock_release_due(rc, counts, &g_contended); /* libc's unlock may be a release store */
     return rc;
 }
 

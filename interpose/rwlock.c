@@ -97,8 +97,7 @@ HS_API int pthread_rwlock_unlock(pthread_rwlock_t *rwlock) {
         return REAL(unlock)(rwlock);
     int counts = !shared_rwlock(rwlock); /* read while held: once let go it may be freed */
     int rc = REAL(unlock)(rwlock);
-    atomic_thread_fence(memory_order_seq_cst); /* as mutex.c's unlock */
-    if (rc == 0 && counts && atomic_load(&g_contended) > 0)
+    if (hs_lock_release_due(rc, counts, &g_contended))
         hs_client_release(rwlock, 0); /* all: the readers may all get in; the address only */
     return rc;
 }

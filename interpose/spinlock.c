@@ -109,8 +109,7 @@ HS_API int pthread_spin_unlock(pthread_spinlock_t *lock) {
         return REAL(unlock)(lock);
     int counts = !shared_spin(lock); /* read while held: once let go it may be freed */
     int rc = REAL(unlock)(lock);
-    atomic_thread_fence(memory_order_seq_cst); /* as mutex.c's unlock */
-    if (rc == 0 && counts && atomic_load(&g_contended) > 0)
+    if (hs_lock_release_due(rc, counts, &g_contended))
         hs_client_release(key_of(lock), 1);
     return rc;
 }

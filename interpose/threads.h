@@ -12,6 +12,7 @@
 #define HYSIM_INTERPOSE_THREADS_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "internal.h"
@@ -133,6 +134,18 @@ HS_HIDDEN int hs_client_park_join(hs_parked *p, hs_thread *t);
  * this returns. Returns how many.
  */
 HS_HIDDEN unsigned hs_client_release(const void *key, unsigned max);
+/*
+ * After a lock's real unlock (its result rc) in mutex.c, rwlock.c and
+ * spinlock.c: whether the threads blocked on it must be released, that is
+ * the unlock succeeded, the lock counts (counts: not shared between
+ * processes, not still held) and some thread is in its slow path
+ * (contended). The fence pairs with the locker's count, as in Dekker's
+ * algorithm (mutex.c says why).
+ */
+static inline int hs_lock_release_due(int rc, int counts, _Atomic unsigned *contended) {
+    atomic_thread_fence(memory_order_seq_cst);
+    return rc == 0 && counts && atomic_load(contended) > 0;
+}
 /* Whether any thread is listed as blocked (a hint without the lock: a releaser that sees 0 has none to release). */
 HS_HIDDEN int hs_client_any_parked(void);
 /* The blocking call returned (or the thread is cancelled in it): p runs again. */

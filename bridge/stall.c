@@ -65,7 +65,7 @@ static void fail_stalled(hs_daemon *d, double waited_s)
             at += (size_t)snprintf(msg + at, sizeof(msg) - at,
                                    "\n  %s: %zu of its threads wait (the first for %s), and another that issued "
                                    "work has sent nothing since host time %llu ns: it computes, or blocks where hysim "
-                                   "does not see it (a robust or process-shared lock, an OpenMP lock, a loop on a flag, "
+                                   "does not see it (a robust or process-shared lock, an OpenMP task wait, a loop on a flag, "
                                    "a pipe or socket, a wait with a deadline on the machine's clock)",
                                    hs_session_name(s, who, sizeof(who)), s->nwaits,
                                    hs_wait_describe(&s->wait, what, sizeof(what)), (unsigned long long)s->host_ns);

@@ -18,19 +18,20 @@
  * the function); libgomp's own end barrier then finds its team already
  * there.
  *
- * Critical sections (GOMP_critical_start / _end, and the named ones) are
- * taken over: under hysim they lock a pthread mutex of their own, through
- * mutex.c's pthread_mutex_lock, so that a thread that holds one across a
- * GPU wait while others wait to enter does not hold the simulation back
- * (libgomp's own lock is never used then; only compiled programs call these).
+ * Critical sections (GOMP_critical_start / _end, and the named ones) and
+ * the lock routines (omp_set_lock, omp_set_nest_lock, ...) are taken over:
+ * under hysim they lock pthread mutexes of their own, through mutex.c's
+ * pthread_mutex_lock, so that a thread that holds one across a GPU wait
+ * while others wait for it does not hold the simulation back (libgomp's
+ * own locks are never used then; only the program calls these).
  *
  * Exported unversioned, so that with LD_PRELOAD=libhysim.so they satisfy
  * the program's versioned references (GOMP_parallel@GOMP_4.0, ...); libgomp's
  * own are found by dlsym once a program calls them (libhysim.so does not
  * link libgomp: a program without OpenMP never calls these). Without
  * HYSIM_ENDPOINT, outside a region that began through these entries, and for
- * the entries not wrapped (omp_set_lock and the other lock routines, atomic
- * sections, the cancellable barriers, tasks, the pre-4.0
+ * the entries not wrapped (atomic sections, the cancellable barriers,
+ * tasks, the pre-4.0
  * GOMP_parallel_start / _end), libgomp's calls run as they are: their
  * threads count as running while they wait.
  */
@@ -41,6 +42,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -237,3 +239,134 @@ HS_API void GOMP_critical_name_end(void **slot) {
     if (real_)
         real_(slot);
 }
+
+/* ---- locks (omp_lock_t, omp_nest_lock_t) ---- */
+
+/*
+ * An OpenMP lock under hysim: libgomp's is a futex word in the program's
+ * omp_lock_t (4 bytes, too small for a mutex), so each lock gets a mutex of
+ * its own, found by the lock's address, locked through mutex.c as critical
+ * sections are. A nestable lock counts its owner's nesting itself.
+ */
+typedef struct omp_lock_state {
+    pthread_mutex_t mutex;
+    pthread_t owner; /* nestable: the thread that holds it, while depth > 0 */
+    int depth;       /* nestable: how many times its owner has set it */
+} omp_lock_state;
+
+static pthread_mutex_t g_locks_lock = PTHREAD_MUTEX_INITIALIZER; /* hysim's own: locked with libc's calls */
+static hs_ptrmap g_locks;                                       /* omp_lock_t * → omp_lock_state * */
+
+/* The state of the lock at `lock`, made on first use if the program did not initialise it here. */
+static omp_lock_state *lock_state(void *lock) {
+    hs_client_own_mutex_lock(&g_locks_lock);
+    omp_lock_state *s = (omp_lock_state *)hs_ptrmap_get(&g_locks, (uintptr_t)lock);
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s)
+            abort();
+        pthread_mutex_init(&s->mutex, NULL);
+        hs_ptrmap_put(&g_locks, (uintptr_t)lock, (uintptr_t)s);
+    }
+    hs_client_own_mutex_unlock(&g_locks_lock);
+    return s;
+}
+
+static void forget_lock(void *lock) {
+    hs_client_own_mutex_lock(&g_locks_lock);
+    omp_lock_state *s = (omp_lock_state *)hs_ptrmap_del(&g_locks, (uintptr_t)lock);
+    hs_client_own_mutex_unlock(&g_locks_lock);
+    if (s) {
+        pthread_mutex_destroy(&s->mutex);
+        free(s);
+    }
+}
+
+typedef void (*lock_fn)(void *);
+typedef int (*test_lock_fn)(void *);
+typedef void (*init_hint_fn)(void *, int);
+
+/* A lock routine: ours under hysim, else libgomp's. */
+#define LOCK_ROUTINE(name, ours)                                                                             \
+    HS_API void name(void *lock) {                                                                           \
+        if (wraps()) {                                                                                       \
+            ours;                                                                                            \
+            return;                                                                                          \
+        }                                                                                                    \
+        GOMP_FN(lock_fn, real_, #name);                                                                      \
+        if (real_)                                                                                           \
+            real_(lock);                                                                                     \
+    }
+LOCK_ROUTINE(omp_init_lock, forget_lock(lock); lock_state(lock))
+LOCK_ROUTINE(omp_init_nest_lock, forget_lock(lock); lock_state(lock))
+LOCK_ROUTINE(omp_destroy_lock, forget_lock(lock))
+LOCK_ROUTINE(omp_destroy_nest_lock, forget_lock(lock))
+LOCK_ROUTINE(omp_set_lock, pthread_mutex_lock(&lock_state(lock)->mutex))
+LOCK_ROUTINE(omp_unset_lock, pthread_mutex_unlock(&lock_state(lock)->mutex))
+
+/* Whether the calling thread holds nestable lock s (only its owner can find itself there). */
+static bool holds_nest(omp_lock_state *s) {
+    return __atomic_load_n(&s->depth, __ATOMIC_RELAXED) > 0 &&
+           pthread_equal(__atomic_load_n(&s->owner, __ATOMIC_RELAXED), pthread_self());
+}
+
+/* s just taken by the calling thread, once. */
+static int own_nest(omp_lock_state *s) {
+    __atomic_store_n(&s->owner, pthread_self(), __ATOMIC_RELAXED);
+    __atomic_store_n(&s->depth, 1, __ATOMIC_RELAXED);
+    return 1;
+}
+
+static void set_nest(omp_lock_state *s) {
+    if (holds_nest(s)) {
+        __atomic_store_n(&s->depth, s->depth + 1, __ATOMIC_RELAXED);
+        return;
+    }
+    pthread_mutex_lock(&s->mutex);
+    own_nest(s);
+}
+
+static void unset_nest(omp_lock_state *s) {
+    int depth = s->depth - 1;
+    __atomic_store_n(&s->depth, depth, __ATOMIC_RELAXED);
+    if (depth == 0)
+        pthread_mutex_unlock(&s->mutex);
+}
+
+LOCK_ROUTINE(omp_set_nest_lock, set_nest(lock_state(lock)))
+LOCK_ROUTINE(omp_unset_nest_lock, unset_nest(lock_state(lock)))
+
+HS_API int omp_test_lock(void *lock) {
+    if (wraps())
+        return pthread_mutex_trylock(&lock_state(lock)->mutex) == 0;
+    GOMP_FN(test_lock_fn, real_, "omp_test_lock");
+    return real_ ? real_(lock) : 0;
+}
+
+HS_API int omp_test_nest_lock(void *lock) {
+    if (wraps()) {
+        omp_lock_state *s = lock_state(lock);
+        if (holds_nest(s)) {
+            __atomic_store_n(&s->depth, s->depth + 1, __ATOMIC_RELAXED);
+            return s->depth;
+        }
+        return pthread_mutex_trylock(&s->mutex) == 0 ? own_nest(s) : 0;
+    }
+    GOMP_FN(test_lock_fn, real_, "omp_test_nest_lock");
+    return real_ ? real_(lock) : 0;
+}
+
+/* OpenMP 4.5's initialisers with a hint: the hint changes nothing here. */
+#define INIT_WITH_HINT(name)                                                                                 \
+    HS_API void name(void *lock, int hint) {                                                                 \
+        if (wraps()) {                                                                                       \
+            forget_lock(lock);                                                                               \
+            lock_state(lock);                                                                                \
+            return;                                                                                          \
+        }                                                                                                    \
+        GOMP_FN(init_hint_fn, real_, #name);                                                                 \
+        if (real_)                                                                                           \
+            real_(lock, hint);                                                                               \
+    }
+INIT_WITH_HINT(omp_init_lock_with_hint)
+INIT_WITH_HINT(omp_init_nest_lock_with_hint)

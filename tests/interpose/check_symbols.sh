@@ -93,7 +93,10 @@ hysim)
   sync_calls+=" pthread_spin_init pthread_spin_destroy pthread_spin_lock pthread_spin_unlock" # spinlock.c
   sync_calls+=" GOMP_parallel GOMP_parallel_sections GOMP_parallel_loop_static GOMP_parallel_loop_dynamic"
   sync_calls+=" GOMP_parallel_loop_guided GOMP_parallel_loop_runtime GOMP_barrier GOMP_loop_end GOMP_sections_end"
-  sync_calls+=" GOMP_critical_start GOMP_critical_end GOMP_critical_name_start GOMP_critical_name_end" # openmp.c
+  sync_calls+=" GOMP_critical_start GOMP_critical_end GOMP_critical_name_start GOMP_critical_name_end"
+  sync_calls+=" omp_init_lock omp_init_nest_lock omp_destroy_lock omp_destroy_nest_lock omp_set_lock omp_unset_lock"
+  sync_calls+=" omp_set_nest_lock omp_unset_nest_lock omp_test_lock omp_test_nest_lock omp_init_lock_with_hint"
+  sync_calls+=" omp_init_nest_lock_with_hint" # openmp.c
   sleep_calls="nanosleep clock_nanosleep usleep sleep select poll"
   timed_calls="pthread_cond_timedwait pthread_cond_clockwait sem_timedwait sem_clockwait pthread_mutex_timedlock pthread_mutex_clocklock"
   timed_calls+=" pthread_rwlock_timedrdlock pthread_rwlock_timedwrlock pthread_rwlock_clockrdlock pthread_rwlock_clockwrlock"

@@ -22,6 +22,9 @@
  *                    2 K, 4 K, ... 2 NT K, in whichever order the threads
  *                    got in, and the named ones, which each thread enters
  *                    as it leaves the first, at 4 K, 6 K, ... (2 NT + 2) K
+ *   openmp lock      the same with an omp_lock_t, then an omp_nest_lock_t
+ *                    set twice (and tested once more: depth 2 after one
+ *                    unset) around the second batch
  */
 #include <omp.h>
 #include <stdio.h>
@@ -116,8 +119,37 @@ int main(int argc, char **argv)
             expect("critical section ended, turn", k, sync[k], 2 * (k + 1) * K_NS);
             expect("named critical section ended, turn", k, met[k], 2 * (k + 2) * K_NS);
         }
+    } else if (!strcmp(mode, "lock")) {
+        omp_lock_t lock;
+        omp_nest_lock_t nest;
+        omp_init_lock(&lock);
+        omp_init_nest_lock(&nest);
+#pragma omp parallel num_threads(NT)
+        {
+            int g = omp_get_thread_num();
+            omp_set_lock(&lock);
+            sync[g] = work(g, 2);
+            omp_unset_lock(&lock);
+            omp_set_nest_lock(&nest);
+            omp_set_nest_lock(&nest);
+            met[g] = work(g, 2);
+            omp_unset_nest_lock(&nest);
+            CHECK(omp_test_nest_lock(&nest) == 2, "the owner's test of its nest lock");
+            omp_unset_nest_lock(&nest);
+            omp_unset_nest_lock(&nest);
+        }
+        CHECK(omp_test_lock(&lock) == 1, "omp_test_lock of a free lock");
+        omp_unset_lock(&lock);
+        omp_destroy_lock(&lock);
+        omp_destroy_nest_lock(&nest);
+        qsort(sync, NT, sizeof sync[0], by_time);
+        qsort(met, NT, sizeof met[0], by_time);
+        for (int k = 0; k < NT; k++) {
+            expect("locked section ended, turn", k, sync[k], 2 * (k + 1) * K_NS);
+            expect("nested section ended, turn", k, met[k], 2 * (k + 2) * K_NS);
+        }
     } else {
-        fprintf(stderr, "usage: openmp barrier|loop|for|critical\n");
+        fprintf(stderr, "usage: openmp barrier|loop|for|critical|lock\n");
         return 2;
     }
     printf("openmp %s done\n", mode);

@@ -808,7 +808,7 @@ static int same_query(const unmet_query *a, const unmet_query *b) {
 static __thread struct {
     unmet_query q[HS_UNMET_MAX];
     int n;
-    uint64_t host_ns, issued; /* the clock and g_issued after the last of them */
+    hs_quiet_mark mark; /* after the last of them */
 } t_unmet;
 
 /*
@@ -824,7 +824,7 @@ static __thread struct {
  */
 static cudaError_t query_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event) {
     unmet_query me = {cond, dev, stream, event};
-    if (t_unmet.host_ns != hs_clock_now() || t_unmet.issued != hs_client_issued())
+    if (!hs_quiet_since(&t_unmet.mark))
         t_unmet.n = 0; /* time passed, or something was issued: the thread is not spinning */
     for (int i = 0; i < t_unmet.n; i++)
         if (same_query(&t_unmet.q[i], &me)) {
@@ -839,8 +839,7 @@ static cudaError_t query_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream
     hysim__reply__free_unpacked(r, NULL);
     if (e == cudaErrorNotReady && t_unmet.n < HS_UNMET_MAX)
         t_unmet.q[t_unmet.n++] = me;
-    t_unmet.host_ns = hs_clock_now();
-    t_unmet.issued = hs_client_issued();
+    hs_quiet_mark_take(&t_unmet.mark);
     return e;
 }
 

@@ -350,16 +350,20 @@ void hs_client_leave(void) {
 #define HS_SPIN_READS 100000u
 #define HS_SPIN_STEP_NS 100u
 
-static __thread uint64_t t_spin_at;     /* the clock at this thread's last read */
-static __thread uint64_t t_spin_issued; /* hs_client_issued() then */
-static __thread unsigned t_spin_reads;  /* reads in a row at that reading, nothing issued */
+static __thread hs_quiet_mark t_spin_mark; /* at this thread's last read */
+static __thread unsigned t_spin_reads;     /* reads in a row at that reading, nothing issued */
 static _Atomic int g_spin_told;
 
-static void note_clock_read(uint64_t now) {
-    uint64_t issued = hs_client_issued();
-    if (now != t_spin_at || issued != t_spin_issued) {
-        t_spin_at = now;
-        t_spin_issued = issued;
+void hs_quiet_mark_take(hs_quiet_mark *m) {
+    m->host_ns = hs_clock_now();
+    m->issued = hs_client_issued();
+}
+
+int hs_quiet_since(const hs_quiet_mark *m) { return m->host_ns == hs_clock_now() && m->issued == hs_client_issued(); }
+
+static void note_clock_read(void) {
+    if (!hs_quiet_since(&t_spin_mark)) {
+        hs_quiet_mark_take(&t_spin_mark);
         t_spin_reads = 0;
         return;
     }
@@ -373,13 +377,13 @@ static void note_clock_read(uint64_t now) {
                 "for time to pass, which this host_time mode moves only by GPU waits, sleeps and call costs; "
                 "its reads now move the clock %u ns each while it spins\n",
                 HS_SPIN_READS, HS_SPIN_STEP_NS);
-    t_spin_at = atomic_fetch_add(&g_clock, HS_SPIN_STEP_NS) + HS_SPIN_STEP_NS;
+    t_spin_mark.host_ns = atomic_fetch_add(&g_clock, HS_SPIN_STEP_NS) + HS_SPIN_STEP_NS;
 }
 
 /* Reads the simulated clock as one intercepted call; `realtime` adds the epoch. */
 static uint64_t read_clock(int realtime) {
     hs_client_enter();
-    note_clock_read(hs_clock_now());
+    note_clock_read();
     uint64_t v = hs_clock_now() + (realtime ? atomic_load(&g_epoch_ns) : 0);
     hs_client_leave();
     return v;

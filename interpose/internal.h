@@ -53,6 +53,17 @@ HS_HIDDEN uint64_t hs_clock_real_ns(clockid_t id);
 HS_HIDDEN void hs_clock_thread_was_idle(void);
 /* How many ops and messages the process has issued to hysimd: one more each (client.c). */
 HS_HIDDEN uint64_t hs_client_issued(void);
+/*
+ * What a spin check compares (client.c's repeated queries, host_clock.c's
+ * clock reads): the process's host clock and hs_client_issued() when taken.
+ */
+typedef struct hs_quiet_mark {
+    uint64_t host_ns, issued;
+} hs_quiet_mark;
+/* Takes *m now. */
+HS_HIDDEN void hs_quiet_mark_take(hs_quiet_mark *m);
+/* Whether nothing happened since *m was taken: the clock reads as then and nothing was issued. */
+HS_HIDDEN int hs_quiet_since(const hs_quiet_mark *m);
 
 /* ---- sleeps: sleep.c, and client.c's part ---- */
 

@@ -24,7 +24,8 @@
  * libstdc++ builds without it where its configure did not find the flag
  * (Debian 12's does), so a futex in memory shared with another process is
  * taken for this process's alone, and a wake from there counts as a
- * signal's interruption (client.c: the woken thread counts itself in). hysim's own libraries make their futex calls through
+ * signal's interruption (client.c: the woken thread counts itself in).
+ * hysim's own libraries make their futex calls through
  * hs_client_own_syscall (interpose/CMakeLists.txt renames syscall there),
  * which never lists them: their waits are the simulator's, not the
  * program's.
@@ -122,9 +123,8 @@ NO_ASAN HS_API long syscall(long number, ...) {
             return futex_wait(a);
         if (op == FUTEX_WAKE) {
             futex_wake w = {{a[0], a[1], a[2], a[3], a[4], a[5]}, 0};
-            unsigned max = a[2] <= 0 || a[2] >= INT_MAX ? 0 : (unsigned)a[2]; /* 0: all */
-            if (a[2] > 0)
-                hs_client_release_and((const void *)a[0], max, wake_real, &w);
+            if (a[2] > 0) /* up to a[2] woken; INT_MAX: all (release_and's 0) */
+                hs_client_release_and((const void *)a[0], a[2] >= INT_MAX ? 0 : (unsigned)a[2], wake_real, &w);
             else
                 wake_real(&w);
             return w.rc;

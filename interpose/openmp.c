@@ -31,9 +31,8 @@
  * link libgomp: a program without OpenMP never calls these). Without
  * HYSIM_ENDPOINT, outside a region that began through these entries, and for
  * the entries not wrapped (atomic sections, the cancellable barriers,
- * tasks, the pre-4.0
- * GOMP_parallel_start / _end), libgomp's calls run as they are: their
- * threads count as running while they wait.
+ * tasks, the pre-4.0 GOMP_parallel_start / _end), libgomp's calls run as
+ * they are: their threads count as running while they wait.
  */
 /* the program's pthread_mutex_lock / _unlock (mutex.c's), not libc's (interpose/CMakeLists.txt renames them) */
 #undef pthread_mutex_lock
@@ -119,7 +118,7 @@ static void run_region(void *arg) {
     t_region = outer;
 }
 
-/* Whether the calls of a region should be seen: under hysim, with libgomp there. */
+/* Whether these entries do hysim's part (under hysim), or only call libgomp's. */
 static bool wraps(void) { return hs_clock_simulated(); }
 
 #define REAL_OR_RETURN(type, name, ...)                                                                     \
@@ -149,7 +148,7 @@ HS_API void GOMP_parallel_sections(region_fn fn, void *data, unsigned num_thread
     HS_API void name(region_fn fn, void *data, unsigned num_threads, long start, long end, long incr,         \
                      long chunk_size, unsigned flags) {                                                      \
         REAL_OR_RETURN(parallel_loop_fn, #name, fn, data, num_threads, start, end, incr, chunk_size, flags)  \
-        omp_region r = {fn, data};                                                                     \
+        omp_region r = {fn, data};                                                                           \
         real_(run_region, &r, num_threads, start, end, incr, chunk_size, flags);                             \
     }
 PARALLEL_LOOP(GOMP_parallel_loop_static)
@@ -167,7 +166,7 @@ HS_API void GOMP_parallel_loop_runtime(region_fn fn, void *data, unsigned num_th
 /* The barriers inside a region: GOMP_barrier, and those ending a loop or sections construct. */
 #define TEAM_BARRIER(name)                                                                                   \
     HS_API void name(void) {                                                                                 \
-        GOMP_FN(void_fn, real_, #name);                                                                   \
+        GOMP_FN(void_fn, real_, #name);                                                                      \
         if (!real_)                                                                                          \
             return;                                                                                          \
         if (!wraps() || !t_region)                                                                           \

@@ -151,8 +151,8 @@ HS_HIDDEN int hs_client_any_parked(void);
 /* The blocking call returned (or the thread is cancelled in it): p runs again. */
 HS_HIDDEN void hs_client_unpark(hs_parked *p);
 /*
- * A lock the caller found taken (mutex.c: a mutex; rwlock.c: a rwlock, mutex
- * NULL): tries take(arg) under the lock releases take, and until it succeeds
+ * A lock the caller found taken (mutex.c: a mutex; rwlock.c, spinlock.c: a
+ * rwlock, a spin lock, mutex NULL): tries take(arg) under the lock releases take, and until it succeeds
  * blocks listed on key, sleeping until a release (or a short while: a mutex
  * let go inside libc wakes no one); a thread released that loses the lock
  * again blocks listed again. Returns running, the lock taken (or take's

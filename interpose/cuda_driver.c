@@ -2,11 +2,17 @@
  * libcuda.so.1: the few driver API calls a runtime-only program or a library
  * probing for a GPU makes before anything else. Device facts come from the
  * client core (Setup); error names and texts are those the real driver
- * (13000) returns, for every CUresult in CUDA 13's cuda.h. Everything else
- * of the driver API is not there yet (an undefined symbol, not a stub).
+ * (13000) returns, for every CUresult in CUDA 13's cuda.h; cuGetProcAddress
+ * finds these entry points by name. Everything else of the driver API is not
+ * there yet (an undefined symbol, not a stub; NULL from cuGetProcAddress).
  */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <cuda.h>
 
@@ -14,6 +20,8 @@
 
 #undef cuDeviceTotalMem /* cuda.h maps it to _v2; the library exports both */
 CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev);
+#undef cuGetProcAddress /* likewise: CUDA 12's, without the status argument */
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags);
 
 static _Atomic int g_initialized;
 
@@ -251,4 +259,99 @@ CUresult cuGetErrorString(CUresult error, const char **pStr) {
     int i = find(error);
     *pStr = i < 0 ? NULL : errors[i].text;
     return leave(i < 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS);
+}
+
+/*
+ * cuGetProcAddress: the driver's entry points by name. A program that
+ * carries its own copy of the CUDA runtime (linked statically: nvcc's
+ * default) fetches every driver entry point through it before anything
+ * else. hysim replaces the shared runtime, libcudart.so.13, and cannot see
+ * the calls such a program makes inside itself; let through, each of them
+ * fails ("API call is not supported in the installed CUDA driver") and the
+ * run reports zero kernels. So when hysim's runtime is not loaded, the
+ * process stops here with how to rebuild it.
+ */
+static void refuse_own_runtime(const void *caller) {
+    void *ours = dlopen("libcudart.so.13", RTLD_NOLOAD | RTLD_LAZY);
+    if (ours) {
+        dlclose(ours);
+        return;
+    }
+    Dl_info info;
+    const char *who = dladdr(caller, &info) && info.dli_fname && info.dli_fname[0] ? info.dli_fname
+                                                                                   : program_invocation_name;
+    fprintf(stderr,
+            "hysim: %s carries its own copy of the CUDA runtime (linked statically, nvcc's default "
+            "`-cudart static`) instead of loading libcudart.so.13, which hysim replaces: none of its CUDA "
+            "calls could be simulated. Rebuild it with `nvcc -cudart shared` (CMake: "
+            "CUDA_RUNTIME_LIBRARY Shared).\n",
+            who);
+    fflush(NULL);
+    _exit(1);
+}
+
+/* Each driver entry point not found is named once (the first 64 of them). */
+static void say_not_found(const char *symbol) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static char said[64][64];
+    static int nsaid;
+    pthread_mutex_lock(&lock);
+    int i = 0;
+    while (i < nsaid && strncmp(said[i], symbol, sizeof said[i] - 1) != 0)
+        i++;
+    if (i == nsaid && nsaid < 64) {
+        snprintf(said[nsaid++], sizeof said[0], "%s", symbol);
+        fprintf(stderr, "hysim: cuGetProcAddress: %s is not supported yet\n", symbol);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+static void *entry_point(const char *symbol, int cuda_version) {
+    static const struct {
+        const char *name;
+        void *fn;
+    } table[] = {
+        {"cuInit", (void *)cuInit},
+        {"cuDriverGetVersion", (void *)cuDriverGetVersion},
+        {"cuDeviceGetCount", (void *)cuDeviceGetCount},
+        {"cuDeviceGet", (void *)cuDeviceGet},
+        {"cuDeviceGetName", (void *)cuDeviceGetName},
+        {"cuDeviceTotalMem", (void *)cuDeviceTotalMem_v2}, /* the same call under both names */
+        {"cuDeviceGetAttribute", (void *)cuDeviceGetAttribute},
+        {"cuGetErrorName", (void *)cuGetErrorName},
+        {"cuGetErrorString", (void *)cuGetErrorString},
+    };
+    if (strcmp(symbol, "cuGetProcAddress") == 0) /* its signature changed in CUDA 12 */
+        return cuda_version >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].name, symbol) == 0)
+            return table[i].fn;
+    return NULL;
+}
+
+static CUresult get_proc_address(const char *symbol, void **pfn, int cuda_version,
+                                 CUdriverProcAddressQueryResult *status) {
+    if (!symbol || !pfn)
+        return CUDA_ERROR_INVALID_VALUE;
+    *pfn = entry_point(symbol, cuda_version);
+    if (status)
+        *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    if (!*pfn)
+        say_not_found(symbol);
+    return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
+}
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *symbolStatus) {
+    refuse_own_runtime(__builtin_return_address(0));
+    (void)flags; /* per-thread default stream variants: none of these entry points takes a stream */
+    hs_client_enter();
+    return leave(get_proc_address(symbol, pfn, cudaVersion, symbolStatus));
+}
+
+CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags) {
+    refuse_own_runtime(__builtin_return_address(0));
+    (void)flags;
+    hs_client_enter();
+    return leave(get_proc_address(symbol, pfn, cudaVersion, NULL));
 }

@@ -115,7 +115,7 @@ cuda)
   [[ $(soname "$lib") == libcuda.so.1 ]] || check "soname is $(soname "$lib")"
   has_verdef "$lib" && check "libcuda.so.1 defines symbol versions"
   exported=$(exports "$lib" | awk '{print $2}' | sort | tr '\n' ' ')
-  want="cuDeviceGet cuDeviceGetAttribute cuDeviceGetCount cuDeviceGetName cuDeviceTotalMem cuDeviceTotalMem_v2 cuDriverGetVersion cuGetErrorName cuGetErrorString cuInit "
+  want="cuDeviceGet cuDeviceGetAttribute cuDeviceGetCount cuDeviceGetName cuDeviceTotalMem cuDeviceTotalMem_v2 cuDriverGetVersion cuGetErrorName cuGetErrorString cuGetProcAddress cuGetProcAddress_v2 cuInit "
   [[ $exported == "$want" ]] || check "exports: $exported"
   ;;
 errors)

@@ -220,6 +220,26 @@ static void case_props(void) {
     CHECK(cuGetErrorName(CUDA_ERROR_OUT_OF_MEMORY, &s) == CUDA_SUCCESS && !strcmp(s, "CUDA_ERROR_OUT_OF_MEMORY"),
           "cuGetErrorName");
     CHECK(cuGetErrorString((CUresult)77777, &s) == CUDA_ERROR_INVALID_VALUE && s == NULL, "cuGetErrorString");
+
+    /* The same entry points by name (a library that resolves the driver at run time); others are not there. */
+    void *fn = NULL;
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    CHECK(cuGetProcAddress("cuDeviceGetCount", &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_SUCCESS &&
+              found == CU_GET_PROC_ADDRESS_SUCCESS && fn,
+          "cuGetProcAddress cuDeviceGetCount");
+    n = 0;
+    CHECK(fn && ((CUresult(*)(int *))fn)(&n) == CUDA_SUCCESS && n == 2, "cuDeviceGetCount by address %d", n);
+    CHECK(cuGetProcAddress("cuDeviceTotalMem", &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_SUCCESS &&
+              fn && ((CUresult(*)(size_t *, CUdevice))fn)(&total, 1) == CUDA_SUCCESS && total == MEMORY,
+          "cuDeviceTotalMem by address");
+    for (int i = 0; i < 2; i++) { /* named on stderr once */
+        fn = (void *)1;
+        CHECK(cuGetProcAddress("cuMemAlloc", &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_ERROR_NOT_FOUND &&
+                  fn == NULL && found == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND,
+              "cuGetProcAddress cuMemAlloc");
+    }
+    CHECK(cuGetProcAddress(NULL, &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, NULL) == CUDA_ERROR_INVALID_VALUE,
+          "cuGetProcAddress NULL");
 }
 
 static void case_memory(void) {

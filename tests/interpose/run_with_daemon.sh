@@ -9,6 +9,7 @@
 #   --env NAME=VALUE     set for the program (repeatable)
 #   --status N           expected exit status (default 0)
 #   --stdout REGEX       the program's stdout must match (grep -E; repeatable)
+#   --no-stdout REGEX    its stdout must not match (repeatable)
 #   --stderr REGEX       its stderr must match (repeatable)
 #   --stderr-count N:TEXT  TEXT (fixed string) appears on exactly N lines of stderr
 #   --no-stderr REGEX    its stderr must not match (repeatable)
@@ -22,7 +23,7 @@
 set -uo pipefail
 
 daemon= no_daemon=0 status=0
-daemon_args=() envs=() want_out=() want_err=() count_err=() no_err=() want_log=()
+daemon_args=() envs=() want_out=() no_out=() want_err=() count_err=() no_err=() want_log=()
 while (($#)); do
   case $1 in
     --daemon) daemon=$2; shift 2 ;;
@@ -31,6 +32,7 @@ while (($#)); do
     --env) envs+=("$2"); shift 2 ;;
     --status) status=$2; shift 2 ;;
     --stdout) want_out+=("$2"); shift 2 ;;
+    --no-stdout) no_out+=("$2"); shift 2 ;;
     --stderr) want_err+=("$2"); shift 2 ;;
     --stderr-count) count_err+=("$2"); shift 2 ;;
     --no-stderr) no_err+=("$2"); shift 2 ;;
@@ -73,6 +75,7 @@ fail=0
 check() { echo "FAIL: $*"; fail=1; }
 ((rc == status)) || check "exit status $rc, expected $status"
 for re in "${want_out[@]}"; do grep -Eq -- "$re" "$dir/out" || check "stdout does not match: $re"; done
+for re in "${no_out[@]}"; do ! grep -Eq -- "$re" "$dir/out" || check "stdout matches: $re"; done
 for re in "${want_err[@]}"; do grep -Eq -- "$re" "$dir/err" || check "stderr does not match: $re"; done
 for re in "${no_err[@]}"; do ! grep -Eq -- "$re" "$dir/err" || check "stderr matches: $re"; done
 for c in "${count_err[@]}"; do

@@ -238,7 +238,10 @@ static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op
     switch (c->kind) {
     case HYSIM__COPY_KIND__H2D:
     case HYSIM__COPY_KIND__D2H:
-        op->dur_ps = c->bytes ? bits_ps(c->bytes, sc->pcie.gbps) + hs_ns_to_ps(sc->pcie.latency_ns) : 0;
+        /* a copy engine's DMA from pinned memory, or the host's staging of pageable memory, which is slower */
+        op->dur_ps = c->bytes ? bits_ps(c->bytes, c->pageable ? sc->pcie.pageable_gbps : sc->pcie.copy_gbps) +
+                                    hs_ns_to_ps(sc->pcie.copy_latency_ns)
+                              : 0;
         return 0;
     case HYSIM__COPY_KIND__H2H:
         op->dur_ps = 0; /* host memory is not modelled: a host-to-host copy costs no GPU time */

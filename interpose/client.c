@@ -76,6 +76,7 @@
 #include "frame.h"
 #include "host_sync.h"
 #include "internal.h"
+#include "managed_memory.h"
 #include "threads.h"
 #include "transport.h"
 
@@ -156,6 +157,7 @@ static hs_ptrmap g_events;         /* hs_event * → 1 */
 static hs_ptrmap g_kernels;        /* host stub → hs_kernel * */
 static hs_ptrmap g_kernel_handles; /* hs_kernel * → 1 */
 static hs_ptrmap g_pinned;         /* host block → size */
+static hs_ptrmap g_registered;     /* cudaHostRegister'ed range → size */
 
 static __thread int t_device;
 static __thread int t_works;      /* this thread has issued work (an op or a Wait) */
@@ -1846,19 +1848,55 @@ cudaError_t hs_client_host_free(void *ptr) {
 
 int hs_client_device_of(const void *ptr) { return hs_devmem_device_of(ptr); }
 
+/* The start of a range of m (start → size) that overlaps [p, p + size), or 0. */
+static uintptr_t range_overlapping(const hs_ptrmap *m, uintptr_t p, size_t size) {
+    for (size_t i = 0; i < m->cap; i++) {
+        uintptr_t k = m->keys[i];
+        if (k && (p >= k ? p - k < m->vals[i] : k - p < size))
+            return k;
+    }
+    return 0;
+}
+
 void *hs_client_host_block(const void *ptr) {
-    uintptr_t p = (uintptr_t)ptr, found = 0;
+    uintptr_t p = (uintptr_t)ptr, found;
     LOCK();
-    for (size_t i = 0; i < g_pinned.cap && !found; i++)
-        if (g_pinned.keys[i] && p >= g_pinned.keys[i] && p - g_pinned.keys[i] < g_pinned.vals[i])
-            found = g_pinned.keys[i];
+    found = range_overlapping(&g_pinned, p, 1);
+    if (!found)
+        found = range_overlapping(&g_registered, p, 1);
     UNLOCK();
     return (void *)found;
 }
 
-/* The copy op of hs_client_memcpy; move_data 0 leaves host memory alone (hs_client_memcpy_timed). */
-static cudaError_t copy_op(void *dst, const void *src, size_t count, int kind, cudaStream_t stream, int synchronous,
-                           int move_data) {
+/* cudaHostRegister: the range counts as pinned (copies from it run at the copy engines' rate) until unregistered. */
+cudaError_t hs_client_host_register(void *ptr, size_t size) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    if (!ptr || size == 0)
+        return cudaErrorInvalidValue;
+    uintptr_t p = (uintptr_t)ptr;
+    LOCK();
+    if (range_overlapping(&g_pinned, p, size) || range_overlapping(&g_registered, p, size))
+        e = cudaErrorHostMemoryAlreadyRegistered;
+    else
+        hs_ptrmap_put(&g_registered, p, (uintptr_t)size);
+    UNLOCK();
+    return e;
+}
+
+cudaError_t hs_client_host_unregister(void *ptr) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    LOCK();
+    uintptr_t had = ptr ? hs_ptrmap_del(&g_registered, (uintptr_t)ptr) : 0;
+    UNLOCK();
+    return had ? cudaSuccess : cudaErrorHostMemoryNotRegistered;
+}
+
+cudaError_t hs_client_copy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
+                           int synchronous, unsigned how) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1882,6 +1920,12 @@ static cudaError_t copy_op(void *dst, const void *src, size_t count, int kind, c
     }
     if (!synchronous)
         hs_client_charge_call(HS_CALL_MEMCPY_ASYNC);
+    /* Host memory that is neither pinned, registered nor managed is pageable: the driver
+     * stages it through pinned buffers of its own at the host's rate, and cudaMemcpyAsync
+     * returns only once its copy is done (bench/RESULTS.md, "Host copies"). */
+    const void *host = dir == cudaMemcpyHostToDevice ? src : dir == cudaMemcpyDeviceToHost ? dst : NULL;
+    int pageable = host && !(how & HS_COPY_AS_PINNED) && !hs_client_host_block(host) &&
+                   !hs_client_managed_find(host, NULL);
     if (CAPTURE_ON() && synchronous) { /* may be forbidden during a capture */
         if ((e = capture_check(HS_CHECK_UNSAFE, stream)) != cudaSuccess)
             return e;
@@ -1890,6 +1934,8 @@ static cudaError_t copy_op(void *dst, const void *src, size_t count, int kind, c
         if (captured(&op, &e))
             return e;
     }
+    if (pageable && (how & HS_COPY_HOLD_PAGEABLE)) /* not when captured: a graph's launch never waits */
+        synchronous = 1;
     static const Hysim__CopyKind wire[] = {
         [cudaMemcpyHostToHost] = HYSIM__COPY_KIND__H2H,
         [cudaMemcpyHostToDevice] = HYSIM__COPY_KIND__H2D,
@@ -1908,6 +1954,7 @@ static cudaError_t copy_op(void *dst, const void *src, size_t count, int kind, c
         int other = dir != cudaMemcpyDeviceToDevice ? dev : sd != dev ? sd : dd;
         p->u.copy.peer_gpu = global_gpu(other);
         p->u.copy.from_peer = dir == cudaMemcpyDeviceToDevice && other == sd && sd != dd; /* peer → dev */
+        p->u.copy.pageable = pageable != 0;
         p->op.kind_case = HYSIM__OP__KIND_COPY;
         p->op.copy = &p->u.copy;
         commit_locked();
@@ -1915,7 +1962,7 @@ static cudaError_t copy_op(void *dst, const void *src, size_t count, int kind, c
             e = wait_locked(HYSIM__WAIT__COND__STREAM_IDLE, dev, id, 0, 0, NULL, 0, NULL);
     }
     UNLOCK();
-    if (e != cudaSuccess || !move_data)
+    if (e != cudaSuccess || !(how & HS_COPY_WRITE_HOST))
         return e;
     if (dir == cudaMemcpyHostToHost)
         memmove(dst, src, count);
@@ -1926,11 +1973,7 @@ static cudaError_t copy_op(void *dst, const void *src, size_t count, int kind, c
 
 cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
                              int synchronous) {
-    return copy_op(dst, src, count, kind, stream, synchronous, 1);
-}
-
-cudaError_t hs_client_memcpy_timed(const void *dst, const void *src, size_t count, int kind, cudaStream_t stream) {
-    return copy_op((void *)dst, src, count, kind, stream, 0, 0);
+    return hs_client_copy(dst, src, count, kind, stream, synchronous, HS_COPY_WRITE_HOST | HS_COPY_HOLD_PAGEABLE);
 }
 
 cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream) {

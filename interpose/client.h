@@ -99,22 +99,35 @@ HS_API cudaError_t hs_client_host_alloc(size_t size, void **ptr);   /* real, pag
 HS_API cudaError_t hs_client_host_free(void *ptr);
 /* Local device whose reserved range holds ptr, or whose managed allocation does (managed_memory.h), or -1 (host memory). */
 HS_API int hs_client_device_of(const void *ptr);
-/* Start of the cudaMallocHost / cudaHostAlloc block holding ptr, or NULL. */
+/* Start of the cudaMallocHost / cudaHostAlloc block or cudaHostRegister'ed range holding ptr, or NULL. */
 HS_API void *hs_client_host_block(const void *ptr);
+/* cudaHostRegister / cudaHostUnregister (their CUDA errors: already / not registered). */
+HS_API cudaError_t hs_client_host_register(void *ptr, size_t size);
+HS_API cudaError_t hs_client_host_unregister(void *ptr);
 
 /*
- * cudaMemcpy family: kind as cudaMemcpyKind (cudaMemcpyDefault resolved from
- * the pointers). synchronous != 0 waits for the stream as cudaMemcpy does
- * (except device to device). Device→host copies write zeros into dst;
- * host→host copies really copy. (Copies to or from managed memory really
- * move its data too: the runtime layer does that, cudart_managed.c.)
+ * A copy: kind as cudaMemcpyKind (cudaMemcpyDefault resolved from the
+ * pointers). synchronous != 0 waits for the stream as cudaMemcpy does
+ * (except device to device). A host side that is neither pinned, registered
+ * nor managed is pageable: the host stages it, at pcie.pageable_gbps
+ * instead of the copy engines' pcie.copy_gbps. how, of HS_COPY_*:
+ *   WRITE_HOST     device→host copies write zeros into dst, host→host
+ *                  copies really copy (else the op is only timed);
+ *   HOLD_PAGEABLE  a pageable host side holds the caller until the copy is
+ *                  done, as cudaMemcpyAsync of pageable memory returns;
+ *   AS_PINNED      the copy engines' rate whatever the host pointer (a
+ *                  managed prefetch's migration).
+ * (Copies to or from managed memory really move its data too: the runtime
+ * layer does that, cudart_managed.c.)
  */
+#define HS_COPY_WRITE_HOST 1u
+#define HS_COPY_HOLD_PAGEABLE 2u
+#define HS_COPY_AS_PINNED 4u
+HS_API cudaError_t hs_client_copy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
+                                  int synchronous, unsigned how);
+/* The runtime's cudaMemcpy family: hs_client_copy with WRITE_HOST and HOLD_PAGEABLE. */
 HS_API cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind,
                                     cudaStream_t stream, int synchronous);
-/* An asynchronous copy's op and cost, host memory left as it is: the timing of a
- * data movement the caller does itself or that has none (a managed prefetch). */
-HS_API cudaError_t hs_client_memcpy_timed(const void *dst, const void *src, size_t count, int kind,
-                                          cudaStream_t stream);
 HS_API cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream);
 
 /* ---- streams and events ---- */

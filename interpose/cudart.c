@@ -234,6 +234,34 @@ cudaError_t cudaFreeHost(void *ptr) {
     RT_RETURN(hs_client_host_free(ptr));
 }
 
+/* Registered host memory is copied at the pinned rate; nothing else changes for it. */
+cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
+    RT_ENTER();
+    if (flags & ~(unsigned)(cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory |
+                            cudaHostRegisterReadOnly))
+        RT_RETURN(cudaErrorInvalidValue);
+    RT_RETURN(hs_client_host_register(ptr, size));
+}
+
+cudaError_t cudaHostUnregister(void *ptr) {
+    RT_ENTER();
+    RT_RETURN(hs_client_host_unregister(ptr));
+}
+
+/* Pinned and registered host memory is mapped at its own address (unified addressing). */
+cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags) {
+    RT_ENTER();
+    if (!pDevice || flags != 0)
+        RT_RETURN(cudaErrorInvalidValue);
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        RT_RETURN(e);
+    if (!pHost || !hs_client_host_block(pHost))
+        RT_RETURN(cudaErrorInvalidValue);
+    *pDevice = pHost;
+    RT_RETURN(cudaSuccess);
+}
+
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind) {
     RT_ENTER();
     RT_RETURN(hs_rt_memcpy(dst, src, count, (int)kind, NULL, 1));

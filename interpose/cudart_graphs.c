@@ -674,7 +674,9 @@ static cudaError_t issue(const xnode *v, cudaStream_t s, uint64_t *groups, size_
         return hs_client_launch(op->u.kernel.kernel, op->u.kernel.grid, op->u.kernel.block, op->u.kernel.shared, s);
     case HS_SOP_GEMM: return hs_client_gemm(op->u.gemm.name, &op->u.gemm.g, s);
     case HS_SOP_COPY: {
-        cudaError_t e = hs_client_memcpy(op->u.copy.dst, op->u.copy.src, op->u.copy.count, op->u.copy.kind, s, 0);
+        /* a graph's launch never waits for its copies, whatever their host memory */
+        cudaError_t e = hs_client_copy(op->u.copy.dst, op->u.copy.src, op->u.copy.count, op->u.copy.kind, s, 0,
+                                       HS_COPY_WRITE_HOST);
         if (e == cudaSuccess)
             hs_rt_managed_data(op->u.copy.dst, op->u.copy.src, op->u.copy.count);
         return e;

@@ -131,8 +131,8 @@ static cudaError_t managed_range(const void *ptr, size_t count, hs_managed_info 
 }
 
 /*
- * A prefetch to the host is the device-to-host copy cudaMemcpyAsync sends,
- * timed only (hs_client_memcpy_timed): the managed data stays as it is, and
+ * A prefetch to the host is the device-to-host copy cudaMemcpyAsync of
+ * pinned memory sends, timed only: the managed data stays as it is, and
  * nothing is written to the host. A capture would record it as a copy that
  * writes, so a capture refuses it.
  */
@@ -143,7 +143,7 @@ static cudaError_t prefetch_to_host(const void *ptr, size_t count, cudaStream_t 
             fprintf(stderr, "hysim: cudaMemPrefetchAsync to the host in a stream capture is not supported yet\n");
         return cudaErrorStreamCaptureUnsupported;
     }
-    return hs_client_memcpy_timed(&g_prefetch_sink, ptr, count, cudaMemcpyDeviceToHost, stream);
+    return hs_client_copy((void *)&g_prefetch_sink, ptr, count, cudaMemcpyDeviceToHost, stream, 0, HS_COPY_AS_PINNED);
 }
 
 /* Checks everything a prefetch names, issues nothing. */
@@ -163,7 +163,8 @@ static cudaError_t prefetch_issue(const void *ptr, size_t count, struct cudaMemL
                                   cudaStream_t stream) {
     cudaError_t e = cudaSuccess;
     if (count)
-        e = dev >= 0 ? hs_client_memcpy((void *)ptr, &g_prefetch_source, count, cudaMemcpyHostToDevice, stream, 0)
+        e = dev >= 0 ? hs_client_copy((void *)ptr, &g_prefetch_source, count, cudaMemcpyHostToDevice, stream, 0,
+                                      HS_COPY_AS_PINNED)
                      : prefetch_to_host(ptr, count, stream);
     hs_managed_info m;
     if (e == cudaSuccess) {

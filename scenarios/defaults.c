@@ -74,6 +74,9 @@ void hs_scenario_defaults(hs_scenario *sc)
     sc->pcie.lanes = HS_DEFAULT_PCIE_LANES;
     sc->pcie.gbps = hs_pcie_default_gbps(HS_DEFAULT_PCIE_GEN, HS_DEFAULT_PCIE_LANES);
     sc->pcie.latency_ns = HS_DEFAULT_PCIE_LATENCY_NS;
+    sc->pcie.copy_gbps = HS_PCIE_COPY_SHARE * sc->pcie.gbps;
+    sc->pcie.copy_latency_ns = HS_DEFAULT_PCIE_COPY_LATENCY_NS;
+    sc->pcie.pageable_gbps = HS_DEFAULT_PCIE_PAGEABLE_GBPS;
 
     sc->nics.per_server = HS_DEFAULT_GPUS_PER_SERVER;
     sc->nics.gbps = HS_DEFAULT_NIC_GBPS;

@@ -675,8 +675,9 @@ static void load_nvlink(ctx *c, const slot *sec, hs_scenario *sc)
 
 static void load_pcie(ctx *c, const slot *sec, hs_scenario *sc)
 {
-    static const char *const keys[] = {"gen", "lanes", "gbps", "latency_ns", NULL};
-    slot k[4];
+    static const char *const keys[] = {"gen",       "lanes",           "gbps",          "latency_ns",
+                                       "copy_gbps", "copy_latency_ns", "pageable_gbps", NULL};
+    slot k[7];
     if (!collect(c, sec->val, "pcie", keys, k))
         return;
     get_int(c, &k[0], "pcie.gen", 3, 6, &sc->pcie.gen);
@@ -684,6 +685,11 @@ static void load_pcie(ctx *c, const slot *sec, hs_scenario *sc)
     if (!get_positive(c, &k[2], "pcie.gbps", HS_MAX_GBPS, &sc->pcie.gbps))
         sc->pcie.gbps = hs_pcie_default_gbps(sc->pcie.gen, sc->pcie.lanes);
     get_ns(c, &k[3], "pcie.latency_ns", &sc->pcie.latency_ns);
+    /* the copy engines get the measured share of whatever the link is */
+    if (!get_positive(c, &k[4], "pcie.copy_gbps", HS_MAX_GBPS, &sc->pcie.copy_gbps))
+        sc->pcie.copy_gbps = HS_PCIE_COPY_SHARE * sc->pcie.gbps;
+    get_ns(c, &k[5], "pcie.copy_latency_ns", &sc->pcie.copy_latency_ns);
+    get_positive(c, &k[6], "pcie.pageable_gbps", HS_MAX_GBPS, &sc->pcie.pageable_gbps);
 }
 
 static void load_nics(ctx *c, const slot *sec, hs_scenario *sc)

@@ -19,6 +19,12 @@
 #define HS_DEFAULT_PCIE_GEN 5
 #define HS_DEFAULT_PCIE_LANES 16
 #define HS_DEFAULT_PCIE_LATENCY_NS 1000
+/* Host<->device copies, measured on an H100 and an H200 (gen 5 x 16; bench/real/memcpy_kinds_real.sh,
+ * bench/RESULTS.md "Host copies: pinned and pageable"): pinned copies reach 0.876 of the encoded rate
+ * after a fixed 4 us; pageable ones run at the host's staging rate, 5.9 to 15.3 GB/s there. */
+#define HS_PCIE_COPY_SHARE 0.876
+#define HS_DEFAULT_PCIE_COPY_LATENCY_NS 4000
+#define HS_DEFAULT_PCIE_PAGEABLE_GBPS 96.0
 #define HS_DEFAULT_NIC_GBPS 400.0
 #define HS_DEFAULT_LINK_LATENCY_NS 600
 #define HS_DEFAULT_SWITCH_BUFFER_MIB 32.0 /* SimAI's shared switch buffer */

@@ -85,6 +85,9 @@ typedef struct hs_scenario {
         int lanes;         /* 1..16 */
         double gbps;       /* derived from gen and lanes unless given; Gb/s each way */
         uint64_t latency_ns;
+        double copy_gbps;          /* a copy engine's rate between pinned host memory and a GPU; Gb/s */
+        uint64_t copy_latency_ns;  /* a host<->device copy's fixed GPU time */
+        double pageable_gbps;      /* a copy's rate from or to pageable host memory (staged by the host) */
     } pcie;
 
     struct {

@@ -34,6 +34,8 @@ typedef struct hs_test_scenario {
     int pcie_gen, pcie_lanes;
     double pcie_gbps;
     uint64_t pcie_latency_ns;
+    double pcie_copy_gbps, pcie_pageable_gbps;
+    uint64_t pcie_copy_latency_ns;
     int nics_per_server;
     double nic_gbps;
     bool rail_aligned;
@@ -86,6 +88,9 @@ static inline void hs_test_scenario_fill(hs_scenario *sc, const hs_test_scenario
     HS_TS_SET(sc->pcie.lanes, p->pcie_lanes);
     HS_TS_SET(sc->pcie.gbps, p->pcie_gbps);
     HS_TS_SET(sc->pcie.latency_ns, p->pcie_latency_ns);
+    HS_TS_SET(sc->pcie.copy_gbps, p->pcie_copy_gbps);
+    HS_TS_SET(sc->pcie.copy_latency_ns, p->pcie_copy_latency_ns);
+    HS_TS_SET(sc->pcie.pageable_gbps, p->pcie_pageable_gbps);
     HS_TS_SET(sc->nics.per_server, p->nics_per_server);
     HS_TS_SET(sc->nics.gbps, p->nic_gbps);
     HS_TS_SET(sc->nics.rail_aligned, p->rail_aligned);

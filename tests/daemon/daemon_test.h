@@ -88,6 +88,9 @@ void dt_kernel(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream);
 void dt_graph_kernel(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream);
 void dt_copy(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, Hysim__CopyKind kind, uint64_t bytes,
              uint32_t peer);
+/* A host<->device copy of pageable host memory. */
+void dt_pageable_copy(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, Hysim__CopyKind kind,
+                      uint64_t bytes);
 void dt_memset(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, uint64_t bytes);
 void dt_record_event(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, uint64_t event);
 void dt_wait_event(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, uint64_t event);

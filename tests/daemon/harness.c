@@ -186,6 +186,13 @@ void dt_copy(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, Hysi
     o->u.copy.peer_gpu = peer;
 }
 
+void dt_pageable_copy(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, Hysim__CopyKind kind,
+                      uint64_t bytes)
+{
+    dt_copy(c, host_ns, gpu, stream, kind, bytes, 0);
+    c->ops[c->nops - 1]->copy->pageable = true; /* the op dt_copy appended */
+}
+
 void dt_memset(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream, uint64_t bytes)
 {
     dt_op *o = new_op(c, host_ns, gpu, stream, HYSIM__OP__KIND_MEMSET);

@@ -38,6 +38,9 @@ void dt_scenario(hs_scenario *sc)
                                   .pcie_lanes = 16,
                                   .pcie_gbps = 500,
                                   .pcie_latency_ns = 1000,
+                                  .pcie_copy_gbps = 500,
+                                  .pcie_copy_latency_ns = 1000,
+                                  .pcie_pageable_gbps = 100,
                                   .nics_per_server = 4,
                                   .nic_gbps = 400,
                                   .default_kernel_ns = KERNEL_NS,
@@ -388,6 +391,11 @@ static void child_copies(const char *ep, int idx, void *arg)
     h = t;
     dt_copy(&c, h, 1, 0, HYSIM__COPY_KIND__H2H, 1000000000, 0);
     CHECK_EQ(dt_sync_stream(&c, h, 1, 0), h);
+    uint64_t before = h;
+    dt_pageable_copy(&c, h, 0, 0, HYSIM__COPY_KIND__H2D, 1000000); /* staged by the host: 80 µs + 1 µs */
+    CHECK_EQ(h = dt_sync_stream(&c, h, 0, 0), before + 81000);
+    dt_pageable_copy(&c, h, 0, 0, HYSIM__COPY_KIND__D2H, 1000000);
+    CHECK_EQ(h = dt_sync_stream(&c, h, 0, 0), before + 2 * 81000);
     dt_bye(&c, h, NULL, 0);
 }
 
@@ -398,7 +406,7 @@ static void test_copies(void)
     dt_result *r = dt_run(&sc, 1, child_copies, NULL);
     expect_ok(r);
     check_fabric_ns(r->values[0][0], 10500, "peer copy of 1 MB");
-    CHECK_EQ(r->sum.copies, 5);
+    CHECK_EQ(r->sum.copies, 7);
     CHECK_EQ(r->sum.flows, 1);
     dt_free(r);
 }

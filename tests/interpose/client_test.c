@@ -320,6 +320,22 @@ static void case_memory(void) {
     CHECK_CUDA(cudaFreeHost(pinned), cudaSuccess);
     CHECK_CUDA(cudaHostAlloc((void **)&pinned, 4096, 0x100), cudaErrorInvalidValue);
 
+    /* Registered host memory counts as pinned until unregistered; its device pointer is itself. */
+    static char registered[8192];
+    void *mapped = NULL;
+    CHECK_CUDA(cudaHostGetDevicePointer(&mapped, registered, 0), cudaErrorInvalidValue);
+    CHECK_CUDA(cudaHostRegister(registered, sizeof registered, cudaHostRegisterDefault), cudaSuccess);
+    CHECK_CUDA(cudaHostRegister(registered + 4096, 16, cudaHostRegisterDefault), cudaErrorHostMemoryAlreadyRegistered);
+    CHECK_CUDA(cudaHostGetDevicePointer(&mapped, registered + 100, 0), cudaSuccess);
+    CHECK(mapped == registered + 100, "device pointer of registered memory %p", mapped);
+    CHECK_CUDA(cudaMemcpyAsync(b, registered, 8192, cudaMemcpyHostToDevice, s), cudaSuccess); /* does not wait */
+    CHECK_CUDA(cudaHostUnregister(registered + 1), cudaErrorHostMemoryNotRegistered);
+    CHECK_CUDA(cudaHostUnregister(registered), cudaSuccess);
+    CHECK_CUDA(cudaHostUnregister(registered), cudaErrorHostMemoryNotRegistered);
+    CHECK_CUDA(cudaMemcpy(b, registered, 8192, cudaMemcpyHostToDevice), cudaSuccess); /* pageable again */
+    CHECK_CUDA(cudaHostRegister(NULL, 16, 0), cudaErrorInvalidValue);
+    CHECK_CUDA(cudaHostRegister(registered, 16, 0x100), cudaErrorInvalidValue);
+
     /* A host dereference of device memory faults loudly. */
     fflush(NULL);
     pid_t pid = fork();
@@ -343,14 +359,21 @@ static void case_memory(void) {
     CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
     char *log = read_log();
     CHECK(count_lines(log, "copy kind=D2H bytes=4096") == 2, "two D2H copies of 4096 bytes");
-    CHECK(count_lines(log, "copy kind=D2H bytes=64") == 1, "one asynchronous D2H copy");
-    CHECK(count_lines(log, "copy kind=H2D bytes=4096") == 1, "one H2D copy");
-    CHECK(count_lines(log, "copy kind=H2D bytes=1048576") == 1, "one H2D copy from pinned memory");
+    CHECK(count_lines(log, "copy kind=D2H bytes=64 peer=0 pageable") == 1, "one asynchronous D2H copy");
+    CHECK(count_lines(log, "copy kind=H2D bytes=4096 peer=0 pageable") == 1, "one H2D copy");
+    CHECK(count_lines(log, "copy kind=H2D bytes=1048576") == 1 && count_lines(log, "bytes=1048576 peer=0 pageable") == 0,
+          "one H2D copy from pinned memory");
+    CHECK(count_lines(log, "copy kind=H2D bytes=8192 peer=0 pageable") == 1 &&
+              count_lines(log, "copy kind=H2D bytes=8192") == 2,
+          "copies from registered memory, then from the same memory unregistered");
     CHECK(count_lines(log, "copy kind=D2D bytes=100") == 1, "one D2D copy");
     CHECK(count_lines(log, "copy kind=H2H bytes=64") == 1, "one H2H copy");
     CHECK(count_lines(log, "memset bytes=1048576") == 1 && count_lines(log, "memset bytes=4096") == 1, "memsets");
-    /* Synchronous copies (not D2D) wait for the legacy stream; cudaFree waits for the device. */
-    CHECK(count_lines(log, "cond=stream_idle") == 5, "stream waits: %d", count_lines(log, "cond=stream_idle"));
+    /* Synchronous copies (not D2D) wait for the legacy stream, and so does an asynchronous copy of
+     * pageable memory for its stream; cudaFree waits for the device. */
+    CHECK(count_lines(log, "cond=stream_idle gpu=0 stream=0 ") == 6, "legacy stream waits: %d",
+          count_lines(log, "cond=stream_idle gpu=0 stream=0 "));
+    CHECK(count_lines(log, "cond=stream_idle") == 7, "stream waits: %d", count_lines(log, "cond=stream_idle"));
     CHECK(count_lines(log, "cond=device_idle") == 4, "device waits: %d", count_lines(log, "cond=device_idle"));
     free(log);
     CHECK_CUDA(cudaStreamDestroy(s), cudaSuccess);

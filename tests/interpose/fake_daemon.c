@@ -114,8 +114,8 @@ static void log_op(session *s, const Hysim__Op *op) {
         break;
     }
     case HYSIM__OP__KIND_COPY:
-        fprintf(g_log, "copy kind=%s bytes=%" PRIu64 " peer=%u\n", copy_kind(op->copy->kind),
-                op->copy->bytes, op->copy->peer_gpu);
+        fprintf(g_log, "copy kind=%s bytes=%" PRIu64 " peer=%u%s\n", copy_kind(op->copy->kind),
+                op->copy->bytes, op->copy->peer_gpu, op->copy->pageable ? " pageable" : "");
         break;
     case HYSIM__OP__KIND_MEMSET:
         fprintf(g_log, "memset bytes=%" PRIu64 "\n", op->memset->bytes);

@@ -236,6 +236,8 @@ int main(int argc, char **argv) {
     CHECK_OK(cudaEventCreate(&ev));
     CHECK_OK(cudaMalloc((void **)&d0, sizeof host));
     CHECK_OK(cudaMalloc((void **)&d1, sizeof host));
+    /* pinned: an asynchronous copy of pageable memory would hold the thread until done */
+    CHECK_OK(cudaHostRegister(host, sizeof host, cudaHostRegisterDefault));
     cublasHandle_t blas;
     CHECK_OK(cublasCreate(&blas));
     CHECK_OK(cublasSetStream(blas, s));

@@ -125,6 +125,10 @@ static void check_defaults(const hs_scenario *sc)
     CHECK(NEAR(sc->pcie.gbps, 32.0 * 16 * 128 / 130), "pcie %.6f", sc->pcie.gbps);
     CHECK(fabs(sc->pcie.gbps - 504.123) < 0.001, "pcie %.6f", sc->pcie.gbps); /* 32 GT/s × 16 × 128/130 */
     CHECK(sc->pcie.latency_ns == 1000, "%llu", (unsigned long long)sc->pcie.latency_ns);
+    /* host copies: the measured share of the link, a fixed 4 us, pageable memory at the host's 12 GB/s */
+    CHECK(NEAR(sc->pcie.copy_gbps, 0.876 * sc->pcie.gbps), "copy %.6f", sc->pcie.copy_gbps);
+    CHECK(sc->pcie.copy_latency_ns == 4000, "%llu", (unsigned long long)sc->pcie.copy_latency_ns);
+    CHECK(sc->pcie.pageable_gbps == 96, "pageable %g", sc->pcie.pageable_gbps);
     CHECK(sc->nics.gbps == 400 && sc->nics.rail_aligned, "%g", sc->nics.gbps);
     CHECK(sc->fabric.topology == HS_TOPOLOGY_SINGLE_SWITCH, "%d", sc->fabric.topology);
     CHECK(sc->fabric.leaves == 1 && sc->fabric.spines == 0, "%d %d", sc->fabric.leaves, sc->fabric.spines);
@@ -203,6 +207,14 @@ static int case_defaults(void)
                 &sc) == 0,
           "pcie given");
     CHECK(sc.pcie.gbps == 100.5 && sc.pcie.latency_ns == 0, "%g", sc.pcie.gbps);
+    CHECK(NEAR(sc.pcie.copy_gbps, 0.876 * 100.5), "copies follow the link given: %g", sc.pcie.copy_gbps);
+    CHECK(parse("servers: {count: 1, gpus_per_server: 8}\n"
+                "pcie: {copy_gbps: 400, copy_latency_ns: 2500, pageable_gbps: 200}\n",
+                &sc) == 0,
+          "copy keys");
+    CHECK(sc.pcie.copy_gbps == 400 && sc.pcie.copy_latency_ns == 2500 && sc.pcie.pageable_gbps == 200,
+          "copy %g latency %llu pageable %g", sc.pcie.copy_gbps, (unsigned long long)sc.pcie.copy_latency_ns,
+          sc.pcie.pageable_gbps);
 
     /* Presets, overrides, unknown models, numbers written as decimals. */
     CHECK(parse("servers: {count: 1, gpus_per_server: 8}\ngpu: {model: h100, memory_gib: 94}\n", &sc) == 0, "h100");

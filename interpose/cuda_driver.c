@@ -261,6 +261,12 @@ CUresult cuGetErrorString(CUresult error, const char **pStr) {
     return leave(i < 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS);
 }
 
+/* The file (library or program) that holds the code at `at`, or the program's name. */
+static const char *object_of(const void *at) {
+    Dl_info info;
+    return dladdr(at, &info) && info.dli_fname && info.dli_fname[0] ? info.dli_fname : program_invocation_name;
+}
+
 /*
  * cuGetProcAddress: the driver's entry points by name. A program that
  * carries its own copy of the CUDA runtime (linked statically: nvcc's
@@ -277,9 +283,7 @@ static void refuse_own_runtime(const void *caller) {
         dlclose(ours);
         return;
     }
-    Dl_info info;
-    const char *who = dladdr(caller, &info) && info.dli_fname && info.dli_fname[0] ? info.dli_fname
-                                                                                   : program_invocation_name;
+    const char *who = object_of(caller);
     fprintf(stderr,
             "hysim: %s carries its own copy of the CUDA runtime (linked statically, nvcc's default "
             "`-cudart static`) instead of loading libcudart.so.13, which hysim replaces: none of its CUDA "
@@ -290,18 +294,29 @@ static void refuse_own_runtime(const void *caller) {
     _exit(1);
 }
 
-/* Each driver entry point not found is named once (the first 64 of them). */
-static void say_not_found(const char *symbol) {
+/*
+ * A driver entry point hysim does not have, asked for by the code at
+ * caller: said once per library or program that asks (the first 16), with
+ * the first name it asked for. Such a caller is usually a library with its
+ * own copy of the CUDA runtime, which looks up hundreds of entry points.
+ */
+static void say_not_found(const char *symbol, const void *caller) {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    static char said[64][64];
+    static char said[16][256];
     static int nsaid;
+    const char *who = object_of(caller);
     pthread_mutex_lock(&lock);
     int i = 0;
-    while (i < nsaid && strncmp(said[i], symbol, sizeof said[i] - 1) != 0)
+    while (i < nsaid && strncmp(said[i], who, sizeof said[i] - 1) != 0)
         i++;
-    if (i == nsaid && nsaid < 64) {
-        snprintf(said[nsaid++], sizeof said[0], "%s", symbol);
-        fprintf(stderr, "hysim: cuGetProcAddress: %s is not supported yet\n", symbol);
+    if (i == nsaid && nsaid < 16) {
+        snprintf(said[nsaid++], sizeof said[0], "%s", who);
+        fprintf(stderr,
+                "hysim: %s asks the CUDA driver for %s (cuGetProcAddress), which is not supported yet: hysim's "
+                "libcuda.so.1 has only the device queries. A library with its own copy of the CUDA runtime "
+                "(cuRAND, cuFFT, cuSPARSE, cuSOLVER and cuDNN are built that way) cannot be simulated: its CUDA "
+                "calls fail.\n",
+                who, symbol[0] ? symbol : "\"\"");
     }
     pthread_mutex_unlock(&lock);
 }
@@ -330,14 +345,14 @@ static void *entry_point(const char *symbol, int cuda_version) {
 }
 
 static CUresult get_proc_address(const char *symbol, void **pfn, int cuda_version,
-                                 CUdriverProcAddressQueryResult *status) {
+                                 CUdriverProcAddressQueryResult *status, const void *caller) {
     if (!symbol || !pfn)
         return CUDA_ERROR_INVALID_VALUE;
     *pfn = entry_point(symbol, cuda_version);
     if (status)
         *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     if (!*pfn)
-        say_not_found(symbol);
+        say_not_found(symbol, caller);
     return *pfn ? CUDA_SUCCESS : CUDA_ERROR_NOT_FOUND;
 }
 
@@ -346,12 +361,12 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cu
     refuse_own_runtime(__builtin_return_address(0));
     (void)flags; /* per-thread default stream variants: none of these entry points takes a stream */
     hs_client_enter();
-    return leave(get_proc_address(symbol, pfn, cudaVersion, symbolStatus));
+    return leave(get_proc_address(symbol, pfn, cudaVersion, symbolStatus, __builtin_return_address(0)));
 }
 
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags) {
     refuse_own_runtime(__builtin_return_address(0));
     (void)flags;
     hs_client_enter();
-    return leave(get_proc_address(symbol, pfn, cudaVersion, NULL));
+    return leave(get_proc_address(symbol, pfn, cudaVersion, NULL, __builtin_return_address(0)));
 }

@@ -226,6 +226,27 @@ uint64_t hs_tl_local_copy_ps(const hs_daemon *d, uint64_t bytes)
     return 2 * hbm_ps(bytes, d->sc.gpu.hbm_gbps); /* read + write */
 }
 
+/*
+ * 2D copies and memsets (cudaMemcpy2D, cudaMemset2D) go row by row: besides
+ * their bytes' time they take at least this long per row, which is what
+ * bounds narrow rows (measured on an H100, bench/real/pitched_copies_real.sh,
+ * bench/RESULTS.md "Pitched memory"). A row narrower than a 32-byte sector
+ * written to the GPU costs more (the GPU reads and rewrites the sector).
+ */
+#define HS_COPY_ROW_PS 1400
+#define HS_COPY_SECTOR_ROW_PS 3400
+#define HS_COPY_SECTOR_BYTES 32
+#define HS_MEMSET_ROW_PS 600
+
+/* A 2D op's time: its bytes' time or its rows' floor, whichever is longer. */
+static uint64_t rows_floor_ps(uint64_t bytes_ps, uint64_t rows, uint64_t row_ps)
+{
+    if (rows <= 1)
+        return bytes_ps;
+    uint64_t floor = rows > HS_TIME_INF / row_ps ? HS_TIME_INF : rows * row_ps;
+    return hs_max_u64(bytes_ps, floor);
+}
+
 /* Fills kind and duration of a copy op; -1 after failing on a bad message. */
 static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op)
 {
@@ -235,14 +256,18 @@ static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op
     op->kind = HS_OP_COPY;
     op->copy_kind = (uint8_t)c->kind;
     op->bytes = c->bytes;
+    uint64_t rows = c->rows > 1 && c->rows <= c->bytes ? c->rows : 1;
     switch (c->kind) {
     case HYSIM__COPY_KIND__H2D:
-    case HYSIM__COPY_KIND__D2H:
+    case HYSIM__COPY_KIND__D2H: {
         /* a copy engine's DMA from pinned memory, or the host's staging of pageable memory, which is slower */
-        op->dur_ps = c->bytes ? bits_ps(c->bytes, c->pageable ? sc->pcie.pageable_gbps : sc->pcie.copy_gbps) +
-                                    hs_ns_to_ps(sc->pcie.copy_latency_ns)
-                              : 0;
+        uint64_t row_ps = c->kind == HYSIM__COPY_KIND__H2D && c->bytes / rows < HS_COPY_SECTOR_BYTES
+                              ? HS_COPY_SECTOR_ROW_PS
+                              : HS_COPY_ROW_PS;
+        uint64_t bytes_ps = bits_ps(c->bytes, c->pageable ? sc->pcie.pageable_gbps : sc->pcie.copy_gbps);
+        op->dur_ps = c->bytes ? rows_floor_ps(bytes_ps, rows, row_ps) + hs_ns_to_ps(sc->pcie.copy_latency_ns) : 0;
         return 0;
+    }
     case HYSIM__COPY_KIND__H2H:
         op->dur_ps = 0; /* host memory is not modelled: a host-to-host copy costs no GPU time */
         return 0;
@@ -253,7 +278,7 @@ static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op
             return -1;
         }
         if (c->peer_gpu == m->gpu) {
-            op->dur_ps = hs_tl_local_copy_ps(d, c->bytes);
+            op->dur_ps = rows_floor_ps(hs_tl_local_copy_ps(d, c->bytes), rows, HS_COPY_ROW_PS);
             return 0;
         }
         op->kind = HS_OP_PEER_COPY;
@@ -380,7 +405,8 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
     case HYSIM__OP__KIND_MEMSET:
         op->kind = HS_OP_MEMSET;
         op->bytes = m->memset->bytes;
-        op->dur_ps = hbm_ps(op->bytes, d->sc.gpu.hbm_gbps);
+        op->dur_ps = rows_floor_ps(hbm_ps(op->bytes, d->sc.gpu.hbm_gbps),
+                                   m->memset->rows <= op->bytes ? m->memset->rows : 1, HS_MEMSET_ROW_PS);
         break;
     case HYSIM__OP__KIND_EVENT_RECORD:
         op->kind = HS_OP_RECORD;

@@ -1895,8 +1895,9 @@ cudaError_t hs_client_host_unregister(void *ptr) {
     return had ? cudaSuccess : cudaErrorHostMemoryNotRegistered;
 }
 
-cudaError_t hs_client_copy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
-                           int synchronous, unsigned how) {
+/* hs_client_copy in `rows` rows of count / rows bytes (1: contiguous); a 2D copy is not captured (cudart_pitched.c). */
+static cudaError_t copy_rows(void *dst, const void *src, size_t count, size_t rows, int kind, cudaStream_t stream,
+                             int synchronous, unsigned how) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1955,6 +1956,7 @@ cudaError_t hs_client_copy(void *dst, const void *src, size_t count, int kind, c
         p->u.copy.peer_gpu = global_gpu(other);
         p->u.copy.from_peer = dir == cudaMemcpyDeviceToDevice && other == sd && sd != dd; /* peer → dev */
         p->u.copy.pageable = pageable != 0;
+        p->u.copy.rows = rows;
         p->op.kind_case = HYSIM__OP__KIND_COPY;
         p->op.copy = &p->u.copy;
         commit_locked();
@@ -1971,15 +1973,33 @@ cudaError_t hs_client_copy(void *dst, const void *src, size_t count, int kind, c
     return cudaSuccess;
 }
 
+cudaError_t hs_client_copy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
+                           int synchronous, unsigned how) {
+    return copy_rows(dst, src, count, 1, kind, stream, synchronous, how);
+}
+
+cudaError_t hs_client_copy_2d(void *dst, const void *src, size_t count, size_t rows, int kind, cudaStream_t stream,
+                              int synchronous) {
+    if (rows == 0 || count % rows)
+        return cudaErrorInvalidValue;
+    return copy_rows(dst, src, count, rows, kind, stream, synchronous, HS_COPY_HOLD_PAGEABLE);
+}
+
 cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
                              int synchronous) {
     return hs_client_copy(dst, src, count, kind, stream, synchronous, HS_COPY_WRITE_HOST | HS_COPY_HOLD_PAGEABLE);
 }
 
 cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream) {
+    return hs_client_memset_2d(ptr, count, 1, stream);
+}
+
+cudaError_t hs_client_memset_2d(void *ptr, size_t count, size_t rows, cudaStream_t stream) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess || count == 0)
         return e;
+    if (rows == 0 || count % rows)
+        return cudaErrorInvalidValue;
     if (hs_devmem_device_of(ptr) < 0)
         return cudaErrorInvalidValue;
     hs_client_charge_call(HS_CALL_MEMSET);
@@ -1996,6 +2016,7 @@ cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream) {
         pending_op *p = append_locked(dev, id);
         hysim__memset__init(&p->u.memset);
         p->u.memset.bytes = count;
+        p->u.memset.rows = rows;
         p->op.kind_case = HYSIM__OP__KIND_MEMSET;
         p->op.memset = &p->u.memset;
         commit_locked();

@@ -125,10 +125,16 @@ HS_API cudaError_t hs_client_host_unregister(void *ptr);
 #define HS_COPY_AS_PINNED 4u
 HS_API cudaError_t hs_client_copy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
                                   int synchronous, unsigned how);
+/* A 2D copy's op: count bytes in `rows` equal rows (rows divides count), HOLD_PAGEABLE, host memory left
+ * as it is (cudart_pitched.c writes the rows); not for a capturing stream. */
+HS_API cudaError_t hs_client_copy_2d(void *dst, const void *src, size_t count, size_t rows, int kind,
+                                     cudaStream_t stream, int synchronous);
 /* The runtime's cudaMemcpy family: hs_client_copy with WRITE_HOST and HOLD_PAGEABLE. */
 HS_API cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind,
                                     cudaStream_t stream, int synchronous);
 HS_API cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream);
+/* A 2D memset's op: count bytes in `rows` equal rows (cudaMemset2D). */
+HS_API cudaError_t hs_client_memset_2d(void *ptr, size_t count, size_t rows, cudaStream_t stream);
 
 /* ---- streams and events ---- */
 HS_API cudaError_t hs_client_stream_create(unsigned int flags, int priority, cudaStream_t *out);

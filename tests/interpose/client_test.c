@@ -336,6 +336,30 @@ static void case_memory(void) {
     CHECK_CUDA(cudaHostRegister(NULL, 16, 0), cudaErrorInvalidValue);
     CHECK_CUDA(cudaHostRegister(registered, 16, 0x100), cudaErrorInvalidValue);
 
+    /* Pitched memory: rows padded to 512 bytes; a 2D copy writes the host's rows and nothing between them. */
+    char *pitched;
+    size_t pitch = 0;
+    CHECK_CUDA(cudaMallocPitch((void **)&pitched, &pitch, 100, 8), cudaSuccess);
+    struct cudaPointerAttributes where;
+    CHECK(pitch == 512 && cudaPointerGetAttributes(&where, pitched) == cudaSuccess &&
+              where.type == cudaMemoryTypeDevice,
+          "pitch %zu", pitch);
+    char rows[8][128];
+    memset(rows, 0x5a, sizeof rows);
+    CHECK_CUDA(cudaMemcpy2D(pitched, pitch, rows, 128, 100, 8, cudaMemcpyHostToDevice), cudaSuccess);
+    CHECK_CUDA(cudaMemcpy2D(rows, 128, pitched, pitch, 100, 8, cudaMemcpyDeviceToHost), cudaSuccess);
+    CHECK(rows[0][0] == 0 && rows[7][99] == 0 && rows[0][100] == 0x5a && rows[7][127] == 0x5a,
+          "device rows read as zeros, the host's padding untouched");
+    char packed[8][100];
+    CHECK_CUDA(cudaMemcpy2D(packed, 100, rows, 128, 100, 8, cudaMemcpyHostToHost), cudaSuccess);
+    CHECK(packed[3][99] == 0 && memcmp(packed[2], rows[2], 100) == 0, "host-to-host rows");
+    CHECK_CUDA(cudaMemcpy2DAsync(pitched, pitch, rows, 128, 200, 8, cudaMemcpyHostToDevice, s),
+               cudaErrorInvalidPitchValue);
+    CHECK_CUDA(cudaMemset2DAsync(pitched, pitch, 1, 100, 8, s), cudaSuccess);
+    CHECK_CUDA(cudaMemset2D(pitched, pitch, 1, 600, 8), cudaErrorInvalidValue);
+    CHECK_CUDA(cudaMemset2D(rows, 128, 1, 100, 8), cudaErrorInvalidValue); /* not device memory */
+    CHECK_CUDA(cudaFree(pitched), cudaSuccess);
+
     /* A host dereference of device memory faults loudly. */
     fflush(NULL);
     pid_t pid = fork();
@@ -369,12 +393,16 @@ static void case_memory(void) {
     CHECK(count_lines(log, "copy kind=D2D bytes=100") == 1, "one D2D copy");
     CHECK(count_lines(log, "copy kind=H2H bytes=64") == 1, "one H2H copy");
     CHECK(count_lines(log, "memset bytes=1048576") == 1 && count_lines(log, "memset bytes=4096") == 1, "memsets");
+    CHECK(count_lines(log, "copy kind=H2D bytes=800 peer=0 pageable rows=8") == 1 &&
+              count_lines(log, "copy kind=D2H bytes=800 peer=0 pageable rows=8") == 1 &&
+              count_lines(log, "copy kind=H2H bytes=800 peer=0 rows=8") == 1 && count_lines(log, "memset bytes=800 rows=8") == 1,
+          "2D copies and memset in rows");
     /* Synchronous copies (not D2D) wait for the legacy stream, and so does an asynchronous copy of
      * pageable memory for its stream; cudaFree waits for the device. */
-    CHECK(count_lines(log, "cond=stream_idle gpu=0 stream=0 ") == 6, "legacy stream waits: %d",
+    CHECK(count_lines(log, "cond=stream_idle gpu=0 stream=0 ") == 9, "legacy stream waits: %d",
           count_lines(log, "cond=stream_idle gpu=0 stream=0 "));
-    CHECK(count_lines(log, "cond=stream_idle") == 7, "stream waits: %d", count_lines(log, "cond=stream_idle"));
-    CHECK(count_lines(log, "cond=device_idle") == 4, "device waits: %d", count_lines(log, "cond=device_idle"));
+    CHECK(count_lines(log, "cond=stream_idle") == 10, "stream waits: %d", count_lines(log, "cond=stream_idle"));
+    CHECK(count_lines(log, "cond=device_idle") == 5, "device waits: %d", count_lines(log, "cond=device_idle"));
     free(log);
     CHECK_CUDA(cudaStreamDestroy(s), cudaSuccess);
     CHECK_CUDA(cudaFree(b), cudaSuccess);

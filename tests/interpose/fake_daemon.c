@@ -114,11 +114,17 @@ static void log_op(session *s, const Hysim__Op *op) {
         break;
     }
     case HYSIM__OP__KIND_COPY:
-        fprintf(g_log, "copy kind=%s bytes=%" PRIu64 " peer=%u%s\n", copy_kind(op->copy->kind),
-                op->copy->bytes, op->copy->peer_gpu, op->copy->pageable ? " pageable" : "");
+        fprintf(g_log, "copy kind=%s bytes=%" PRIu64 " peer=%u%s", copy_kind(op->copy->kind), op->copy->bytes,
+                op->copy->peer_gpu, op->copy->pageable ? " pageable" : "");
+        if (op->copy->rows > 1)
+            fprintf(g_log, " rows=%" PRIu64, op->copy->rows);
+        fputc('\n', g_log);
         break;
     case HYSIM__OP__KIND_MEMSET:
-        fprintf(g_log, "memset bytes=%" PRIu64 "\n", op->memset->bytes);
+        fprintf(g_log, "memset bytes=%" PRIu64, op->memset->bytes);
+        if (op->memset->rows > 1)
+            fprintf(g_log, " rows=%" PRIu64, op->memset->rows);
+        fputc('\n', g_log);
         break;
     case HYSIM__OP__KIND_EVENT_RECORD:
         fprintf(g_log, "event_record event=%" PRIu64 "\n", op->event_record->event);

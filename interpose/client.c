@@ -158,6 +158,7 @@ static hs_ptrmap g_kernels;        /* host stub → hs_kernel * */
 static hs_ptrmap g_kernel_handles; /* hs_kernel * → 1 */
 static hs_ptrmap g_pinned;         /* host block → size */
 static hs_ptrmap g_registered;     /* cudaHostRegister'ed range → size */
+static hs_ptrmap g_host_flags;     /* start of a pinned block or registered range → its flags (cudaHostGetFlags) */
 
 static __thread int t_device;
 static __thread int t_works;      /* this thread has issued work (an op or a Wait) */
@@ -1532,6 +1533,21 @@ cudaError_t hs_client_stream_query(cudaStream_t stream) {
     return e;
 }
 
+/* A stream's process-wide id: its wire id x 1024 + its device (the legacy streams' wire id is 0 on every device). */
+cudaError_t hs_client_stream_id(cudaStream_t stream, unsigned long long *out) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    int dev;
+    uint64_t id;
+    LOCK();
+    e = resolve_stream_locked(stream, t_device, &dev, &id);
+    UNLOCK();
+    if (e == cudaSuccess)
+        *out = (unsigned long long)id * 1024 + (unsigned long long)dev;
+    return e;
+}
+
 cudaError_t hs_client_stream_info(cudaStream_t stream, int *dev, unsigned *flags, int *priority) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
@@ -1811,7 +1827,7 @@ cudaError_t hs_client_mem_info(size_t *free_bytes, size_t *total_bytes) {
     return cudaSuccess;
 }
 
-cudaError_t hs_client_host_alloc(size_t size, void **ptr) {
+cudaError_t hs_client_host_alloc(size_t size, unsigned flags, void **ptr) {
     if (!ptr)
         return cudaErrorInvalidValue;
     cudaError_t e = hs_client_start();
@@ -1828,6 +1844,7 @@ cudaError_t hs_client_host_alloc(size_t size, void **ptr) {
     }
     LOCK();
     hs_ptrmap_put(&g_pinned, (uintptr_t)p, (uintptr_t)size);
+    hs_ptrmap_put(&g_host_flags, (uintptr_t)p, flags);
     UNLOCK();
     *ptr = p;
     return cudaSuccess;
@@ -1839,6 +1856,7 @@ cudaError_t hs_client_host_free(void *ptr) {
         return e;
     LOCK();
     uintptr_t had = hs_ptrmap_del(&g_pinned, (uintptr_t)ptr);
+    hs_ptrmap_del(&g_host_flags, (uintptr_t)ptr);
     UNLOCK();
     if (!had)
         return cudaErrorInvalidValue;
@@ -1869,7 +1887,7 @@ void *hs_client_host_block(const void *ptr) {
 }
 
 /* cudaHostRegister: the range counts as pinned (copies from it run at the copy engines' rate) until unregistered. */
-cudaError_t hs_client_host_register(void *ptr, size_t size) {
+cudaError_t hs_client_host_register(void *ptr, size_t size, unsigned flags) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1879,8 +1897,10 @@ cudaError_t hs_client_host_register(void *ptr, size_t size) {
     LOCK();
     if (range_overlapping(&g_pinned, p, size) || range_overlapping(&g_registered, p, size))
         e = cudaErrorHostMemoryAlreadyRegistered;
-    else
+    else {
         hs_ptrmap_put(&g_registered, p, (uintptr_t)size);
+        hs_ptrmap_put(&g_host_flags, p, flags);
+    }
     UNLOCK();
     return e;
 }
@@ -1891,8 +1911,20 @@ cudaError_t hs_client_host_unregister(void *ptr) {
         return e;
     LOCK();
     uintptr_t had = ptr ? hs_ptrmap_del(&g_registered, (uintptr_t)ptr) : 0;
+    if (had)
+        hs_ptrmap_del(&g_host_flags, (uintptr_t)ptr);
     UNLOCK();
     return had ? cudaSuccess : cudaErrorHostMemoryNotRegistered;
+}
+
+cudaError_t hs_client_host_flags(const void *ptr, unsigned *flags) {
+    void *block = hs_client_host_block(ptr);
+    if (!block)
+        return cudaErrorInvalidValue;
+    LOCK();
+    *flags = (unsigned)hs_ptrmap_get(&g_host_flags, (uintptr_t)block);
+    UNLOCK();
+    return cudaSuccess;
 }
 
 /* hs_client_copy in `rows` rows of count / rows bytes (1: contiguous); a 2D copy is not captured (cudart_pitched.c). */

@@ -95,15 +95,18 @@ HS_API cudaError_t hs_client_malloc_on(int device, size_t size, void **ptr);
 /* Frees an allocation's start without waiting (cudaFreeAsync); cudaErrorInvalidValue otherwise. */
 HS_API cudaError_t hs_client_free_unordered(void *ptr);
 HS_API cudaError_t hs_client_mem_info(size_t *free_bytes, size_t *total_bytes);
-HS_API cudaError_t hs_client_host_alloc(size_t size, void **ptr);   /* real, page-aligned */
+/* real, page-aligned; flags as cudaHostGetFlags reports them */
+HS_API cudaError_t hs_client_host_alloc(size_t size, unsigned flags, void **ptr);
 HS_API cudaError_t hs_client_host_free(void *ptr);
 /* Local device whose reserved range holds ptr, or whose managed allocation does (managed_memory.h), or -1 (host memory). */
 HS_API int hs_client_device_of(const void *ptr);
 /* Start of the cudaMallocHost / cudaHostAlloc block or cudaHostRegister'ed range holding ptr, or NULL. */
 HS_API void *hs_client_host_block(const void *ptr);
 /* cudaHostRegister / cudaHostUnregister (their CUDA errors: already / not registered). */
-HS_API cudaError_t hs_client_host_register(void *ptr, size_t size);
+HS_API cudaError_t hs_client_host_register(void *ptr, size_t size, unsigned flags);
 HS_API cudaError_t hs_client_host_unregister(void *ptr);
+/* The flags of the pinned block or registered range holding ptr; cudaErrorInvalidValue for other memory. */
+HS_API cudaError_t hs_client_host_flags(const void *ptr, unsigned *flags);
 
 /*
  * A copy: kind as cudaMemcpyKind (cudaMemcpyDefault resolved from the
@@ -144,6 +147,8 @@ HS_API cudaError_t hs_client_stream_destroy(cudaStream_t stream);
  * the current device's, blocking (flags 0), priority 0.
  * cudaErrorInvalidResourceHandle for an unknown handle.
  */
+/* cudaStreamGetId: unique in the process, the legacy and per-thread streams included. */
+HS_API cudaError_t hs_client_stream_id(cudaStream_t stream, unsigned long long *id);
 HS_API cudaError_t hs_client_stream_info(cudaStream_t stream, int *dev, unsigned *flags, int *priority);
 HS_API cudaError_t hs_client_stream_synchronize(cudaStream_t stream);
 HS_API cudaError_t hs_client_stream_query(cudaStream_t stream);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cudart_graphs.h"
 #include "cudart_internal.h"
 
 #define HS_CUDA_VERSION 13000
@@ -217,16 +218,17 @@ cudaError_t cudaMemGetInfo(size_t *free, size_t *total) {
     RT_RETURN(hs_client_mem_info(free, total));
 }
 
+/* Pinned memory is mapped (unified addressing): cudaHostGetFlags reports cudaHostAllocMapped, as CUDA does. */
 cudaError_t cudaMallocHost(void **ptr, size_t size) {
     RT_ENTER();
-    RT_RETURN(hs_client_host_alloc(size, ptr));
+    RT_RETURN(hs_client_host_alloc(size, cudaHostAllocMapped, ptr));
 }
 
 cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) {
     RT_ENTER();
     if (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined))
         RT_RETURN(cudaErrorInvalidValue);
-    RT_RETURN(hs_client_host_alloc(size, pHost));
+    RT_RETURN(hs_client_host_alloc(size, flags | cudaHostAllocMapped, pHost));
 }
 
 cudaError_t cudaFreeHost(void *ptr) {
@@ -240,12 +242,18 @@ cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
     if (flags & ~(unsigned)(cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory |
                             cudaHostRegisterReadOnly))
         RT_RETURN(cudaErrorInvalidValue);
-    RT_RETURN(hs_client_host_register(ptr, size));
+    RT_RETURN(hs_client_host_register(ptr, size, flags | cudaHostRegisterMapped));
 }
 
 cudaError_t cudaHostUnregister(void *ptr) {
     RT_ENTER();
     RT_RETURN(hs_client_host_unregister(ptr));
+}
+
+cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost) {
+    RT_ENTER();
+    cudaError_t e = pFlags && pHost ? hs_client_start() : cudaErrorInvalidValue;
+    RT_RETURN(e == cudaSuccess ? hs_client_host_flags(pHost, pFlags) : e);
 }
 
 /* Pinned and registered host memory is mapped at its own address (unified addressing). */
@@ -352,6 +360,16 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags) {
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
     RT_ENTER();
+    RT_RETURN(hs_client_event_record(event, stream));
+}
+
+/* cudaEventRecordExternal is for a stream being captured only (outside one CUDA answers cudaErrorIllegalState). */
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
+    RT_ENTER();
+    if (flags & ~(unsigned)cudaEventRecordExternal)
+        RT_RETURN(cudaErrorInvalidValue);
+    if ((flags & cudaEventRecordExternal) && !hs_capture_stream_active(stream))
+        RT_RETURN(cudaErrorIllegalState);
     RT_RETURN(hs_client_event_record(event, stream));
 }
 

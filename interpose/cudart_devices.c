@@ -2,12 +2,16 @@
  * Device-level runtime calls beyond cudart.c's: peer access between the
  * GPUs of a server (every pair can, over NVLink), PCI bus ids (the bus
  * number is the local device index, as cudaDevAttrPciBusId reports), device
- * flags, the stream priority range and the profiler switches (no profiler
- * runs: they succeed and do nothing).
+ * flags, limits, cache and shared-memory configurations (stored and
+ * reported, with the real runtime's defaults and bounds as an H100 gives
+ * them, bench/real/data/runtime_answers_h100.txt; they change no timing),
+ * cudaChooseDevice and cudaInitDevice, the stream priority range and the
+ * profiler switches (no profiler runs: they succeed and do nothing).
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cuda_profiler_api.h>
 
@@ -22,6 +26,19 @@ static unsigned char *g_peer;   /* [device * n + peer]: peer access enabled */
 static unsigned *g_dev_flags;   /* cudaSetDeviceFlags, per device */
 static int g_n;
 
+/* cudaLimit values 0..6, per device; a real H100's defaults (cudaLimitDevRuntimeSyncDepth: unsupported). */
+#define HS_NLIMITS 7
+static const size_t LIMIT_DEFAULTS[HS_NLIMITS] = {
+    [cudaLimitStackSize] = 1024,
+    [cudaLimitPrintfFifoSize] = 8650752,
+    [cudaLimitMallocHeapSize] = 8388608,
+    [cudaLimitDevRuntimePendingLaunchCount] = 2048,
+    [cudaLimitMaxL2FetchGranularity] = 64,
+    [cudaLimitPersistingL2CacheSize] = 9830400,
+};
+static size_t (*g_limits)[HS_NLIMITS];
+static enum cudaFuncCache *g_cache_config;
+
 /* Connects, then sets up the tables once. Called with g_lock held. */
 static cudaError_t ready_locked(void) {
     cudaError_t e = hs_client_start();
@@ -30,11 +47,19 @@ static cudaError_t ready_locked(void) {
     int n = hs_client_gpu_info()->device_count;
     unsigned char *peer = calloc((size_t)n * (size_t)n + 1, 1);
     unsigned *flags = calloc((size_t)n + 1, sizeof *flags);
-    if (!peer || !flags) {
+    size_t(*limits)[HS_NLIMITS] = calloc((size_t)n + 1, sizeof *limits);
+    enum cudaFuncCache *cache = calloc((size_t)n + 1, sizeof *cache);
+    if (!peer || !flags || !limits || !cache) {
         free(peer);
         free(flags);
+        free(limits);
+        free(cache);
         return cudaErrorMemoryAllocation;
     }
+    for (int d = 0; d < n; d++)
+        memcpy(limits[d], LIMIT_DEFAULTS, sizeof LIMIT_DEFAULTS);
+    g_limits = limits;
+    g_cache_config = cache;
     g_peer = peer;
     g_dev_flags = flags;
     g_n = n;
@@ -87,6 +112,28 @@ cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) {
 cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) {
     RT_ENTER();
     RT_RETURN(set_peer_access(peerDevice, 0));
+}
+
+/* Every pair of the server's GPUs: NVLink through the NVSwitch, the same rank, atomics and arrays. */
+cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice) {
+    RT_ENTER();
+    if (!value)
+        RT_RETURN(cudaErrorInvalidValue);
+    pthread_mutex_lock(&g_lock);
+    cudaError_t e = ready_locked();
+    if (e == cudaSuccess && (!valid(srcDevice) || !valid(dstDevice) || srcDevice == dstDevice))
+        e = cudaErrorInvalidDevice;
+    pthread_mutex_unlock(&g_lock);
+    if (e != cudaSuccess)
+        RT_RETURN(e);
+    switch (attr) {
+    case cudaDevP2PAttrPerformanceRank: *value = 0; break;
+    case cudaDevP2PAttrAccessSupported:
+    case cudaDevP2PAttrNativeAtomicSupported:
+    case cudaDevP2PAttrCudaArrayAccessSupported: *value = 1; break;
+    default: *value = 0; break; /* only partial atomics, and what later CUDAs add: none */
+    }
+    RT_RETURN(cudaSuccess);
 }
 
 /* ---- PCI bus ids: domain 0000, bus = device index, device 00, function 0 ---- */
@@ -149,6 +196,124 @@ cudaError_t cudaGetDeviceFlags(unsigned int *flags) {
     cudaError_t e = ready_locked();
     if (e == cudaSuccess)
         *flags = g_dev_flags[hs_client_get_device()];
+    pthread_mutex_unlock(&g_lock);
+    RT_RETURN(e);
+}
+
+/* ---- limits and configurations (stored and reported; no timing depends on them) ---- */
+
+/* The value a set stores, as the real runtime rounds it; cudaErrorInvalidValue past a bound. */
+static cudaError_t limit_value(enum cudaLimit limit, size_t value, size_t *stored) {
+    const size_t persisting_max = 32768000; /* cudaDevAttrMaxPersistingL2CacheSize */
+    switch (limit) {
+    case cudaLimitStackSize: *stored = (value + 15) / 16 * 16; return cudaSuccess;
+    case cudaLimitPrintfFifoSize: *stored = value < 524288 ? 524288 : value; return cudaSuccess;
+    case cudaLimitMaxL2FetchGranularity:
+        *stored = value;
+        return value <= 128 ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaLimitPersistingL2CacheSize: /* in tenths of the most that can be set aside */
+        *stored = (value + persisting_max / 10 - 1) / (persisting_max / 10) * (persisting_max / 10);
+        return value <= persisting_max ? cudaSuccess : cudaErrorInvalidValue;
+    default: *stored = value; return cudaSuccess;
+    }
+}
+
+/* The current device's limit slot, or an error for a limit CUDA 13 does not have on Hopper. */
+static cudaError_t limit_slot(enum cudaLimit limit, size_t **slot) {
+    if ((unsigned)limit >= HS_NLIMITS)
+        return cudaErrorInvalidValue;
+    if (limit == cudaLimitDevRuntimeSyncDepth)
+        return cudaErrorUnsupportedLimit;
+    cudaError_t e = ready_locked();
+    if (e == cudaSuccess)
+        *slot = &g_limits[hs_client_get_device()][limit];
+    return e;
+}
+
+cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit) {
+    RT_ENTER();
+    if (!pValue)
+        RT_RETURN(cudaErrorInvalidValue);
+    size_t *slot;
+    pthread_mutex_lock(&g_lock);
+    cudaError_t e = limit_slot(limit, &slot);
+    if (e == cudaSuccess)
+        *pValue = *slot;
+    pthread_mutex_unlock(&g_lock);
+    RT_RETURN(e);
+}
+
+cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
+    RT_ENTER();
+    size_t *slot, stored;
+    pthread_mutex_lock(&g_lock);
+    cudaError_t e = limit_slot(limit, &slot);
+    if (e == cudaSuccess && (e = limit_value(limit, value, &stored)) == cudaSuccess)
+        *slot = stored;
+    pthread_mutex_unlock(&g_lock);
+    RT_RETURN(e);
+}
+
+cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig) {
+    RT_ENTER();
+    if (!pCacheConfig)
+        RT_RETURN(cudaErrorInvalidValue);
+    pthread_mutex_lock(&g_lock);
+    cudaError_t e = ready_locked();
+    if (e == cudaSuccess)
+        *pCacheConfig = g_cache_config[hs_client_get_device()];
+    pthread_mutex_unlock(&g_lock);
+    RT_RETURN(e);
+}
+
+cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig) {
+    RT_ENTER();
+    if ((unsigned)cacheConfig > cudaFuncCachePreferEqual)
+        RT_RETURN(cudaErrorInvalidValue);
+    pthread_mutex_lock(&g_lock);
+    cudaError_t e = ready_locked();
+    if (e == cudaSuccess)
+        g_cache_config[hs_client_get_device()] = cacheConfig;
+    pthread_mutex_unlock(&g_lock);
+    RT_RETURN(e);
+}
+
+/* Hopper's banks are four bytes wide whatever is asked (a set succeeds and changes nothing, as on an H100). */
+cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *pConfig) {
+    RT_ENTER();
+    if (!pConfig)
+        RT_RETURN(cudaErrorInvalidValue);
+    *pConfig = cudaSharedMemBankSizeFourByte;
+    RT_RETURN(hs_client_start());
+}
+
+cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) {
+    RT_ENTER();
+    RT_RETURN((unsigned)config > cudaSharedMemBankSizeEightByte ? cudaErrorInvalidValue : hs_client_start());
+}
+
+/* ---- choosing and initialising a device: all of a scenario's GPUs are alike ---- */
+
+cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop) {
+    RT_ENTER();
+    if (!device || !prop)
+        RT_RETURN(cudaErrorInvalidValue);
+    cudaError_t e = hs_client_start();
+    if (e == cudaSuccess)
+        *device = 0;
+    RT_RETURN(e);
+}
+
+cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) {
+    RT_ENTER();
+    if (flags & ~(unsigned)cudaInitDeviceFlagsAreValid)
+        RT_RETURN(cudaErrorInvalidValue);
+    pthread_mutex_lock(&g_lock);
+    cudaError_t e = ready_locked();
+    if (e == cudaSuccess && !valid(device))
+        e = cudaErrorInvalidDevice;
+    if (e == cudaSuccess && (flags & cudaInitDeviceFlagsAreValid))
+        g_dev_flags[device] = deviceFlags;
     pthread_mutex_unlock(&g_lock);
     RT_RETURN(e);
 }

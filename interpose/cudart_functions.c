@@ -79,6 +79,21 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, 
     RT_RETURN(a ? cudaSuccess : cudaErrorMemoryAllocation);
 }
 
+/* A kernel's cache and bank preferences: checked, and without effect on its time. */
+cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig) {
+    RT_ENTER();
+    if (!hs_client_kernel_find(func))
+        RT_RETURN(cudaErrorInvalidDeviceFunction);
+    RT_RETURN((unsigned)cacheConfig > cudaFuncCachePreferEqual ? cudaErrorInvalidValue : cudaSuccess);
+}
+
+cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config) {
+    RT_ENTER();
+    if (!hs_client_kernel_find(func))
+        RT_RETURN(cudaErrorInvalidDeviceFunction);
+    RT_RETURN((unsigned)config > cudaSharedMemBankSizeEightByte ? cudaErrorInvalidValue : cudaSuccess);
+}
+
 cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func) {
     RT_ENTER();
     if (!attr)

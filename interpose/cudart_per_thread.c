@@ -18,6 +18,8 @@ cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream);
 cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream);
 cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags);
 cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream);
+cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream, unsigned int flags);
+cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long *streamId);
 cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *priority);
 cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int *flags);
 cudaError_t cudaStreamGetDevice_ptsz(cudaStream_t hStream, int *device);
@@ -60,6 +62,14 @@ cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, uns
 
 cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream) {
     return cudaEventRecord(event, per_thread(stream));
+}
+
+cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
+    return cudaEventRecordWithFlags(event, per_thread(stream), flags);
+}
+
+cudaError_t cudaStreamGetId_ptsz(cudaStream_t hStream, unsigned long long *streamId) {
+    return cudaStreamGetId(per_thread(hStream), streamId);
 }
 
 cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t hStream, int *priority) {

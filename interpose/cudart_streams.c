@@ -38,6 +38,11 @@ cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags) {
     RT_RETURN(e);
 }
 
+cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long *streamId) {
+    RT_ENTER();
+    RT_RETURN(streamId ? hs_client_stream_id(hStream, streamId) : cudaErrorInvalidValue);
+}
+
 cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device) {
     RT_ENTER();
     int dev, prio;

@@ -1,0 +1,114 @@
+// runtime_answers: what the real CUDA runtime answers to calls whose result
+// is a fact or a setting, not work: device limits and their bounds, cache and
+// shared-memory configurations, stream ids, host-allocation flags, event
+// record flags, cudaChooseDevice, cudaInitDevice. hysim's answers are checked
+// against a real H100's (tests/interpose/check_runtime_answers.sh).
+// usage: runtime_answers   (prints NAME = VALUE (error) lines)
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+// the shared-memory bank calls are deprecated, and still answered
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+static void say(const char *what, cudaError_t e, long long v)
+{
+    std::printf("%-52s = %lld (%s)\n", what, v, cudaGetErrorName(e));
+    cudaGetLastError();
+}
+
+// The call first, then its out value (arguments are evaluated in no set order).
+#define ASK(what, call, value)                      \
+    do {                                            \
+        cudaError_t e_ = (call);                    \
+        say(what, e_, (long long)(value));          \
+    } while (0)
+
+int main()
+{
+    cudaSetDevice(0);
+    const struct {
+        const char *name;
+        cudaLimit limit;
+    } limits[] = {{"cudaLimitStackSize", cudaLimitStackSize},
+                  {"cudaLimitPrintfFifoSize", cudaLimitPrintfFifoSize},
+                  {"cudaLimitMallocHeapSize", cudaLimitMallocHeapSize},
+                  {"cudaLimitDevRuntimeSyncDepth", cudaLimitDevRuntimeSyncDepth},
+                  {"cudaLimitDevRuntimePendingLaunchCount", cudaLimitDevRuntimePendingLaunchCount},
+                  {"cudaLimitMaxL2FetchGranularity", cudaLimitMaxL2FetchGranularity},
+                  {"cudaLimitPersistingL2CacheSize", cudaLimitPersistingL2CacheSize}};
+    char buf[128];
+    for (const auto &l : limits) {
+        size_t v = 0;
+        cudaError_t e = cudaDeviceGetLimit(&v, l.limit);
+        std::snprintf(buf, sizeof buf, "get %s", l.name);
+        say(buf, e, (long long)v);
+    }
+    size_t v = 0;
+    ASK("get limit 99", cudaDeviceGetLimit(&v, (cudaLimit)99), (long long)v);
+    // settings: what a set leaves, and the bounds
+    const size_t tries[][2] = {{cudaLimitStackSize, 4096},         {cudaLimitStackSize, 3},
+                               {cudaLimitMallocHeapSize, 1 << 30}, {cudaLimitPrintfFifoSize, 12345},
+                               {cudaLimitMaxL2FetchGranularity, 128}, {cudaLimitMaxL2FetchGranularity, 100},
+                               {cudaLimitMaxL2FetchGranularity, 0}, {cudaLimitMaxL2FetchGranularity, 1024},
+                               {cudaLimitPersistingL2CacheSize, 1 << 20}, {cudaLimitPersistingL2CacheSize, 1ull << 40},
+                               {cudaLimitDevRuntimeSyncDepth, 4}};
+    for (const auto &t : tries) {
+        cudaError_t e = cudaDeviceSetLimit((cudaLimit)t[0], t[1]);
+        size_t got = 0;
+        cudaDeviceGetLimit(&got, (cudaLimit)t[0]);
+        std::snprintf(buf, sizeof buf, "set limit %zu to %zu, then get", t[0], t[1]);
+        say(buf, e, (long long)got);
+    }
+    enum cudaFuncCache cc = (enum cudaFuncCache)77;
+    ASK("cudaDeviceGetCacheConfig", cudaDeviceGetCacheConfig(&cc), cc);
+    ASK("cudaDeviceSetCacheConfig(PreferL1)", cudaDeviceSetCacheConfig(cudaFuncCachePreferL1), 0);
+    ASK("cudaDeviceGetCacheConfig after", cudaDeviceGetCacheConfig(&cc), cc);
+    ASK("cudaDeviceSetCacheConfig(7)", cudaDeviceSetCacheConfig((enum cudaFuncCache)7), 0);
+    enum cudaSharedMemConfig sc = (enum cudaSharedMemConfig)77;
+    ASK("cudaDeviceGetSharedMemConfig", cudaDeviceGetSharedMemConfig(&sc), sc);
+    ASK("cudaDeviceSetSharedMemConfig(EightByte)", cudaDeviceSetSharedMemConfig(cudaSharedMemBankSizeEightByte), 0);
+    ASK("cudaDeviceGetSharedMemConfig after", cudaDeviceGetSharedMemConfig(&sc), sc);
+    cudaStream_t s1, s2;
+    cudaStreamCreate(&s1);
+    cudaStreamCreate(&s2);
+    unsigned long long id0 = 0, id1 = 0, id2 = 0, idp = 0;
+    ASK("cudaStreamGetId(0)", cudaStreamGetId(0, &id0), (long long)id0);
+    ASK("cudaStreamGetId(s1)", cudaStreamGetId(s1, &id1), (long long)id1);
+    ASK("cudaStreamGetId(s2)", cudaStreamGetId(s2, &id2), (long long)id2);
+    ASK("cudaStreamGetId(cudaStreamPerThread)", cudaStreamGetId(cudaStreamPerThread, &idp), (long long)idp);
+    cudaEvent_t ev;
+    cudaEventCreate(&ev);
+    ASK("cudaEventRecordWithFlags(0)", cudaEventRecordWithFlags(ev, s1, 0), 0);
+    ASK("cudaEventRecordWithFlags(External) uncaptured", cudaEventRecordWithFlags(ev, s1, cudaEventRecordExternal), 0);
+    ASK("cudaEventRecordWithFlags(4)", cudaEventRecordWithFlags(ev, s1, 4), 0);
+    void *pinned, *mapped;
+    unsigned flags = 0;
+    cudaMallocHost(&pinned, 4096);
+    ASK("cudaHostGetFlags(cudaMallocHost)", cudaHostGetFlags(&flags, pinned), flags);
+    cudaHostAlloc(&mapped, 4096, cudaHostAllocMapped | cudaHostAllocWriteCombined);
+    ASK("cudaHostGetFlags(cudaHostAlloc mapped|wc)", cudaHostGetFlags(&flags, mapped), flags);
+    ASK("cudaHostGetFlags(cudaHostAlloc mapped|wc + 100)", cudaHostGetFlags(&flags, (char *)mapped + 100), flags);
+    static char reg[8192];
+    cudaHostRegister(reg, sizeof reg, cudaHostRegisterDefault);
+    ASK("cudaHostGetFlags(registered)", cudaHostGetFlags(&flags, reg), flags);
+    void *heap = std::malloc(4096);
+    flags = 77;
+    ASK("cudaHostGetFlags(malloc)", cudaHostGetFlags(&flags, heap), flags);
+    int dev = -1;
+    cudaDeviceProp prop = {};
+    ASK("cudaChooseDevice(empty prop)", cudaChooseDevice(&dev, &prop), dev);
+    ASK("cudaInitDevice(0, 0, 0)", cudaInitDevice(0, 0, 0), 0);
+    ASK("cudaInitDevice(99, 0, 0)", cudaInitDevice(99, 0, 0), 0);
+    int value = -1;
+    ASK("cudaDeviceGetP2PAttribute(rank, 0, 0)", cudaDeviceGetP2PAttribute(&value, cudaDevP2PAttrPerformanceRank, 0, 0), value);
+    std::free(heap);
+    cudaHostUnregister(reg);
+    cudaFreeHost(mapped);
+    cudaFreeHost(pinned);
+    cudaEventDestroy(ev);
+    cudaStreamDestroy(s2);
+    cudaStreamDestroy(s1);
+    return 0;
+}

@@ -247,6 +247,27 @@ static uint64_t rows_floor_ps(uint64_t bytes_ps, uint64_t rows, uint64_t row_ps)
     return hs_max_u64(bytes_ps, floor);
 }
 
+/*
+ * A memset is a kernel of the driver's: a fixed cost, 2.8 us up to 4 KiB and
+ * 5.5 us beyond (a different kernel), then its bytes at 95 % of the HBM rate
+ * (measured between two events on an H100 and an H200, 1 KiB to 256 MiB,
+ * bench/real/pitched_copies_real.sh, bench/RESULTS.md "Pitched memory").
+ */
+#define HS_MEMSET_SMALL_BYTES 4096
+#define HS_MEMSET_SMALL_PS 2800000
+#define HS_MEMSET_PS 5500000
+#define HS_MEMSET_HBM_SHARE 0.95
+
+/* A memset's time (2D: rows > 1). */
+static uint64_t memset_ps(uint64_t bytes, uint64_t rows, double hbm_gbps)
+{
+    if (bytes == 0)
+        return 0;
+    uint64_t fixed = bytes <= HS_MEMSET_SMALL_BYTES ? HS_MEMSET_SMALL_PS : HS_MEMSET_PS;
+    return fixed + rows_floor_ps(hbm_ps(bytes, HS_MEMSET_HBM_SHARE * hbm_gbps), rows <= bytes ? rows : 1,
+                                 HS_MEMSET_ROW_PS);
+}
+
 /* Fills kind and duration of a copy op; -1 after failing on a bad message. */
 static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op)
 {
@@ -405,8 +426,7 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
     case HYSIM__OP__KIND_MEMSET:
         op->kind = HS_OP_MEMSET;
         op->bytes = m->memset->bytes;
-        op->dur_ps = rows_floor_ps(hbm_ps(op->bytes, d->sc.gpu.hbm_gbps),
-                                   m->memset->rows <= op->bytes ? m->memset->rows : 1, HS_MEMSET_ROW_PS);
+        op->dur_ps = memset_ps(op->bytes, m->memset->rows, d->sc.gpu.hbm_gbps);
         break;
     case HYSIM__OP__KIND_EVENT_RECORD:
         op->kind = HS_OP_RECORD;

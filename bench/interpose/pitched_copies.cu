@@ -4,8 +4,8 @@
 // against a 1D copy of the same bytes, and cudaMemset2DAsync against a 1D
 // cudaMemsetAsync: what a row-by-row copy costs beyond its bytes. Then 1D
 // memsets and pinned host-to-device copies, one between two events and 20 back
-// to back: what one such op occupies in a stream. The same program runs under
-// hysim.
+// to back: what one such op occupies in a stream; and single memsets of 1 KiB
+// to 256 KiB. The same program runs under hysim.
 // usage: pitched_copies [REPEATS]
 #include <cuda_runtime.h>
 
@@ -105,6 +105,14 @@ int main(int argc, char **argv)
         });
         std::printf("h2d %zu %.2f %.2f\n", bytes, one, run / 20);
         CHECK(cudaFreeHost(host));
+        CHECK(cudaFree(dev));
+    }
+    // Where a small memset's fixed cost changes: one between two events, 1 KiB ... 256 KiB.
+    std::printf("# 1D memsets, medians of %d, us: bytes one\n", repeats);
+    for (size_t bytes = 1024; bytes <= (256u << 10); bytes *= 2) {
+        void *dev;
+        CHECK(cudaMalloc(&dev, bytes));
+        std::printf("memset_one %zu %.2f\n", bytes, median_us(s, repeats, [&] { CHECK(cudaMemsetAsync(dev, 1, bytes, s)); }));
         CHECK(cudaFree(dev));
     }
     CHECK(cudaStreamDestroy(s));

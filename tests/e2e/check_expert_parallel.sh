@@ -26,9 +26,11 @@ gemms=$((steps * n * layers * (1 + 2 * epg)))
 kernel_counts a2a $kernels $gemms $((steps * n)) $((steps * 2 * layers))
 kernel_counts p2p $kernels $gemms $((steps * n + steps * 2 * layers * n)) $((steps * 2 * layers * n * (n - 1)))
 # every exchange sends epg x capacity token slots of hidden floats to each other GPU
-for run in a2a p2p; do
-    check_link_floor $run 'gpu0>nvs0' $((steps * 2 * layers * (n - 1) * epg * capacity * hidden * 4))
-    check_serial_step $run $setup $n $steps
+# per GPU and step: a memset of the dropped count and, per layer, of the fill counts and the send
+# buffer; the dropped count's copy, and with send/receive a local copy per exchange
+for run in a2a:1 p2p:$((1 + 2 * layers)); do
+    check_link_floor ${run%:*} 'gpu0>nvs0' $((steps * 2 * layers * (n - 1) * epg * capacity * hidden * 4))
+    check_serial_step ${run%:*} $setup $n $steps $((1 + 2 * layers)) ${run#*:}
 done
 check_half_rate a2a half $steps
 echo ok

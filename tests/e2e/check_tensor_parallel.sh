@@ -22,6 +22,6 @@ kernel_counts full $((setup + steps * n * ((2 + 7 * layers) + (1 + 6 * layers)))
     $((steps * n)) $((steps * 5 * layers))
 # 4 collectives per block and step, each moving GPU 0's shard (hidden x tokens/n floats) to the other GPU
 check_link_floor full 'gpu0>nvs0' $((steps * 4 * layers * (n - 1) * hidden * tokens / n * 4))
-check_serial_step full $setup $n $steps
+check_serial_step full $setup $n $steps 1 1 # the loss: its memset and its copy
 check_half_rate full half $steps
 echo ok

@@ -37,7 +37,7 @@ static const size_t LIMIT_DEFAULTS[HS_NLIMITS] = {
     [cudaLimitPersistingL2CacheSize] = 9830400,
 };
 static size_t (*g_limits)[HS_NLIMITS];
-static enum cudaFuncCache *g_cache_config;
+static unsigned *g_cache_config; /* enum cudaFuncCache, per device */
 
 /* Connects, then sets up the tables once. Called with g_lock held. */
 static cudaError_t ready_locked(void) {
@@ -48,7 +48,7 @@ static cudaError_t ready_locked(void) {
     unsigned char *peer = calloc((size_t)n * (size_t)n + 1, 1);
     unsigned *flags = calloc((size_t)n + 1, sizeof *flags);
     size_t(*limits)[HS_NLIMITS] = calloc((size_t)n + 1, sizeof *limits);
-    enum cudaFuncCache *cache = calloc((size_t)n + 1, sizeof *cache);
+    unsigned *cache = calloc((size_t)n + 1, sizeof *cache);
     if (!peer || !flags || !limits || !cache) {
         free(peer);
         free(flags);
@@ -67,6 +67,21 @@ static cudaError_t ready_locked(void) {
 }
 
 static int valid(int dev) { return dev >= 0 && dev < g_n; }
+
+/* Reads (get) and/or writes (set) the current device's word of a per-device table (*table, set up by ready_locked). */
+static cudaError_t device_word(unsigned **table, unsigned *get, const unsigned *set) {
+    pthread_mutex_lock(&g_lock);
+    cudaError_t e = ready_locked();
+    if (e == cudaSuccess) {
+        unsigned *w = &(*table)[hs_client_get_device()];
+        if (get)
+            *get = *w;
+        if (set)
+            *w = *set;
+    }
+    pthread_mutex_unlock(&g_lock);
+    return e;
+}
 
 /* ---- peer access ---- */
 
@@ -180,24 +195,12 @@ cudaError_t cudaSetDeviceFlags(unsigned int flags) {
     if ((flags & ~(unsigned)cudaDeviceMask) || (sched != cudaDeviceScheduleAuto && sched != cudaDeviceScheduleSpin &&
                                                sched != cudaDeviceScheduleYield && sched != cudaDeviceScheduleBlockingSync))
         RT_RETURN(cudaErrorInvalidValue);
-    pthread_mutex_lock(&g_lock);
-    cudaError_t e = ready_locked();
-    if (e == cudaSuccess)
-        g_dev_flags[hs_client_get_device()] = flags;
-    pthread_mutex_unlock(&g_lock);
-    RT_RETURN(e);
+    RT_RETURN(device_word(&g_dev_flags, NULL, &flags));
 }
 
 cudaError_t cudaGetDeviceFlags(unsigned int *flags) {
     RT_ENTER();
-    if (!flags)
-        RT_RETURN(cudaErrorInvalidValue);
-    pthread_mutex_lock(&g_lock);
-    cudaError_t e = ready_locked();
-    if (e == cudaSuccess)
-        *flags = g_dev_flags[hs_client_get_device()];
-    pthread_mutex_unlock(&g_lock);
-    RT_RETURN(e);
+    RT_RETURN(flags ? device_word(&g_dev_flags, flags, NULL) : cudaErrorInvalidValue);
 }
 
 /* ---- limits and configurations (stored and reported; no timing depends on them) ---- */
@@ -258,24 +261,17 @@ cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig) {
     RT_ENTER();
     if (!pCacheConfig)
         RT_RETURN(cudaErrorInvalidValue);
-    pthread_mutex_lock(&g_lock);
-    cudaError_t e = ready_locked();
+    unsigned v;
+    cudaError_t e = device_word(&g_cache_config, &v, NULL);
     if (e == cudaSuccess)
-        *pCacheConfig = g_cache_config[hs_client_get_device()];
-    pthread_mutex_unlock(&g_lock);
+        *pCacheConfig = (enum cudaFuncCache)v;
     RT_RETURN(e);
 }
 
 cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig) {
     RT_ENTER();
-    if ((unsigned)cacheConfig > cudaFuncCachePreferEqual)
-        RT_RETURN(cudaErrorInvalidValue);
-    pthread_mutex_lock(&g_lock);
-    cudaError_t e = ready_locked();
-    if (e == cudaSuccess)
-        g_cache_config[hs_client_get_device()] = cacheConfig;
-    pthread_mutex_unlock(&g_lock);
-    RT_RETURN(e);
+    unsigned v = (unsigned)cacheConfig;
+    RT_RETURN(v > cudaFuncCachePreferEqual ? cudaErrorInvalidValue : device_word(&g_cache_config, NULL, &v));
 }
 
 /* Hopper's banks are four bytes wide whatever is asked (a set succeeds and changes nothing, as on an H100). */

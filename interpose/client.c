@@ -1879,7 +1879,10 @@ static uintptr_t range_overlapping(const hs_ptrmap *m, uintptr_t p, size_t size)
 void *hs_client_host_block(const void *ptr) {
     uintptr_t p = (uintptr_t)ptr, found;
     LOCK();
-    found = range_overlapping(&g_pinned, p, 1);
+    /* a copy from a block's start is found by its key; a pointer inside one by a scan */
+    found = p && (hs_ptrmap_get(&g_pinned, p) || hs_ptrmap_get(&g_registered, p)) ? p : 0;
+    if (!found)
+        found = range_overlapping(&g_pinned, p, 1);
     if (!found)
         found = range_overlapping(&g_registered, p, 1);
     UNLOCK();
@@ -2036,7 +2039,7 @@ cudaError_t hs_client_memset_2d(void *ptr, size_t count, size_t rows, cudaStream
         return cudaErrorInvalidValue;
     hs_client_charge_call(HS_CALL_MEMSET);
     if (CAPTURE_ON()) {
-        hs_stream_op op = {.kind = HS_SOP_MEMSET, .stream = stream, .u.memset = {ptr, count}};
+        hs_stream_op op = {.kind = HS_SOP_MEMSET, .stream = stream, .u.memset = {ptr, count, rows}};
         if (captured(&op, &e))
             return e;
     }

@@ -251,7 +251,7 @@ typedef struct hs_stream_op {
         struct { void *kernel; unsigned grid[3], block[3]; size_t shared; } kernel;
         struct { const char *name; hs_gemm_call g; } gemm;
         struct { void *dst; const void *src; size_t count; int kind; } copy;
-        struct { void *ptr; size_t count; } memset;
+        struct { void *ptr; size_t count, rows; } memset; /* rows: a 2D memset's (0 or 1: one range) */
         cudaEvent_t event; /* EVENT_RECORD, WAIT_EVENT */
         struct {
             uint64_t comm_key, seq, bytes, group;

@@ -274,7 +274,8 @@ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
     RT_ENTER();
     if (!p || !(p->elementSize == 1 || p->elementSize == 2 || p->elementSize == 4) || !p->height)
         RT_RETURN(cudaErrorInvalidValue);
-    hs_stream_op op = {.kind = HS_SOP_MEMSET, .u.memset = {p->dst, (size_t)p->elementSize * p->width * p->height}};
+    hs_stream_op op = {.kind = HS_SOP_MEMSET,
+                       .u.memset = {p->dst, (size_t)p->elementSize * p->width * p->height, p->height}};
     RT_RETURN(add_node(pGraphNode, graph, pDependencies, numDependencies, cudaGraphNodeTypeMemset, &op, NULL));
 }
 
@@ -681,7 +682,8 @@ static cudaError_t issue(const xnode *v, cudaStream_t s, uint64_t *groups, size_
             hs_rt_managed_data(op->u.copy.dst, op->u.copy.src, op->u.copy.count);
         return e;
     }
-    case HS_SOP_MEMSET: return hs_client_memset(op->u.memset.ptr, op->u.memset.count, s);
+    case HS_SOP_MEMSET:
+        return hs_client_memset_2d(op->u.memset.ptr, op->u.memset.count, op->u.memset.rows ? op->u.memset.rows : 1, s);
     case HS_SOP_EVENT_RECORD: return hs_client_event_record(op->u.event, s);
     case HS_SOP_WAIT_EVENT: return hs_client_stream_wait_event(s, op->u.event);
     case HS_SOP_COLLECTIVE:

@@ -42,7 +42,7 @@ cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t h
     RT_RETURN(e);
 }
 
-/* A 2D op on a stream being captured: not recorded yet (a graph node would lose its rows). */
+/* A 2D copy on a stream being captured: not recorded yet (a graph's copy node writes one range of the host). */
 static int refused_in_capture(const char *name, cudaStream_t stream) {
     static _Atomic int said;
     if (!stream || !hs_capture_stream_active(stream))
@@ -82,15 +82,14 @@ static cudaError_t memcpy_2d(void *dst, size_t dpitch, const void *src, size_t s
 }
 
 static cudaError_t memset_2d(void *devPtr, size_t pitch, int value, size_t width, size_t height,
-                             cudaStream_t stream, const char *name) {
+                             cudaStream_t stream) {
     if (width == 0 || height == 0)
         return cudaSuccess;
     if (!devPtr || width > pitch || width > SIZE_MAX / height)
         return cudaErrorInvalidValue;
-    if (refused_in_capture(name, stream))
-        return cudaErrorStreamCaptureUnsupported;
     cudaError_t e = hs_client_memset_2d(devPtr, width * height, height, stream);
-    if (e == cudaSuccess && hs_client_managed_find(devPtr, NULL))
+    /* managed rows are written now, or, captured, never (a graph's memset node writes no data) */
+    if (e == cudaSuccess && hs_client_managed_find(devPtr, NULL) && !hs_capture_stream_active(stream))
         for (size_t r = 0; r < height; r++)
             memset((char *)devPtr + r * pitch, value, width);
     return e;
@@ -110,13 +109,13 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
 
 cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height) {
     RT_ENTER();
-    RT_RETURN(memset_2d(devPtr, pitch, value, width, height, NULL, "cudaMemset2D"));
+    RT_RETURN(memset_2d(devPtr, pitch, value, width, height, NULL));
 }
 
 cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height,
                               cudaStream_t stream) {
     RT_ENTER();
-    RT_RETURN(memset_2d(devPtr, pitch, value, width, height, stream, "cudaMemset2DAsync"));
+    RT_RETURN(memset_2d(devPtr, pitch, value, width, height, stream));
 }
 
 /* --default-stream per-thread: the default stream is the calling thread's own. */

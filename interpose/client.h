@@ -243,6 +243,7 @@ enum hs_stream_op_kind {
     HS_SOP_EVENT_RECORD,
     HS_SOP_WAIT_EVENT,
     HS_SOP_COLLECTIVE,
+    HS_SOP_HOST, /* a host function (cudaLaunchHostFunc, a graph's host node): cudart_graphs.c runs it */
 };
 typedef struct hs_stream_op {
     enum hs_stream_op_kind kind;
@@ -253,6 +254,7 @@ typedef struct hs_stream_op {
         struct { void *dst; const void *src; size_t count; int kind; } copy;
         struct { void *ptr; size_t count, rows; } memset; /* rows: a 2D memset's (0 or 1: one range) */
         cudaEvent_t event; /* EVENT_RECORD, WAIT_EVENT */
+        struct { cudaHostFn_t fn; void *data; } host;
         struct {
             uint64_t comm_key, seq, bytes, group;
             int rank, device, root;

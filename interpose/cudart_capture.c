@@ -230,6 +230,7 @@ static int divert_locked(hs_stream_op *op, cudaError_t *err) {
         cudaGraphNode_t n = hs_graph_add_node_locked(
             c->graph, op->kind == HS_SOP_COPY ? cudaGraphNodeTypeMemcpy
                       : op->kind == HS_SOP_MEMSET ? cudaGraphNodeTypeMemset
+                      : op->kind == HS_SOP_HOST   ? cudaGraphNodeTypeHost
                                                   : cudaGraphNodeTypeKernel,
             op, dev, &cs->deps);
         cs->deps.n = 0;
@@ -282,6 +283,8 @@ static cudaError_t check(enum hs_capture_check what, cudaStream_t stream) {
 }
 
 static const hs_capture_hooks g_hooks = {divert, check};
+
+int hs_capture_divert(hs_stream_op *op, cudaError_t *err) { return divert(op, err); }
 
 int hs_capture_stream_active(cudaStream_t stream) {
     if (!atomic_load_explicit(&g_busy, memory_order_acquire))

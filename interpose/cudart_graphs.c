@@ -279,6 +279,43 @@ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
     RT_RETURN(add_node(pGraphNode, graph, pDependencies, numDependencies, cudaGraphNodeTypeMemset, &op, NULL));
 }
 
+/* ---- host nodes: run by the launching thread when the launch reaches them (cudaLaunchHostFunc's way) ---- */
+
+cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                 size_t numDependencies, const struct cudaHostNodeParams *pNodeParams) {
+    RT_ENTER();
+    if (!pNodeParams || !pNodeParams->fn)
+        RT_RETURN(cudaErrorInvalidValue);
+    hs_stream_op op = {.kind = HS_SOP_HOST, .u.host = {pNodeParams->fn, pNodeParams->userData}};
+    RT_RETURN(add_node(pGraphNode, graph, pDependencies, numDependencies, cudaGraphNodeTypeHost, &op, NULL));
+}
+
+cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams *pNodeParams) {
+    RT_ENTER();
+    cudaError_t e = cudaSuccess;
+    GLOCK();
+    if (!pNodeParams || !node_ok_locked(node) || node->type != cudaGraphNodeTypeHost)
+        e = cudaErrorInvalidValue;
+    else
+        *pNodeParams = (struct cudaHostNodeParams){node->op.u.host.fn, node->op.u.host.data};
+    GUNLOCK();
+    RT_RETURN(e);
+}
+
+cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams) {
+    RT_ENTER();
+    cudaError_t e = cudaSuccess;
+    GLOCK();
+    if (!pNodeParams || !pNodeParams->fn || !node_ok_locked(node) || node->type != cudaGraphNodeTypeHost)
+        e = cudaErrorInvalidValue;
+    else {
+        node->op.u.host.fn = pNodeParams->fn;
+        node->op.u.host.data = pNodeParams->userData;
+    }
+    GUNLOCK();
+    RT_RETURN(e);
+}
+
 cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
                                   size_t numDependencies) {
     RT_ENTER();
@@ -686,6 +723,12 @@ static cudaError_t issue(const xnode *v, cudaStream_t s, uint64_t *groups, size_
         return hs_client_memset_2d(op->u.memset.ptr, op->u.memset.count, op->u.memset.rows ? op->u.memset.rows : 1, s);
     case HS_SOP_EVENT_RECORD: return hs_client_event_record(op->u.event, s);
     case HS_SOP_WAIT_EVENT: return hs_client_stream_wait_event(s, op->u.event);
+    case HS_SOP_HOST: { /* as cudaLaunchHostFunc: once the chain's stream has reached it (the launcher waits) */
+        cudaError_t e = hs_client_stream_synchronize(s);
+        if (e == cudaSuccess)
+            op->u.host.fn(op->u.host.data);
+        return e;
+    }
     case HS_SOP_COLLECTIVE:
         return hs_client_collective(op->u.coll.comm_key, op->u.coll.rank, op->u.coll.device,
                                     hs_capture_replay_seq_locked(op), op->u.coll.kind, op->u.coll.bytes,
@@ -831,17 +874,39 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, 
     RT_RETURN(e);
 }
 
+/* The node of executable graph x instantiated from node, or NULL (hs_graph_lock held). */
+static xnode *exec_node_locked(cudaGraphExec_t x, cudaGraphNode_t node) {
+    if (!x || !hs_ptrmap_get(&g_execs, (uintptr_t)x))
+        return NULL;
+    for (size_t i = 0; i < x->n; i++)
+        if (x->nodes[i].from == node)
+            return &x->nodes[i];
+    return NULL;
+}
+
+cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                           const struct cudaHostNodeParams *pNodeParams) {
+    RT_ENTER();
+    cudaError_t e = pNodeParams && pNodeParams->fn ? cudaSuccess : cudaErrorInvalidValue;
+    GLOCK();
+    xnode *v = e == cudaSuccess ? exec_node_locked(hGraphExec, node) : NULL;
+    if (e == cudaSuccess && (!v || v->type != cudaGraphNodeTypeHost))
+        e = cudaErrorInvalidValue;
+    if (e == cudaSuccess) {
+        v->op.u.host.fn = pNodeParams->fn;
+        v->op.u.host.data = pNodeParams->userData;
+    }
+    GUNLOCK();
+    RT_RETURN(e);
+}
+
 cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
                                              const struct cudaKernelNodeParams *pNodeParams) {
     RT_ENTER();
     hs_stream_op op;
     cudaError_t e = kernel_op(pNodeParams, &op);
     GLOCK();
-    xnode *v = NULL;
-    if (e == cudaSuccess && hGraphExec && hs_ptrmap_get(&g_execs, (uintptr_t)hGraphExec))
-        for (size_t i = 0; i < hGraphExec->n && !v; i++)
-            if (hGraphExec->nodes[i].from == node)
-                v = &hGraphExec->nodes[i];
+    xnode *v = e == cudaSuccess ? exec_node_locked(hGraphExec, node) : NULL;
     if (e == cudaSuccess && (!v || v->type != cudaGraphNodeTypeKernel || v->op.kind != HS_SOP_KERNEL))
         e = cudaErrorInvalidValue;
     if (e == cudaSuccess)

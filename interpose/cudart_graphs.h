@@ -58,6 +58,8 @@ HS_GRAPH_HIDDEN cudaGraphNode_t hs_graph_add_node_locked(cudaGraph_t g, enum cud
 /* ---- cudart_capture.c ---- */
 /* Whether work issued to stream is being captured (cudaGraphLaunch refuses such a stream). */
 HS_GRAPH_HIDDEN int hs_capture_stream_active(cudaStream_t stream);
+/* Offers op (its stream set) to a capture in progress: 1 when taken, *err the call's result (the capture hook). */
+HS_GRAPH_HIDDEN int hs_capture_divert(hs_stream_op *op, cudaError_t *err);
 /*
  * The sequence number a graph launch gives its copy of a captured NCCL call
  * (the communicator's next), under hs_graph_lock.

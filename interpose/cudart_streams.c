@@ -10,8 +10,11 @@
  * thread is held until then. A helper thread cannot do better here: a Wait
  * holds the connection to hysimd, so it would hold up the calling thread's
  * next call anyway, and it would make the order of the wire messages depend
- * on thread scheduling.
+ * on thread scheduling. In a stream capture cudaLaunchHostFunc adds a host
+ * node instead, which each launch of the graph runs the same way
+ * (cudart_graphs.c).
  */
+#include "cudart_graphs.h"
 #include "cudart_internal.h"
 
 cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority) {
@@ -60,6 +63,10 @@ cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device) {
 /* Leaves the intercepted call before the program's function runs: its time is the program's. */
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData) {
     RT_ENTER();
+    hs_stream_op op = {.kind = HS_SOP_HOST, .stream = stream, .u.host = {fn, userData}};
+    cudaError_t taken;
+    if (fn && hs_capture_divert(&op, &taken)) /* a host node: runs at each launch of the graph */
+        RT_RETURN(taken);
     cudaError_t e = hs_rt_return(fn ? hs_client_stream_synchronize(stream) : cudaErrorInvalidValue);
     if (e == cudaSuccess)
         fn(userData);

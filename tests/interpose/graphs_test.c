@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -73,6 +74,86 @@ static float timed(cudaStream_t s, void (*run)(void *), void *arg) {
 }
 
 static int near(double got, double want) { return fabs(got - want) < 1e-4 * want + 1e-6; }
+
+/* ---- host functions in graphs ---- */
+
+/* What a host function saw: how often it ran, and the simulated time of its last run. */
+typedef struct host_calls { int n; double at_ms; } host_calls;
+static double now_ms(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+static void CUDART_CB record_call(void *arg) {
+    host_calls *h = arg;
+    h->n++;
+    h->at_ms = now_ms();
+}
+
+/*
+ * cudaLaunchHostFunc in a capture is a host node between the captured
+ * kernels; cudaGraphAddHostNode the same in an explicit graph. Each launch
+ * runs the function once the kernel before it is done, and the kernel after
+ * it follows.
+ */
+static void test_host_nodes(void) {
+    cudaStream_t s;
+    CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    host_calls h = {0}, other = {0};
+    cudaGraph_t g;
+    CHECK_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    kernel(s);
+    CHECK_CUDA(cudaLaunchHostFunc(s, record_call, &h), cudaSuccess);
+    kernel(s);
+    CHECK_CUDA(cudaStreamEndCapture(s, &g), cudaSuccess);
+    CHECK(h.n == 0, "a captured host function ran %d times at its capture", h.n);
+    cudaGraphNode_t nodes[4];
+    size_t n = 4;
+    enum cudaGraphNodeType t = cudaGraphNodeTypeEmpty;
+    CHECK_CUDA(cudaGraphGetNodes(g, nodes, &n), cudaSuccess);
+    CHECK(n == 3 && cudaGraphNodeGetType(nodes[1], &t) == cudaSuccess && t == cudaGraphNodeTypeHost,
+          "captured %zu nodes, the second of type %d", n, t);
+    struct cudaHostNodeParams p = {0};
+    CHECK_CUDA(cudaGraphHostNodeGetParams(nodes[1], &p), cudaSuccess);
+    CHECK(p.fn == record_call && p.userData == &h, "host node parameters");
+    cudaGraphExec_t x;
+    CHECK_CUDA(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+    for (int i = 1; i <= 2; i++) {
+        double t0 = now_ms();
+        CHECK_CUDA(cudaGraphLaunch(x, s), cudaSuccess);
+        CHECK_CUDA(cudaStreamSynchronize(s), cudaSuccess);
+        CHECK(h.n == i && near(h.at_ms - t0, g_k_ms), "launch %d: %d calls, the last %.6f ms in, expected after %.6f",
+              i, h.n, h.at_ms - t0, g_k_ms);
+        CHECK(near(now_ms() - t0, 2 * g_k_ms), "launch %d took %.6f ms, expected %.6f", i, now_ms() - t0, 2 * g_k_ms);
+    }
+    /* an executable graph's host node takes new parameters */
+    p.userData = &other;
+    CHECK_CUDA(cudaGraphExecHostNodeSetParams(x, nodes[1], &p), cudaSuccess);
+    CHECK_CUDA(cudaGraphLaunch(x, s), cudaSuccess);
+    CHECK_CUDA(cudaStreamSynchronize(s), cudaSuccess);
+    CHECK(h.n == 2 && other.n == 1, "after new parameters: %d and %d calls", h.n, other.n);
+    CHECK_CUDA(cudaGraphExecDestroy(x), cudaSuccess);
+    CHECK_CUDA(cudaGraphDestroy(g), cudaSuccess);
+
+    /* explicit: root host node, then a kernel depending on it */
+    cudaGraphNode_t host, k;
+    struct cudaHostNodeParams hp = {record_call, &h};
+    struct cudaKernelNodeParams kp = {.func = (void *)kernel_stub, .gridDim = {4, 1, 1}, .blockDim = {128, 1, 1}};
+    CHECK_CUDA(cudaGraphCreate(&g, 0), cudaSuccess);
+    CHECK_CUDA(cudaGraphAddHostNode(&host, g, NULL, 0, &hp), cudaSuccess);
+    CHECK_CUDA(cudaGraphAddKernelNode(&k, g, &host, 1, &kp), cudaSuccess);
+    hp.fn = NULL;
+    CHECK_CUDA(cudaGraphAddHostNode(&host, g, NULL, 0, &hp), cudaErrorInvalidValue);
+    CHECK_CUDA(cudaGraphInstantiate(&x, g, 0), cudaSuccess);
+    double t0 = now_ms();
+    CHECK_CUDA(cudaGraphLaunch(x, s), cudaSuccess);
+    CHECK_CUDA(cudaStreamSynchronize(s), cudaSuccess);
+    CHECK(h.n == 3 && near(h.at_ms - t0 + 1, 1) && near(now_ms() - t0, g_k_ms),
+          "explicit host node: %d calls, at %.6f ms, launch %.6f ms", h.n, h.at_ms - t0, now_ms() - t0);
+    CHECK_CUDA(cudaGraphExecDestroy(x), cudaSuccess);
+    CHECK_CUDA(cudaGraphDestroy(g), cudaSuccess);
+    CHECK_CUDA(cudaStreamDestroy(s), cudaSuccess);
+}
 
 /* ---- capture ---- */
 
@@ -613,6 +694,7 @@ int main(int argc, char **argv) {
         test_capture();
         test_capture_library();
         test_memset_2d();
+        test_host_nodes();
     }
     else if (!strcmp(mode, "explicit") && g_k_ms > 0)
         test_explicit();

@@ -268,6 +268,16 @@ static uint64_t memset_ps(uint64_t bytes, uint64_t rows, double hbm_gbps)
                                  HS_MEMSET_ROW_PS);
 }
 
+/*
+ * A cudaMemcpy within one GPU's memory: at least 5.5 us (its kernel's fixed
+ * cost), else its bytes read and written at 87 % of the HBM rate, whichever
+ * is longer (measured between two events on an H100 and an H200, 4 KiB to
+ * 256 MiB, bench/real/memcpy_kinds_real.sh, bench/RESULTS.md "Host copies").
+ * NCCL's copies to self run inside its kernels: hs_tl_local_copy_ps.
+ */
+#define HS_DEVICE_COPY_PS 5500000
+#define HS_DEVICE_COPY_HBM_SHARE 0.87
+
 /* Fills kind and duration of a copy op; -1 after failing on a bad message. */
 static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op)
 {
@@ -299,7 +309,8 @@ static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op
             return -1;
         }
         if (c->peer_gpu == m->gpu) {
-            op->dur_ps = rows_floor_ps(hs_tl_local_copy_ps(d, c->bytes), rows, HS_COPY_ROW_PS);
+            uint64_t bytes_ps = 2 * hbm_ps(c->bytes, HS_DEVICE_COPY_HBM_SHARE * sc->gpu.hbm_gbps);
+            op->dur_ps = hs_max_u64(HS_DEVICE_COPY_PS, rows_floor_ps(bytes_ps, rows, HS_COPY_ROW_PS));
             return 0;
         }
         op->kind = HS_OP_PEER_COPY;

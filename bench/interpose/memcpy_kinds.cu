@@ -1,6 +1,7 @@
 // memcpy_kinds: what a host <-> device copy costs, by direction and by the
 // kind of host memory: pinned (cudaMallocHost) or pageable (malloc, touched
-// first, as a program's own buffers are). For each it times
+// first, as a program's own buffers are); and a copy within one GPU's memory
+// (device to device). For each it times
 //   sync   cudaMemcpy, on the host's clock (the call blocks until done);
 //   call   how long cudaMemcpyAsync on a created stream holds the host;
 //   async  that call plus cudaStreamSynchronize, on the host's clock;
@@ -89,6 +90,8 @@ int main(int argc, char **argv)
     size_t max_bytes = max_mib << 20;
     char *device, *pinned;
     CHECK(cudaMalloc(&device, max_bytes));
+    char *device2; // a second buffer on the same GPU: device-to-device copies within its memory
+    CHECK(cudaMalloc(&device2, max_bytes));
     CHECK(cudaMallocHost(&pinned, max_bytes));
     char *pageable = static_cast<char *>(std::malloc(max_bytes));
     if (!pageable) {
@@ -97,7 +100,7 @@ int main(int argc, char **argv)
     }
     std::memset(pinned, 1, max_bytes);
     std::memset(pageable, 1, max_bytes); // faulted in, as a buffer the program filled
-    std::printf("# memcpy_kinds: medians of R runs, us; GB/s = bytes / sync\n");
+    std::printf("# memcpy_kinds: medians of R runs, us; GB/s = bytes / sync (0: sync took no time)\n");
     std::printf("%11s %4s %9s %4s %11s %11s %11s %11s %8s\n", "bytes", "dir", "host", "R", "sync_us", "call_us",
                 "async_us", "event_us", "GB/s");
     for (size_t bytes = 4096; bytes <= max_bytes; bytes *= 16) {
@@ -114,15 +117,17 @@ int main(int argc, char **argv)
             {"H2D", "pageable", device, pageable, cudaMemcpyHostToDevice},
             {"D2H", "pinned", pinned, device, cudaMemcpyDeviceToHost},
             {"D2H", "pageable", pageable, device, cudaMemcpyDeviceToHost},
+            {"D2D", "device", device2, device, cudaMemcpyDeviceToDevice},
         };
         for (const auto &c : cases) {
             figures f = measure(c.dst, c.src, bytes, c.kind, s, r);
             std::printf("%11zu %4s %9s %4d %11.2f %11.2f %11.2f %11.2f %8.2f\n", bytes, c.dir, c.host, r, f.sync_us,
-                        f.call_us, f.async_us, f.event_us, (double)bytes / f.sync_us / 1e3);
+                        f.call_us, f.async_us, f.event_us, f.sync_us > 0 ? (double)bytes / f.sync_us / 1e3 : 0.0);
         }
     }
     std::free(pageable);
     CHECK(cudaFreeHost(pinned));
+    CHECK(cudaFree(device2));
     CHECK(cudaFree(device));
     CHECK(cudaStreamDestroy(s));
     return 0;

@@ -1,7 +1,9 @@
 /*
  * Kernel durations by source (kernel_time.h). All GPUs of a scenario are the
  * same model, so the profile database is searched under gpu.model's name; a
- * library GEMM under its GEMM key (profile_db.h) before the roofline.
+ * library GEMM under its GEMM key (profile_db.h) before the roofline; a
+ * kernel a library times itself (Kernel.model_ns) takes that time unless
+ * profiled.
  */
 #include "kernel_time.h"
 
@@ -54,6 +56,13 @@ enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const Hys
     }
     if (k->gemm) {
         *dur_ps = us_to_ps(hs_gemm_kernel_us(&d->sc, &g));
+        return HS_KERNEL_ROOFLINE;
+    }
+    if (k->model_ns) {
+        /* a library's own model (cuRAND), counted with the GEMM roofline's; measured between two events,
+         * like the GEMMs, it holds the launch gap of its time (HS_GEMM_FIT_GAP_US), which the GPU adds */
+        uint64_t ps = hs_ns_to_ps(k->model_ns), gap = us_to_ps(HS_GEMM_FIT_GAP_US);
+        *dur_ps = ps > gap ? ps - gap : 0;
         return HS_KERNEL_ROOFLINE;
     }
     *dur_ps = hs_ns_to_ps(d->sc.compute.default_kernel_ns);

@@ -2163,6 +2163,37 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
     return e;
 }
 
+cudaError_t hs_client_model_kernel(const char *name, uint64_t ns, cudaStream_t stream) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    if (CAPTURE_ON()) {
+        hs_stream_op op = {.kind = HS_SOP_MODEL, .stream = stream, .u.model = {name, ns}};
+        if (captured(&op, &e))
+            return e;
+    }
+    int dev;
+    uint64_t id;
+    LOCK();
+    e = resolve_stream_locked(stream, t_device, &dev, &id);
+    if (e == cudaSuccess) {
+        pending_op *p = append_locked(dev, id);
+        Hysim__Kernel *kk = &p->u.gemm.kernel;
+        hysim__kernel__init(kk);
+        kk->name = (char *)name;
+        kk->grid_x = kk->grid_y = kk->grid_z = 1;
+        kk->block_x = kk->block_y = kk->block_z = 1;
+        kk->model_ns = ns ? ns : 1; /* 0 would read as "no model" */
+        kk->graph_node = t_graph_launch != 0;
+        p->op.kind_case = HYSIM__OP__KIND_KERNEL;
+        p->op.kernel = kk;
+        commit_locked();
+        g_kernels_launched++;
+    }
+    UNLOCK();
+    return e;
+}
+
 cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaStream_t stream) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)

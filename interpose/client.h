@@ -188,6 +188,10 @@ typedef struct hs_gemm_call {
     uint64_t lda, ldb, ldc; /* leading dimensions (elements); 0: not known */
 } hs_gemm_call;
 HS_API cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaStream_t stream);
+/* A library kernel its library times by its own model (cuRAND's generation): name (a string that
+ * outlives the process's ops: a literal) and its duration on the GPU; a profile database entry
+ * under name with a 1 x 1 x 1 grid and block wins. */
+HS_API cudaError_t hs_client_model_kernel(const char *name, uint64_t ns, cudaStream_t stream);
 
 /* ---- NCCL ---- */
 enum hs_coll_kind { /* hysim.proto CollKind */
@@ -244,6 +248,7 @@ enum hs_stream_op_kind {
     HS_SOP_WAIT_EVENT,
     HS_SOP_COLLECTIVE,
     HS_SOP_HOST, /* a host function (cudaLaunchHostFunc, a graph's host node): cudart_graphs.c runs it */
+    HS_SOP_MODEL, /* a library kernel with its library's own duration (hs_client_model_kernel) */
 };
 typedef struct hs_stream_op {
     enum hs_stream_op_kind kind;
@@ -255,6 +260,7 @@ typedef struct hs_stream_op {
         struct { void *ptr; size_t count, rows; } memset; /* rows: a 2D memset's (0 or 1: one range) */
         cudaEvent_t event; /* EVENT_RECORD, WAIT_EVENT */
         struct { cudaHostFn_t fn; void *data; } host;
+        struct { const char *name; uint64_t ns; } model;
         struct {
             uint64_t comm_key, seq, bytes, group;
             int rank, device, root;

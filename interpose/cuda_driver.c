@@ -298,7 +298,7 @@ static void refuse_own_runtime(const void *caller) {
  * A driver entry point hysim does not have, asked for by the code at
  * caller: said once per library or program that asks (the first 16), with
  * the first name it asked for. Such a caller is usually a library with its
- * own copy of the CUDA runtime, which looks up hundreds of entry points.
+ * own copy of the CUDA runtime (cuSPARSE), which looks up hundreds.
  */
 static void say_not_found(const char *symbol, const void *caller) {
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -314,7 +314,7 @@ static void say_not_found(const char *symbol, const void *caller) {
         fprintf(stderr,
                 "hysim: %s asks the CUDA driver for %s (cuGetProcAddress), which is not supported yet: hysim's "
                 "libcuda.so.1 has only the device queries. A library with its own copy of the CUDA runtime "
-                "(cuRAND, cuFFT, cuSPARSE, cuSOLVER and cuDNN are built that way) cannot be simulated: its CUDA "
+                "(cuFFT, cuSPARSE, cuSOLVER and cuDNN are built that way) cannot be simulated: its CUDA "
                 "calls fail.\n",
                 who, symbol[0] ? symbol : "\"\"");
     }

@@ -711,6 +711,7 @@ static cudaError_t issue(const xnode *v, cudaStream_t s, uint64_t *groups, size_
     case HS_SOP_KERNEL:
         return hs_client_launch(op->u.kernel.kernel, op->u.kernel.grid, op->u.kernel.block, op->u.kernel.shared, s);
     case HS_SOP_GEMM: return hs_client_gemm(op->u.gemm.name, &op->u.gemm.g, s);
+    case HS_SOP_MODEL: return hs_client_model_kernel(op->u.model.name, op->u.model.ns, s);
     case HS_SOP_COPY: {
         /* a graph's launch never waits for its copies, whatever their host memory */
         cudaError_t e = hs_client_copy(op->u.copy.dst, op->u.copy.src, op->u.copy.count, op->u.copy.kind, s, 0,

@@ -2,8 +2,7 @@
 // generator and distribution: the first generation after a generator is
 // created (which also sets up its states) and the median of R more, for
 // 2^20, 2^24 and 2^28 numbers (CUDA events on the generator's stream). The
-// program is built by bench/real/curand_gen_real.sh on a GPU machine (under
-// hysim cuRAND cannot run yet: the real library carries its own runtime).
+// same program runs under hysim (its libcurand.so.10).
 // usage: curand_gen [REPEATS]
 #include <cuda_runtime.h>
 #include <curand.h>

@@ -10,6 +10,7 @@ rm -rf "$work" && mkdir -p "$work"
 prefix=$work/prefix
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 || { echo "FAIL: cmake --install"; cat "$work/install.log"; exit 1; }
 for f in bin/hysim lib/hysim/libhysim.so lib/hysim/libcudart.so.13 lib/hysim/libcuda.so.1 lib/hysim/libnccl.so.2 \
+         lib/hysim/libcublas.so.13 lib/hysim/libcublasLt.so.13 lib/hysim/libcurand.so.10 \
          include/hysim/scenario.h include/hysim/fabric.h share/hysim/scenarios/h200x8.yaml lib/pkgconfig/hysim.pc; do
   [[ -e $prefix/$f ]] || { echo "FAIL: $f not installed"; exit 1; }
 done

@@ -10,6 +10,8 @@
 #           condition variable, barrier and semaphore calls of host_sync.c and the
 #           mutex and rwlock calls of mutex.c and rwlock.c, unversioned
 #   cuda    libcuda.so.1: the driver calls hysim implements, unversioned
+#   curand  libcurand.so.10: exactly the functions and versions the real one
+#           (CUDA_INCLUDE/../lib64/libcurand.so.10) exports
 #   errors  cudaGetErrorName knows exactly driver_types.h's cudaError values
 #           (runs CLIENT_TEST error_names)
 set -uo pipefail
@@ -118,6 +120,15 @@ cuda)
   want="cuDeviceGet cuDeviceGetAttribute cuDeviceGetCount cuDeviceGetName cuDeviceTotalMem cuDeviceTotalMem_v2 cuDriverGetVersion cuGetErrorName cuGetErrorString cuGetProcAddress cuGetProcAddress_v2 cuInit "
   [[ $exported == "$want" ]] || check "exports: $exported"
   ;;
+curand)
+  lib=$libdir/libcurand.so.10 real=$(dirname "$inc")/lib64/libcurand.so.10
+  [[ $(soname "$lib") == libcurand.so.10 ]] || check "soname is $(soname "$lib")"
+  [[ -f $real ]] || check "no real $real to compare with"
+  ours=$(exports "$lib" | sort | tr '\n' ' ')
+  theirs=$(exports "$real" | awk '$2 ~ /^curand/' | sort | tr '\n' ' ')
+  [[ $ours == "$theirs" ]] || check "exports differ from the real library's: $(diff <(tr ' ' '\n' <<<"$ours") <(tr ' ' '\n' <<<"$theirs") | head -20)"
+  echo "$(wc -w <<<"$ours") words, as the real libcurand.so.10"
+  ;;
 errors)
   want=$(awk '/^enum __device_builtin__ cudaError$/,/^};/' "$inc/driver_types.h" |
          grep -oE '^[[:space:]]+cuda(Success|Error[A-Za-z0-9_]*)[[:space:]]*=[[:space:]]*[0-9]+' |
@@ -129,7 +140,7 @@ errors)
   echo "driver_types.h has $n cudaError values"
   ;;
 *)
-  echo "usage: check_symbols.sh cudart|nccl|hysim|cuda|errors LIBDIR CUDA_INCLUDE [CLIENT_TEST]" >&2
+  echo "usage: check_symbols.sh cudart|nccl|hysim|cuda|curand|errors LIBDIR CUDA_INCLUDE [CLIENT_TEST]" >&2
   exit 2
   ;;
 esac

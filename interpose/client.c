@@ -2163,12 +2163,18 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
     return e;
 }
 
-cudaError_t hs_client_model_kernel(const char *name, uint64_t ns, cudaStream_t stream) {
+/*
+ * A kernel a library launches, named by it (a string that outlives the
+ * process's ops), on a 1 x 1 x 1 grid: a cuBLAS GEMM (g: its shape, for the
+ * roofline) or a kernel the library times itself (g NULL, model_ns > 0).
+ */
+static cudaError_t library_kernel(const char *name, const hs_gemm_call *g, uint64_t model_ns, cudaStream_t stream) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
     if (CAPTURE_ON()) {
-        hs_stream_op op = {.kind = HS_SOP_MODEL, .stream = stream, .u.model = {name, ns}};
+        hs_stream_op op = g ? (hs_stream_op){.kind = HS_SOP_GEMM, .stream = stream, .u.gemm = {name, *g}}
+                            : (hs_stream_op){.kind = HS_SOP_MODEL, .stream = stream, .u.model = {name, model_ns}};
         if (captured(&op, &e))
             return e;
     }
@@ -2183,7 +2189,20 @@ cudaError_t hs_client_model_kernel(const char *name, uint64_t ns, cudaStream_t s
         kk->name = (char *)name;
         kk->grid_x = kk->grid_y = kk->grid_z = 1;
         kk->block_x = kk->block_y = kk->block_z = 1;
-        kk->model_ns = ns ? ns : 1; /* 0 would read as "no model" */
+        kk->model_ns = model_ns;
+        if (g) {
+            Hysim__Gemm *gg = &p->u.gemm.gemm;
+            hysim__gemm__init(gg);
+            gg->m = g->m;
+            gg->n = g->n;
+            gg->k = g->k;
+            gg->batch = g->batch;
+            gg->dtype = (Hysim__GemmDtype)g->dtype;
+            gg->lda = g->lda;
+            gg->ldb = g->ldb;
+            gg->ldc = g->ldc;
+            kk->gemm = gg;
+        }
         kk->graph_node = t_graph_launch != 0;
         p->op.kind_case = HYSIM__OP__KIND_KERNEL;
         p->op.kernel = kk;
@@ -2194,45 +2213,12 @@ cudaError_t hs_client_model_kernel(const char *name, uint64_t ns, cudaStream_t s
     return e;
 }
 
+cudaError_t hs_client_model_kernel(const char *name, uint64_t ns, cudaStream_t stream) {
+    return library_kernel(name, NULL, ns ? ns : 1 /* 0 would read as "no model" */, stream);
+}
+
 cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaStream_t stream) {
-    cudaError_t e = hs_client_start();
-    if (e != cudaSuccess)
-        return e;
-    if (CAPTURE_ON()) {
-        hs_stream_op op = {.kind = HS_SOP_GEMM, .stream = stream, .u.gemm = {name, *g}};
-        if (captured(&op, &e))
-            return e;
-    }
-    int dev;
-    uint64_t id;
-    LOCK();
-    e = resolve_stream_locked(stream, t_device, &dev, &id);
-    if (e == cudaSuccess) {
-        pending_op *p = append_locked(dev, id);
-        Hysim__Kernel *kk = &p->u.gemm.kernel;
-        Hysim__Gemm *gg = &p->u.gemm.gemm;
-        hysim__kernel__init(kk);
-        hysim__gemm__init(gg);
-        kk->name = (char *)name; /* a string literal of the cuBLAS library */
-        kk->grid_x = kk->grid_y = kk->grid_z = 1;
-        kk->block_x = kk->block_y = kk->block_z = 1;
-        gg->m = g->m;
-        gg->n = g->n;
-        gg->k = g->k;
-        gg->batch = g->batch;
-        gg->dtype = (Hysim__GemmDtype)g->dtype;
-        gg->lda = g->lda;
-        gg->ldb = g->ldb;
-        gg->ldc = g->ldc;
-        kk->gemm = gg;
-        kk->graph_node = t_graph_launch != 0;
-        p->op.kind_case = HYSIM__OP__KIND_KERNEL;
-        p->op.kernel = kk;
-        commit_locked();
-        g_kernels_launched++;
-    }
-    UNLOCK();
-    return e;
+    return library_kernel(name, g, 0, stream);
 }
 
 /* ---- NCCL ---- */

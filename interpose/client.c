@@ -2014,10 +2014,10 @@ cudaError_t hs_client_copy(void *dst, const void *src, size_t count, int kind, c
 }
 
 cudaError_t hs_client_copy_2d(void *dst, const void *src, size_t count, size_t rows, int kind, cudaStream_t stream,
-                              int synchronous) {
+                              int synchronous, unsigned how) {
     if (rows == 0 || count % rows)
         return cudaErrorInvalidValue;
-    return copy_rows(dst, src, count, rows, kind, stream, synchronous, HS_COPY_HOLD_PAGEABLE);
+    return copy_rows(dst, src, count, rows, kind, stream, synchronous, how & ~HS_COPY_WRITE_HOST);
 }
 
 cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,

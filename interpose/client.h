@@ -128,10 +128,10 @@ HS_API cudaError_t hs_client_host_flags(const void *ptr, unsigned *flags);
 #define HS_COPY_AS_PINNED 4u
 HS_API cudaError_t hs_client_copy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
                                   int synchronous, unsigned how);
-/* A 2D copy's op: count bytes in `rows` equal rows (rows divides count), HOLD_PAGEABLE, host memory left
- * as it is (cudart_pitched.c writes the rows); not for a capturing stream. */
+/* A 2D copy's op: count bytes in `rows` equal rows (rows divides count), how as hs_client_copy's but
+ * host memory left as it is (cudart_pitched.c writes the rows); not for a capturing stream. */
 HS_API cudaError_t hs_client_copy_2d(void *dst, const void *src, size_t count, size_t rows, int kind,
-                                     cudaStream_t stream, int synchronous);
+                                     cudaStream_t stream, int synchronous, unsigned how);
 /* The runtime's cudaMemcpy family: hs_client_copy with WRITE_HOST and HOLD_PAGEABLE. */
 HS_API cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind,
                                     cudaStream_t stream, int synchronous);
@@ -256,7 +256,8 @@ typedef struct hs_stream_op {
     union {
         struct { void *kernel; unsigned grid[3], block[3]; size_t shared; } kernel;
         struct { const char *name; hs_gemm_call g; } gemm;
-        struct { void *dst; const void *src; size_t count; int kind; } copy;
+        /* rows > 1: a 2D copy of count / rows bytes a row, its rows dpitch and spitch bytes apart */
+        struct { void *dst; const void *src; size_t count; int kind; size_t rows, dpitch, spitch; } copy;
         struct { void *ptr; size_t count, rows; } memset; /* rows: a 2D memset's (0 or 1: one range) */
         cudaEvent_t event; /* EVENT_RECORD, WAIT_EVENT */
         struct { cudaHostFn_t fn; void *data; } host;

@@ -243,7 +243,12 @@ cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cuda
     RT_RETURN(e);
 }
 
-/* Pitched pointers only (CUDA arrays are not modelled): the bytes of the extent, from the first. */
+/*
+ * Pitched pointers only (CUDA arrays are not modelled): the extent's rows of
+ * width bytes, a 2D copy when they are evenly spaced on both sides (one
+ * slice, or slices of exactly the extent's height), else its bytes from the
+ * first as one range.
+ */
 cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
                                    size_t numDependencies, const struct cudaMemcpy3DParms *p) {
     RT_ENTER();
@@ -256,8 +261,14 @@ cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
     const struct cudaPitchedPtr *s = &p->srcPtr, *d = &p->dstPtr;
     const char *src = (const char *)s->ptr + p->srcPos.x + (p->srcPos.y + p->srcPos.z * s->ysize) * s->pitch;
     char *dst = (char *)d->ptr + p->dstPos.x + (p->dstPos.y + p->dstPos.z * d->ysize) * d->pitch;
-    hs_stream_op op = {.kind = HS_SOP_COPY,
-                       .u.copy = {dst, src, p->extent.width * p->extent.height * p->extent.depth, p->kind}};
+    size_t rows = p->extent.height * p->extent.depth;
+    int even = p->extent.depth <= 1 || (s->ysize == p->extent.height && d->ysize == p->extent.height);
+    hs_stream_op op = {.kind = HS_SOP_COPY, .u.copy = {dst, src, p->extent.width * rows, p->kind}};
+    if (even && rows > 1 && p->extent.width) {
+        op.u.copy.rows = rows;
+        op.u.copy.dpitch = d->pitch;
+        op.u.copy.spitch = s->pitch;
+    }
     RT_RETURN(add_node(pGraphNode, graph, pDependencies, numDependencies, cudaGraphNodeTypeMemcpy, &op, NULL));
 }
 
@@ -714,6 +725,15 @@ static cudaError_t issue(const xnode *v, cudaStream_t s, uint64_t *groups, size_
     case HS_SOP_MODEL: return hs_client_model_kernel(op->u.model.name, op->u.model.ns, s);
     case HS_SOP_COPY: {
         /* a graph's launch never waits for its copies, whatever their host memory */
+        if (op->u.copy.rows > 1) {
+            size_t width = op->u.copy.count / op->u.copy.rows;
+            cudaError_t e = hs_client_copy_2d(op->u.copy.dst, op->u.copy.src, op->u.copy.count, op->u.copy.rows,
+                                              op->u.copy.kind, s, 0, 0);
+            if (e == cudaSuccess)
+                hs_rt_rows_data(op->u.copy.dst, op->u.copy.dpitch, op->u.copy.src, op->u.copy.spitch, width,
+                                op->u.copy.rows);
+            return e;
+        }
         cudaError_t e = hs_client_copy(op->u.copy.dst, op->u.copy.src, op->u.copy.count, op->u.copy.kind, s, 0,
                                        HS_COPY_WRITE_HOST);
         if (e == cudaSuccess)

@@ -5,11 +5,10 @@
  * or memset is one op of its width x height bytes that knows its rows: the
  * daemon times it by its bytes or by its rows, whichever takes longer
  * (bridge/timeline.c). Host rows are written here, row by row: device memory
- * reads as zeros, host and managed memory hold their data.
+ * reads as zeros, host and managed memory hold their data. Captured, either
+ * becomes a graph node that keeps its rows (cudart_graphs.c replays them).
  */
-#include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "cudart_graphs.h"
@@ -42,34 +41,10 @@ cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t h
     RT_RETURN(e);
 }
 
-/* A 2D copy on a stream being captured: not recorded yet (a graph's copy node writes one range of the host). */
-static int refused_in_capture(const char *name, cudaStream_t stream) {
-    static _Atomic int said;
-    if (!stream || !hs_capture_stream_active(stream))
-        return 0;
-    if (!atomic_exchange(&said, 1))
-        fprintf(stderr, "hysim: %s in a stream capture is not supported yet\n", name);
-    return 1;
-}
-
 /* Memory the host can read and write: host memory and managed memory (device_of counts that as a device's). */
 static int host_side(const void *p) { return hs_client_device_of(p) < 0 || hs_client_managed_find(p, NULL); }
 
-static cudaError_t memcpy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                             enum cudaMemcpyKind kind, cudaStream_t stream, int synchronous, const char *name) {
-    if (width == 0 || height == 0)
-        return cudaSuccess;
-    if (!dst || !src)
-        return cudaErrorInvalidValue;
-    if (width > dpitch || width > spitch)
-        return cudaErrorInvalidPitchValue;
-    if (width > SIZE_MAX / height)
-        return cudaErrorInvalidValue;
-    if (refused_in_capture(name, stream))
-        return cudaErrorStreamCaptureUnsupported;
-    cudaError_t e = hs_client_copy_2d(dst, src, width * height, height, (int)kind, stream, synchronous);
-    if (e != cudaSuccess)
-        return e;
+void hs_rt_rows_data(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height) {
     int src_host = host_side(src), dst_host = host_side(dst);
     for (size_t r = 0; r < height && dst_host; r++) {
         char *d = (char *)dst + r * dpitch;
@@ -78,7 +53,28 @@ static cudaError_t memcpy_2d(void *dst, size_t dpitch, const void *src, size_t s
         else
             memset(d, 0, width); /* device memory reads as zeros */
     }
-    return cudaSuccess;
+}
+
+cudaError_t hs_rt_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                          int kind, cudaStream_t stream, int synchronous) {
+    if (width == 0 || height == 0)
+        return cudaSuccess;
+    if (!dst || !src)
+        return cudaErrorInvalidValue;
+    if (width > dpitch || width > spitch)
+        return cudaErrorInvalidPitchValue;
+    if (width > SIZE_MAX / height)
+        return cudaErrorInvalidValue;
+    /* captured: a copy node with its rows, which writes the host's rows at each launch */
+    hs_stream_op op = {.kind = HS_SOP_COPY, .stream = stream,
+                       .u.copy = {dst, src, width * height, kind, height, dpitch, spitch}};
+    cudaError_t e;
+    if (!synchronous && stream && hs_capture_divert(&op, &e))
+        return e;
+    e = hs_client_copy_2d(dst, src, width * height, height, kind, stream, synchronous, HS_COPY_HOLD_PAGEABLE);
+    if (e == cudaSuccess)
+        hs_rt_rows_data(dst, dpitch, src, spitch, width, height);
+    return e;
 }
 
 static cudaError_t memset_2d(void *devPtr, size_t pitch, int value, size_t width, size_t height,
@@ -98,13 +94,13 @@ static cudaError_t memset_2d(void *devPtr, size_t pitch, int value, size_t width
 cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                          enum cudaMemcpyKind kind) {
     RT_ENTER();
-    RT_RETURN(memcpy_2d(dst, dpitch, src, spitch, width, height, kind, NULL, 1, "cudaMemcpy2D"));
+    RT_RETURN(hs_rt_copy_2d(dst, dpitch, src, spitch, width, height, (int)kind, NULL, 1));
 }
 
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                               enum cudaMemcpyKind kind, cudaStream_t stream) {
     RT_ENTER();
-    RT_RETURN(memcpy_2d(dst, dpitch, src, spitch, width, height, kind, stream, 0, "cudaMemcpy2DAsync"));
+    RT_RETURN(hs_rt_copy_2d(dst, dpitch, src, spitch, width, height, (int)kind, stream, 0));
 }
 
 cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height) {
@@ -124,7 +120,7 @@ static cudaStream_t per_thread(cudaStream_t s) { return s ? s : cudaStreamPerThr
 cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                               size_t height, enum cudaMemcpyKind kind) {
     RT_ENTER();
-    RT_RETURN(memcpy_2d(dst, dpitch, src, spitch, width, height, kind, cudaStreamPerThread, 1, "cudaMemcpy2D"));
+    RT_RETURN(hs_rt_copy_2d(dst, dpitch, src, spitch, width, height, (int)kind, cudaStreamPerThread, 1));
 }
 
 cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,

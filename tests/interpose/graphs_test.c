@@ -172,6 +172,56 @@ static void launch_memset_2d(void *arg) {
     CHECK_CUDA(cudaGraphLaunch(m->exec, m->s), cudaSuccess);
 }
 
+/* A 2D copy of the pitched rows into pinned host rows of 128 bytes (64 written, 64 padding). */
+typedef struct copy_2d { void *dev; size_t pitch; char *host; cudaStream_t s; cudaGraphExec_t exec; } copy_2d;
+static void issue_copy_2d(void *arg) {
+    copy_2d *c = arg;
+    CHECK_CUDA(cudaMemcpy2DAsync(c->host, 128, c->dev, c->pitch, 64, 4096, cudaMemcpyDeviceToHost, c->s), cudaSuccess);
+}
+static void launch_copy_2d(void *arg) {
+    copy_2d *c = arg;
+    CHECK_CUDA(cudaGraphLaunch(c->exec, c->s), cudaSuccess);
+}
+
+/* Captured or as an explicit memcpy node of pitched pointers, a 2D copy keeps its rows: the same time as
+ * issued directly, and each launch writes the host's rows (zeros: device memory) but not the padding. */
+static void test_copy_2d(void) {
+    copy_2d c = {0};
+    CHECK_CUDA(cudaMallocPitch(&c.dev, &c.pitch, 64, 4096), cudaSuccess);
+    CHECK_CUDA(cudaMallocHost((void **)&c.host, 128 * 4096), cudaSuccess);
+    CHECK_CUDA(cudaStreamCreateWithFlags(&c.s, cudaStreamNonBlocking), cudaSuccess);
+    float direct = timed(c.s, issue_copy_2d, &c);
+    cudaGraph_t g;
+    CHECK_CUDA(cudaStreamBeginCapture(c.s, cudaStreamCaptureModeGlobal), cudaSuccess);
+    memset(c.host, 0x5a, 128 * 4096);
+    issue_copy_2d(&c);
+    CHECK_CUDA(cudaStreamEndCapture(c.s, &g), cudaSuccess);
+    CHECK(c.host[0] == 0x5a, "a captured 2D copy wrote the host at its capture");
+    CHECK_CUDA(cudaGraphInstantiate(&c.exec, g, 0), cudaSuccess);
+    float captured = timed(c.s, launch_copy_2d, &c);
+    CHECK(near(captured, direct), "captured 2D copy %.6f ms, issued directly %.6f", captured, direct);
+    CHECK(c.host[0] == 0 && c.host[128 * 4095 + 63] == 0 && c.host[64] == 0x5a && c.host[128 * 4095 + 127] == 0x5a,
+          "the launch's 2D copy wrote the rows and only the rows");
+    CHECK_CUDA(cudaGraphExecDestroy(c.exec), cudaSuccess);
+    CHECK_CUDA(cudaGraphDestroy(g), cudaSuccess);
+    struct cudaMemcpy3DParms p = {0};
+    p.srcPtr = (struct cudaPitchedPtr){.ptr = c.dev, .pitch = c.pitch, .xsize = 64, .ysize = 4096};
+    p.dstPtr = (struct cudaPitchedPtr){.ptr = c.host, .pitch = 128, .xsize = 64, .ysize = 4096};
+    p.extent = (struct cudaExtent){.width = 64, .height = 4096, .depth = 1};
+    p.kind = cudaMemcpyDeviceToHost;
+    cudaGraphNode_t node;
+    CHECK_CUDA(cudaGraphCreate(&g, 0), cudaSuccess);
+    CHECK_CUDA(cudaGraphAddMemcpyNode(&node, g, NULL, 0, &p), cudaSuccess);
+    CHECK_CUDA(cudaGraphInstantiate(&c.exec, g, 0), cudaSuccess);
+    float node_ms = timed(c.s, launch_copy_2d, &c);
+    CHECK(near(node_ms, direct), "explicit pitched memcpy node %.6f ms, issued directly %.6f", node_ms, direct);
+    CHECK_CUDA(cudaGraphExecDestroy(c.exec), cudaSuccess);
+    CHECK_CUDA(cudaGraphDestroy(g), cudaSuccess);
+    CHECK_CUDA(cudaStreamDestroy(c.s), cudaSuccess);
+    CHECK_CUDA(cudaFreeHost(c.host), cudaSuccess);
+    CHECK_CUDA(cudaFree(c.dev), cudaSuccess);
+}
+
 /* Captured or as an explicit memset node, a 2D memset keeps its rows: the same time as issued directly. */
 static void test_memset_2d(void) {
     memset_2d m = {0};
@@ -694,6 +744,7 @@ int main(int argc, char **argv) {
         test_capture();
         test_capture_library();
         test_memset_2d();
+        test_copy_2d();
         test_host_nodes();
     }
     else if (!strcmp(mode, "explicit") && g_k_ms > 0)

@@ -3,8 +3,10 @@
  * probing for a GPU makes before anything else. Device facts come from the
  * client core (Setup); error names and texts are those the real driver
  * (13000) returns, for every CUresult in CUDA 13's cuda.h; cuGetProcAddress
- * finds these entry points by name. Everything else of the driver API is not
- * there yet (an undefined symbol, not a stub; NULL from cuGetProcAddress).
+ * finds these entry points by name. Every other function cuda.h declares is a
+ * generated stub that names itself and its caller and returns
+ * CUDA_ERROR_NOT_SUPPORTED (gen_api_stubs.sh); cuGetProcAddress does not hand
+ * those out.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -292,6 +294,20 @@ static void refuse_own_runtime(const void *caller) {
             who);
     fflush(NULL);
     _exit(1);
+}
+
+/* A generated stub's call (cuda_not_supported.h): named once, with its caller. */
+__attribute__((visibility("hidden"))) int hs_driver_not_supported(const char *name, const void *caller,
+                                                                  _Atomic int *said);
+int hs_driver_not_supported(const char *name, const void *caller, _Atomic int *said) {
+    if (!atomic_exchange(said, 1))
+        fprintf(stderr, "hysim: %s (CUDA driver API, called from %s) is not supported yet%s\n", name,
+                object_of(caller),
+                strcmp(name, "cuGetExportTable") == 0
+                    ? ": only a copy of the CUDA runtime asks for it, and one inside a library or program "
+                      "cannot be simulated (its CUDA calls fail)"
+                    : "");
+    return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 /*

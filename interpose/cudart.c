@@ -4,7 +4,7 @@
  * file checks arguments as CUDA does, fills CUDA's structures and keeps the
  * per-thread last error. The other cudart*.c files implement more of the
  * runtime; every other function cuda_runtime_api.h declares is a generated
- * stub that says it is not supported yet (gen_cudart_stubs.sh).
+ * stub that says it is not supported yet (gen_api_stubs.sh).
  */
 #include <stdio.h>
 #include <string.h>

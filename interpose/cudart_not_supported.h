@@ -1,5 +1,5 @@
 /*
- * What the generated stubs of libcudart.so.13 expand to (gen_cudart_stubs.sh):
+ * What the generated stubs of libcudart.so.13 expand to (gen_api_stubs.sh):
  * a runtime function hysim does not implement says so once, by name, and
  * returns cudaErrorNotSupported. It deliberately does not include
  * cuda_runtime_api.h: a stub takes no parameters (the caller's arguments are

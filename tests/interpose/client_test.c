@@ -240,6 +240,10 @@ static void case_props(void) {
     }
     CHECK(cuGetProcAddress(NULL, &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, NULL) == CUDA_ERROR_INVALID_VALUE,
           "cuGetProcAddress NULL");
+    /* the rest of the driver API: a stub that says so once, naming itself and its caller */
+    CUdeviceptr dp = 0;
+    for (int i = 0; i < 2; i++)
+        CHECK(cuMemAlloc(&dp, 16) == CUDA_ERROR_NOT_SUPPORTED && dp == 0, "cuMemAlloc of the driver API");
 }
 
 static void case_memory(void) {

@@ -1,11 +1,13 @@
-// A program built with -cudart shared that calls cuSPARSE, a CUDA library with
-// its own copy of the runtime inside: hysim cannot simulate what cuSPARSE
-// does, and must say so once (naming the library) rather than print a line
-// for each of the hundreds of driver entry points that runtime looks up, or
-// nothing.
+// A program built with -cudart shared that calls cuSPARSE and cuFFT, CUDA
+// libraries with their own copy of the runtime inside: hysim cannot simulate
+// what they do, and must say so once each, naming the library, rather than
+// print a line for each of the hundreds of driver entry points such a runtime
+// looks up (cuSPARSE's, through cuGetProcAddress) or nothing (cuFFT's, which
+// looks them up by name and then asks for cuGetExportTable).
 #include <cstdio>
 
 #include <cuda_runtime.h>
+#include <cufft.h>
 #include <cusparse.h>
 
 int main()
@@ -14,7 +16,9 @@ int main()
     cudaError_t e = cudaMalloc(&d, 1 << 20);
     cusparseHandle_t h;
     cusparseStatus_t s = cusparseCreate(&h);
-    std::printf("malloc: %s, cusparseCreate: %s\n", cudaGetErrorName(e),
-                s == CUSPARSE_STATUS_SUCCESS ? "success" : "failed");
+    cufftHandle plan;
+    cufftResult f = cufftPlan1d(&plan, 1024, CUFFT_C2C, 1);
+    std::printf("malloc: %s, cusparseCreate: %s, cufftPlan1d: %s\n", cudaGetErrorName(e),
+                s == CUSPARSE_STATUS_SUCCESS ? "success" : "failed", f == CUFFT_SUCCESS ? "success" : "failed");
     return e == cudaSuccess ? 0 : 1;
 }

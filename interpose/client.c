@@ -2116,6 +2116,14 @@ void *hs_client_kernel_find(const void *host_fun) {
     return k;
 }
 
+const char *hs_client_kernel_name(const void *host_fun) {
+    LOCK();
+    const hs_kernel *k = (const hs_kernel *)hs_ptrmap_get(&g_kernels, (uintptr_t)host_fun);
+    const char *name = k ? k->name : NULL; /* kept until its module is unregistered */
+    UNLOCK();
+    return name;
+}
+
 void hs_client_graph_launch(int on) { t_graph_launch = on; }
 
 cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3],

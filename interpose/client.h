@@ -168,6 +168,8 @@ HS_API void hs_client_kernel_register(const void *module, const void *host_fun, 
 HS_API void hs_client_module_unregister(const void *module);
 /* Kernel handle for a host stub, or NULL when none is registered. */
 HS_API void *hs_client_kernel_find(const void *host_fun);
+/* The device function name a registered kernel's host stub stands for (cudaFuncGetName), or NULL. */
+HS_API const char *hs_client_kernel_name(const void *host_fun);
 HS_API cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3],
                                     size_t shared_bytes, cudaStream_t stream);
 /*

@@ -320,7 +320,10 @@ cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int fla
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     RT_ENTER();
-    RT_RETURN(hs_client_stream_destroy(stream));
+    cudaError_t e = hs_client_stream_destroy(stream);
+    if (e == cudaSuccess)
+        hs_rt_stream_attrs_forget(stream);
+    RT_RETURN(e);
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {

@@ -79,6 +79,17 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, 
     RT_RETURN(a ? cudaSuccess : cudaErrorMemoryAllocation);
 }
 
+/* The device function's (mangled) name, as registered: what the real runtime answers. */
+cudaError_t cudaFuncGetName(const char **name, const void *func) {
+    RT_ENTER();
+    if (!name)
+        RT_RETURN(cudaErrorInvalidValue);
+    const char *n = hs_client_kernel_name(func);
+    if (n)
+        *name = n;
+    RT_RETURN(n ? cudaSuccess : cudaErrorInvalidResourceHandle);
+}
+
 /* A kernel's cache and bank preferences: checked, and without effect on its time. */
 cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig) {
     RT_ENTER();

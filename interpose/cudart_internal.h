@@ -41,6 +41,8 @@ __attribute__((visibility("hidden"))) void hs_rt_rows_data(void *dst, size_t dpi
                                                            size_t width, size_t height);
 /* cudart_managed.c: what an issued copy does to managed data (a graph launch's copy node). */
 __attribute__((visibility("hidden"))) void hs_rt_managed_data(void *dst, const void *src, size_t count);
+/* cudart_streams.c: a destroyed stream's attributes go (its handle may come back for another). */
+__attribute__((visibility("hidden"))) void hs_rt_stream_attrs_forget(cudaStream_t stream);
 /* cudart_mem_pools.c: cudaFree (a pool's allocation leaves its pool's accounting). */
 __attribute__((visibility("hidden"))) cudaError_t hs_rt_pool_free(void *ptr);
 /* cudart_mem_pools.c: cudaDeviceReset freed every allocation of the device. */

@@ -7,10 +7,13 @@
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 
 // the shared-memory bank calls are deprecated, and still answered
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+__global__ void empty_kernel() {}
 
 static void say(const char *what, cudaError_t e, long long v)
 {
@@ -103,6 +106,45 @@ int main()
     ASK("cudaInitDevice(99, 0, 0)", cudaInitDevice(99, 0, 0), 0);
     int value = -1;
     ASK("cudaDeviceGetP2PAttribute(rank, 0, 0)", cudaDeviceGetP2PAttribute(&value, cudaDevP2PAttrPerformanceRank, 0, 0), value);
+    // stream attributes: defaults, a set access policy window, bounds
+    cudaStreamAttrValue av;
+    std::memset(&av, 0x77, sizeof av);
+    ASK("cudaStreamGetAttribute(window) num_bytes", cudaStreamGetAttribute(s1, cudaStreamAttributeAccessPolicyWindow, &av),
+        (long long)av.accessPolicyWindow.num_bytes);
+    std::printf("%-52s = %d %d %lld\n", "  window defaults: hitProp missProp hitRatio*100", (int)av.accessPolicyWindow.hitProp,
+                (int)av.accessPolicyWindow.missProp, (long long)(av.accessPolicyWindow.hitRatio * 100));
+    void *win;
+    cudaMalloc(&win, 1 << 20);
+    cudaStreamAttrValue set;
+    std::memset(&set, 0, sizeof set);
+    set.accessPolicyWindow.base_ptr = win;
+    set.accessPolicyWindow.num_bytes = 1 << 20;
+    set.accessPolicyWindow.hitRatio = 0.5f;
+    set.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+    set.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+    ASK("cudaStreamSetAttribute(window 1 MiB)", cudaStreamSetAttribute(s1, cudaStreamAttributeAccessPolicyWindow, &set), 0);
+    std::memset(&av, 0, sizeof av);
+    ASK("  then num_bytes", cudaStreamGetAttribute(s1, cudaStreamAttributeAccessPolicyWindow, &av),
+        (long long)av.accessPolicyWindow.num_bytes);
+    std::printf("%-52s = %d %d %lld %d\n", "  then hitProp missProp hitRatio*100 base", (int)av.accessPolicyWindow.hitProp,
+                (int)av.accessPolicyWindow.missProp, (long long)(av.accessPolicyWindow.hitRatio * 100),
+                av.accessPolicyWindow.base_ptr == win);
+    set.accessPolicyWindow.num_bytes = (size_t)1 << 40;
+    ASK("cudaStreamSetAttribute(window 1 TiB)", cudaStreamSetAttribute(s1, cudaStreamAttributeAccessPolicyWindow, &set), 0);
+    std::memset(&av, 0x77, sizeof av);
+    ASK("cudaStreamGetAttribute(sync policy)", cudaStreamGetAttribute(s1, cudaStreamAttributeSynchronizationPolicy, &av),
+        (long long)av.syncPolicy);
+    set.syncPolicy = cudaSyncPolicySpin;
+    ASK("cudaStreamSetAttribute(sync policy spin)", cudaStreamSetAttribute(s1, cudaStreamAttributeSynchronizationPolicy, &set), 0);
+    ASK("  then", cudaStreamGetAttribute(s1, cudaStreamAttributeSynchronizationPolicy, &av), (long long)av.syncPolicy);
+    std::memset(&av, 0x77, sizeof av);
+    ASK("cudaStreamGetAttribute(priority)", cudaStreamGetAttribute(s1, cudaStreamAttributePriority, &av), (long long)av.priority);
+    ASK("cudaStreamGetAttribute(99)", cudaStreamGetAttribute(s1, (cudaStreamAttrID)99, &av), 0);
+    const char *fname = nullptr;
+    ASK("cudaFuncGetName(kernel) found", cudaFuncGetName(&fname, (const void *)empty_kernel), fname != nullptr);
+    std::printf("%-52s = %s\n", "  its name", fname ? fname : "(null)");
+    ASK("cudaFuncGetName(host function)", cudaFuncGetName(&fname, (const void *)say), 0);
+    cudaFree(win);
     std::free(heap);
     cudaHostUnregister(reg);
     cudaFreeHost(mapped);

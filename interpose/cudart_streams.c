@@ -69,11 +69,16 @@ static stream_attrs *attrs_locked(cudaStream_t s) {
     return a;
 }
 
+/* The stream's device and priority, once the value pointer given with it is checked. */
+static cudaError_t attr_stream(cudaStream_t s, const void *value, int *dev, int *prio) {
+    unsigned flags;
+    return value ? hs_client_stream_info(s, dev, &flags, prio) : cudaErrorInvalidValue;
+}
+
 cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaStreamAttrID attr, cudaStreamAttrValue *value_out) {
     RT_ENTER();
     int dev, prio;
-    unsigned flags;
-    cudaError_t e = value_out ? hs_client_stream_info(hStream, &dev, &flags, &prio) : cudaErrorInvalidValue;
+    cudaError_t e = attr_stream(hStream, value_out, &dev, &prio);
     if (e != cudaSuccess)
         RT_RETURN(e);
     if (attr == cudaStreamAttributePriority) {
@@ -100,8 +105,7 @@ cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaStreamAttrID attr, 
 cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaStreamAttrID attr, const cudaStreamAttrValue *value) {
     RT_ENTER();
     int dev, prio;
-    unsigned flags;
-    cudaError_t e = value ? hs_client_stream_info(hStream, &dev, &flags, &prio) : cudaErrorInvalidValue;
+    cudaError_t e = attr_stream(hStream, value, &dev, &prio);
     if (e != cudaSuccess)
         RT_RETURN(e);
     if (attr == cudaStreamAttributeAccessPolicyWindow) {

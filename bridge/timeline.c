@@ -238,7 +238,13 @@ uint64_t hs_tl_local_copy_ps(const hs_daemon *d, uint64_t bytes)
 #define HS_COPY_SECTOR_BYTES 32
 #define HS_MEMSET_ROW_PS 600
 
-/* A 2D op's time: its bytes' time or its rows' floor, whichever is longer. */
+/* A 2D op's rows as the wire gives them: 0 or 1, or more rows than bytes, is one contiguous range. */
+static uint64_t op_rows(uint64_t rows, uint64_t bytes)
+{
+    return rows > 1 && rows <= bytes ? rows : 1;
+}
+
+/* A 2D op's time: its bytes' time or its rows' floor, whichever is longer (rows from op_rows). */
 static uint64_t rows_floor_ps(uint64_t bytes_ps, uint64_t rows, uint64_t row_ps)
 {
     if (rows <= 1)
@@ -264,7 +270,7 @@ static uint64_t memset_ps(uint64_t bytes, uint64_t rows, double hbm_gbps)
     if (bytes == 0)
         return 0;
     uint64_t fixed = bytes <= HS_MEMSET_SMALL_BYTES ? HS_MEMSET_SMALL_PS : HS_MEMSET_PS;
-    return fixed + rows_floor_ps(hbm_ps(bytes, HS_MEMSET_HBM_SHARE * hbm_gbps), rows <= bytes ? rows : 1,
+    return fixed + rows_floor_ps(hbm_ps(bytes, HS_MEMSET_HBM_SHARE * hbm_gbps), op_rows(rows, bytes),
                                  HS_MEMSET_ROW_PS);
 }
 
@@ -287,7 +293,7 @@ static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op
     op->kind = HS_OP_COPY;
     op->copy_kind = (uint8_t)c->kind;
     op->bytes = c->bytes;
-    uint64_t rows = c->rows > 1 && c->rows <= c->bytes ? c->rows : 1;
+    uint64_t rows = op_rows(c->rows, c->bytes);
     switch (c->kind) {
     case HYSIM__COPY_KIND__H2D:
     case HYSIM__COPY_KIND__D2H: {

@@ -1876,15 +1876,18 @@ static uintptr_t range_overlapping(const hs_ptrmap *m, uintptr_t p, size_t size)
     return 0;
 }
 
+/* The start of the pinned block or registered range overlapping [p, p + size), or 0 (g_lock held). A
+ * range that starts at p is found by its key; one p points inside by a scan. */
+static uintptr_t host_range_locked(uintptr_t p, size_t size) {
+    if (p && (hs_ptrmap_get(&g_pinned, p) || hs_ptrmap_get(&g_registered, p)))
+        return p;
+    uintptr_t k = range_overlapping(&g_pinned, p, size);
+    return k ? k : range_overlapping(&g_registered, p, size);
+}
+
 void *hs_client_host_block(const void *ptr) {
-    uintptr_t p = (uintptr_t)ptr, found;
     LOCK();
-    /* a copy from a block's start is found by its key; a pointer inside one by a scan */
-    found = p && (hs_ptrmap_get(&g_pinned, p) || hs_ptrmap_get(&g_registered, p)) ? p : 0;
-    if (!found)
-        found = range_overlapping(&g_pinned, p, 1);
-    if (!found)
-        found = range_overlapping(&g_registered, p, 1);
+    uintptr_t found = host_range_locked((uintptr_t)ptr, 1);
     UNLOCK();
     return (void *)found;
 }
@@ -1898,7 +1901,7 @@ cudaError_t hs_client_host_register(void *ptr, size_t size, unsigned flags) {
         return cudaErrorInvalidValue;
     uintptr_t p = (uintptr_t)ptr;
     LOCK();
-    if (range_overlapping(&g_pinned, p, size) || range_overlapping(&g_registered, p, size))
+    if (host_range_locked(p, size))
         e = cudaErrorHostMemoryAlreadyRegistered;
     else {
         hs_ptrmap_put(&g_registered, p, (uintptr_t)size);
@@ -1921,13 +1924,12 @@ cudaError_t hs_client_host_unregister(void *ptr) {
 }
 
 cudaError_t hs_client_host_flags(const void *ptr, unsigned *flags) {
-    void *block = hs_client_host_block(ptr);
-    if (!block)
-        return cudaErrorInvalidValue;
-    LOCK();
-    *flags = (unsigned)hs_ptrmap_get(&g_host_flags, (uintptr_t)block);
+    LOCK(); /* one lock: the block cannot go between finding it and reading its flags */
+    uintptr_t block = host_range_locked((uintptr_t)ptr, 1);
+    if (block)
+        *flags = (unsigned)hs_ptrmap_get(&g_host_flags, block);
     UNLOCK();
-    return cudaSuccess;
+    return block ? cudaSuccess : cudaErrorInvalidValue;
 }
 
 /* hs_client_copy in `rows` rows of count / rows bytes (1: contiguous); a 2D copy is not captured (cudart_pitched.c). */

@@ -280,9 +280,13 @@ static const char *object_of(const void *at) {
  * process stops here with how to rebuild it.
  */
 static void refuse_own_runtime(const void *caller) {
+    static _Atomic int ours_loaded; /* once found, for good: hysim's runtime is never unloaded */
+    if (atomic_load(&ours_loaded))
+        return;
     void *ours = dlopen("libcudart.so.13", RTLD_NOLOAD | RTLD_LAZY);
     if (ours) {
         dlclose(ours);
+        atomic_store(&ours_loaded, 1);
         return;
     }
     const char *who = object_of(caller);

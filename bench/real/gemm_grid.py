@@ -19,6 +19,16 @@ is free of the host's launch rate, so small shapes measure their GPU time too,
 and a median is robust to the odd slow product. The grid is measured twice,
 one whole pass after the other (columns us and us_repeat), to show how well a
 row repeats; event_us is the CUDA-event mean of the first pass, as before.
+With --graph, a row's time is the CUDA-event mean per product of 10
+products captured in a CUDA graph and replayed 3 times (after 3 products on
+a side stream and one replay to warm up): the GPU's own time of back-to-back
+products, with no host launch between them. Timed as above, a product's
+figure is the longer of its GPU time and the time the host takes to issue a
+torch.mm; TF32 products of 40-110 us measured 8-18 % (and up to 44 % in one
+pass of five) above their graph times on an H100 (bench/real/gemm_repeat.py),
+which no model of the GPU can follow. In a graph the GPU has no gap between
+kernels (bench/RESULTS.md, "Kernel launch gap"), so these figures are kernel
+times; a stream adds the launch gap.
 With --passes N, the event timing runs over the whole grid N times (each
 type's passes one after the other, fresh operands each time): a row's us is
 the median of its N figures, which are listed in the passes column. One
@@ -27,7 +37,7 @@ landed in memory); the median of five rarely is.
 With --sizes, the grid is every m, n, k of that list instead of the powers
 of two from 256 to 16384: sizes between the calibration points (and not
 multiples of 128) check that the model holds off its calibration grid.
-usage: python3 bench/real/gemm_grid.py [--kernels | --kernel-times] [--passes N] [--types bf16,fp16,fp32,tf32]
+usage: python3 bench/real/gemm_grid.py [--kernels | --kernel-times] [--graph] [--passes N] [--types bf16,fp16,fp32,tf32]
                                        [--sizes 384,1000,...] > gemm_<gpu>.csv
 """
 import argparse
@@ -43,6 +53,7 @@ import torch
 SIZES = [256, 512, 1024, 2048, 4096, 8192, 16384]
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "tf32": torch.float32}
 WARMUP, REPS = 3, 10
+GRAPH_REPLAYS = 3
 
 
 def shapes(name):
@@ -67,6 +78,29 @@ def time_gemm(a, b):
     stop.record()
     stop.synchronize()
     return start.elapsed_time(stop) / REPS * 1e3  # microseconds
+
+
+def time_gemm_graph(a, b):
+    out = torch.empty(a.shape[0], b.shape[1], device="cuda", dtype=a.dtype)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # cuBLAS's workspace and heuristics, before capture
+        for _ in range(WARMUP):
+            torch.mm(a, b, out=out)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        for _ in range(REPS):
+            torch.mm(a, b, out=out)
+    graph.replay()
+    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(GRAPH_REPLAYS):
+        graph.replay()
+    stop.record()
+    stop.synchronize()
+    del graph
+    return start.elapsed_time(stop) / (GRAPH_REPLAYS * REPS) * 1e3  # microseconds
 
 
 def profiled(run):
@@ -133,6 +167,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kernels", action="store_true")
     ap.add_argument("--kernel-times", action="store_true")
+    ap.add_argument("--graph", action="store_true")
     ap.add_argument("--passes", type=int, default=1)
     ap.add_argument("--types", default="bf16,fp16,fp32")
     ap.add_argument("--sizes", help="comma-separated m, n and k values (default: powers of two 256..16384)")
@@ -140,8 +175,10 @@ def main():
     if opt.sizes:
         SIZES[:] = [int(x) for x in opt.sizes.split(",")]
     props = torch.cuda.get_device_properties(0)
+    how = (f"{REPS} products in a CUDA graph, mean of {GRAPH_REPLAYS} replays" if opt.graph else
+           f"{WARMUP} warm-up, mean of {REPS}")
     print(f"# {props.name}, {props.multi_processor_count} SMs, torch {torch.__version__}, "
-          f"cuda {torch.version.cuda}; {WARMUP} warm-up, mean of {REPS}; tf32 only in tf32 rows")
+          f"cuda {torch.version.cuda}; {how}; tf32 only in tf32 rows")
     if opt.kernel_times:
         print("# us, us_repeat: median CUPTI kernel time per product of two whole passes; event_us: CUDA events")
         print("dtype,m,n,k,us,tflops,us_repeat,event_us,kernels")
@@ -162,7 +199,8 @@ def main():
         figures = {}
         for _ in range(opt.passes):
             for m, n, k in shapes(name):
-                figures.setdefault((m, n, k), []).append(time_gemm(*operands(m, n, k, dtype)))
+                timer = time_gemm_graph if opt.graph else time_gemm
+                figures.setdefault((m, n, k), []).append(timer(*operands(m, n, k, dtype)))
         for m, n, k in shapes(name):
             us = statistics.median(figures[(m, n, k)])
             row = f"{name},{m},{n},{k},{us:.3f},{2 * m * n * k / us / 1e6:.2f}"

@@ -13,7 +13,11 @@
  * With --heldout, CSV is another run than the one the curve was fitted on (a
  * second machine, or shapes off the calibration grid): the higher of its
  * launch floor (none without a 256^3 row) and the fitted one sets the cut.
- * usage: gemm_calibration_test [--heldout] CSV GPU ROWS WITHIN MEDIAN_PCT WORST_PCT
+ * With --graph, CSV holds times of GEMMs replayed in a CUDA graph
+ * (gemm_grid.py --graph: the GPU's time alone, no host launch, no launch
+ * gap), checked as a held-out run against the kernel time hysim charges a
+ * GEMM there (hs_gemm_kernel_us: the fitted time less its launch gap).
+ * usage: gemm_calibration_test [--heldout | --graph] CSV GPU ROWS WITHIN MEDIAN_PCT WORST_PCT
  */
 #include <math.h>
 #include <stdio.h>
@@ -74,10 +78,11 @@ static int cmp_double(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-    int heldout = argc > 1 && !strcmp(argv[1], "--heldout");
+    int graph = argc > 1 && !strcmp(argv[1], "--graph");
+    int heldout = graph || (argc > 1 && !strcmp(argv[1], "--heldout"));
     argv += heldout, argc -= heldout;
     if (argc != 7) {
-        fprintf(stderr, "usage: gemm_calibration_test [--heldout] CSV GPU ROWS WITHIN MEDIAN_PCT WORST_PCT\n");
+        fprintf(stderr, "usage: gemm_calibration_test [--heldout | --graph] CSV GPU ROWS WITHIN MEDIAN_PCT WORST_PCT\n");
         return 2;
     }
     static row rows[MAX_ROWS];
@@ -126,7 +131,7 @@ int main(int argc, char **argv)
             if (r->dtype != d)
                 continue;
             hs_gemm_shape g = {r->m, r->n, r->k, 1, d, 0, 0, 0}; /* packed, as torch.mm's operands */
-            double p = hs_gemm_time_us(&sc, &g), e = p / r->us - 1;
+            double p = graph ? hs_gemm_kernel_us(&sc, &g) : hs_gemm_time_us(&sc, &g), e = p / r->us - 1;
             if (r->us < cut) {
                 /* launch-bound: the GPU part must not much exceed what was measured (some rows under
                  * the cut are GPU-bound after all, at the fit's accuracy) */

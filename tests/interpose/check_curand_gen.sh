@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/interpose/curand_gen (nvcc, -lcurand: hysim's libcurand.so.10 at run
-# time) under hysim run against the real H100's run of the same program
-# (bench/real/data/curand_gen_h100.txt), whose 2^24 and 2^28 medians the
-# cost table of interpose/curand.c was fitted on: those rows within 2 % for
+# time) under hysim run against a real GPU's run of the same program
+# (bench/real/data/curand_gen_h100.txt or _h200.txt, on a scenario of that
+# GPU), whose 2^24 and 2^28 medians that GPU's cost table in
+# interpose/curand.c was fitted on: those rows within 2 % for
 # every generator and distribution (the table as measured, each row where it
 # belongs), a new generator's first generation within 30 % (its states'
 # set-up, one figure per generator).
@@ -18,5 +19,5 @@ awk 'NR == FNR { if (NF == 5 && $3 ~ /^[0-9]+$/) { first[$1, $2, $3] = $4; media
     if (e > 0.02 || e < -0.02) { printf "FAIL: %s %s %s: median %s us, real %s\n", $1, $2, $3, $5, median[k]; bad++ }
     if (f > 0.30 || f < -0.30) { printf "FAIL: %s %s %s: first %s us, real %s\n", $1, $2, $3, $4, first[k]; bad++ } }
   END { if (rows != 40) { print "FAIL: " rows " rows of 2^24 numbers or more, expected 40"; bad++ }
-        if (bad) exit 1; print "ok: " rows " generations as the H100 measured them" }' "$real" - <<<"$out" ||
+        if (bad) exit 1; print "ok: " rows " generations as the real GPU measured them" }' "$real" - <<<"$out" ||
     { echo "$out"; exit 1; }

@@ -74,6 +74,7 @@
 
 #include "api_cost.h"
 #include "frame.h"
+#include "hysim/scenario.h"
 #include "host_sync.h"
 #include "internal.h"
 #include "managed_memory.h"
@@ -161,6 +162,8 @@ static hs_ptrmap g_registered;     /* cudaHostRegister'ed range → size */
 static hs_ptrmap g_host_flags;     /* start of a pinned block or registered range → its flags (cudaHostGetFlags) */
 
 static __thread int t_device;
+static void note_primary_active(int dev); /* contexts, below */
+static void bind_primary(void);
 static __thread int t_works;      /* this thread has issued work (an op or a Wait) */
 static int g_any_work;             /* some thread of the process has (sleeps are real until then) */
 static __thread int t_joining;    /* this thread blocks in a pthread_join hysimd knows of */
@@ -680,6 +683,8 @@ void hs_client_thread_exit(hs_thread *t) {
 /* A new op on (dev, stream) stamped with the host clock; the caller fills the kind, then commits. */
 static pending_op *append_locked(int dev, uint64_t stream) {
     note_work_locked();
+    bind_primary();
+    note_primary_active(dev);
     pending_op *p = &g_ops[g_nops];
     hysim__op__init(&p->op);
     p->op.host_ns = hs_clock_now();
@@ -1405,13 +1410,87 @@ int hs_client_get_device(void) { return t_device; }
 
 static int valid_device(int dev) { return dev >= 0 && dev < g_info.device_count; }
 
+/*
+ * Contexts, as the driver API sees them: a device's primary context is set up
+ * once the runtime makes the device current, allocates on it or gives it work
+ * (as CUDA 12 and later do at cudaSetDevice or at the first call that needs a
+ * context); each thread has a stack of current contexts, named here by their
+ * devices, whose top is the runtime's current device. A runtime call that needs
+ * a context when the stack is empty binds its device's primary context, as the
+ * real runtime does (bench/real/data/driver_contexts_h100.txt).
+ */
+#define HS_CTX_DEPTH 16
+
+static _Atomic unsigned char g_primary_active[HS_MAX_GPUS_PER_SERVER];
+static __thread int16_t t_ctx[HS_CTX_DEPTH];
+static __thread int t_ctx_depth;
+
+static void note_primary_active(int dev) {
+    if (dev >= 0 && dev < HS_MAX_GPUS_PER_SERVER)
+        atomic_store_explicit(&g_primary_active[dev], 1, memory_order_relaxed);
+}
+
+/* A runtime call that needs a context: the current device's primary one, bound if none is current. */
+static void bind_primary(void) {
+    if (!t_ctx_depth)
+        t_ctx[t_ctx_depth++] = (int16_t)t_device;
+    note_primary_active(t_device);
+}
+
+int hs_client_primary_active(int device) {
+    return device >= 0 && device < HS_MAX_GPUS_PER_SERVER &&
+           atomic_load_explicit(&g_primary_active[device], memory_order_relaxed);
+}
+
+void hs_client_set_primary_active(int device, int active) {
+    if (device >= 0 && device < HS_MAX_GPUS_PER_SERVER)
+        atomic_store_explicit(&g_primary_active[device], (unsigned char)(active != 0), memory_order_relaxed);
+}
+
+int hs_client_ctx_current(void) { return t_ctx_depth ? t_ctx[t_ctx_depth - 1] : -1; }
+
 cudaError_t hs_client_set_device(int device) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
     if (!valid_device(device))
         return cudaErrorInvalidDevice;
+    if (!t_ctx_depth)
+        t_ctx_depth = 1;
+    t_ctx[t_ctx_depth - 1] = (int16_t)device;
     t_device = device;
+    note_primary_active(device);
+    return cudaSuccess;
+}
+
+cudaError_t hs_client_ctx_push(int device) {
+    cudaError_t e = hs_client_start();
+    if (e != cudaSuccess)
+        return e;
+    if (!valid_device(device))
+        return cudaErrorInvalidDevice;
+    if (t_ctx_depth == HS_CTX_DEPTH)
+        return cudaErrorMemoryAllocation;
+    t_ctx[t_ctx_depth++] = (int16_t)device;
+    t_device = device;
+    note_primary_active(device);
+    return cudaSuccess;
+}
+
+int hs_client_ctx_pop(void) {
+    if (!t_ctx_depth)
+        return -1;
+    int dev = t_ctx[--t_ctx_depth];
+    if (t_ctx_depth)
+        t_device = t_ctx[t_ctx_depth - 1];
+    return dev;
+}
+
+cudaError_t hs_client_ctx_set(int device) {
+    if (device >= 0)
+        return hs_client_set_device(device);
+    if (t_ctx_depth && --t_ctx_depth) /* none: pops the top, if any */
+        t_device = t_ctx[t_ctx_depth - 1];
     return cudaSuccess;
 }
 
@@ -1768,6 +1847,8 @@ cudaError_t hs_client_malloc_on(int device, size_t size, void **ptr) {
         *ptr = NULL;
         return cudaSuccess;
     }
+    bind_primary();
+    note_primary_active(device);
     LOCK();
     void *p = hs_devmem_alloc(device, size);
     UNLOCK();

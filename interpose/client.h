@@ -79,6 +79,17 @@ HS_API const hs_gpu_info *hs_client_gpu_info(void);
 /* Current device of the calling thread (0 until set). */
 HS_API int hs_client_get_device(void);
 HS_API cudaError_t hs_client_set_device(int device);
+/* Whether the device's primary context is set up (the driver's cuDevicePrimaryCtxGetState); set or
+ * clear it (cuDevicePrimaryCtxRetain, cuDevicePrimaryCtxReset). */
+HS_API int hs_client_primary_active(int device);
+HS_API void hs_client_set_primary_active(int device, int active);
+/* The calling thread's stack of current contexts, by device (the driver's cuCtx*Current): the top's
+ * device or -1; set replaces the top (-1 pops it), push and pop; each makes the new top's device the
+ * runtime's current one. hs_client_set_device is set. */
+HS_API int hs_client_ctx_current(void);
+HS_API cudaError_t hs_client_ctx_set(int device);
+HS_API cudaError_t hs_client_ctx_push(int device);
+HS_API int hs_client_ctx_pop(void);
 
 /*
  * Device attribute by cudaDeviceAttr number (the driver's CUdevice_attribute

@@ -3,10 +3,10 @@
  * probing for a GPU makes before anything else. Device facts come from the
  * client core (Setup); error names and texts are those the real driver
  * (13000) returns, for every CUresult in CUDA 13's cuda.h; cuGetProcAddress
- * finds these entry points by name. Every other function cuda.h declares is a
- * generated stub that names itself and its caller and returns
- * CUDA_ERROR_NOT_SUPPORTED (gen_api_stubs.sh); cuGetProcAddress does not hand
- * those out.
+ * finds these entry points by name, and cuda_contexts.c's. Every other
+ * function cuda.h declares is a generated stub that names itself and its
+ * caller and returns CUDA_ERROR_NOT_SUPPORTED (gen_api_stubs.sh);
+ * cuGetProcAddress does not hand those out (cudaGetDriverEntryPoint does).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -19,6 +19,7 @@
 #include <cuda.h>
 
 #include "client.h"
+#include "cuda_driver.h"
 
 #undef cuDeviceTotalMem /* cuda.h maps it to _v2; the library exports both */
 CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev);
@@ -135,7 +136,7 @@ static const struct {
     {CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
 };
 
-static CUresult from_runtime(cudaError_t e) {
+CUresult hs_driver_from_runtime(cudaError_t e) {
     switch (e) {
     case cudaSuccess: return CUDA_SUCCESS;
     case cudaErrorInvalidValue: return CUDA_ERROR_INVALID_VALUE;
@@ -147,16 +148,16 @@ static CUresult from_runtime(cudaError_t e) {
     }
 }
 
-static CUresult leave(CUresult r) {
+CUresult hs_driver_leave(CUresult r) {
     hs_client_leave();
     return r;
 }
 
-/* Devices exist once cuInit succeeded; dev is checked against them. */
-static CUresult check_device(CUdevice dev, const hs_gpu_info **info) {
-    if (!atomic_load(&g_initialized))
-        return CUDA_ERROR_NOT_INITIALIZED;
+/* Devices exist once cuInit succeeded, or the runtime (which calls it) started; dev is checked against them. */
+CUresult hs_driver_check_device(CUdevice dev, const hs_gpu_info **info) {
     *info = hs_client_gpu_info();
+    if (!atomic_load(&g_initialized) && !*info)
+        return CUDA_ERROR_NOT_INITIALIZED;
     if (!*info)
         return CUDA_ERROR_DEINITIALIZED;
     return dev >= 0 && dev < (*info)->device_count ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
@@ -165,64 +166,64 @@ static CUresult check_device(CUdevice dev, const hs_gpu_info **info) {
 CUresult cuInit(unsigned int Flags) {
     hs_client_enter();
     if (Flags != 0)
-        return leave(CUDA_ERROR_INVALID_VALUE);
-    CUresult r = from_runtime(hs_client_start());
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
+    CUresult r = hs_driver_from_runtime(hs_client_start());
     if (r == CUDA_SUCCESS)
         atomic_store(&g_initialized, 1);
-    return leave(r);
+    return hs_driver_leave(r);
 }
 
 CUresult cuDriverGetVersion(int *driverVersion) {
     hs_client_enter();
     if (!driverVersion)
-        return leave(CUDA_ERROR_INVALID_VALUE);
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
     *driverVersion = 13000;
-    return leave(CUDA_SUCCESS);
+    return hs_driver_leave(CUDA_SUCCESS);
 }
 
 CUresult cuDeviceGetCount(int *count) {
     hs_client_enter();
     if (!count)
-        return leave(CUDA_ERROR_INVALID_VALUE);
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
     const hs_gpu_info *info;
-    CUresult r = check_device(0, &info);
+    CUresult r = hs_driver_check_device(0, &info);
     if (r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_DEINITIALIZED)
-        return leave(r);
+        return hs_driver_leave(r);
     *count = info->device_count;
-    return leave(CUDA_SUCCESS);
+    return hs_driver_leave(CUDA_SUCCESS);
 }
 
 CUresult cuDeviceGet(CUdevice *device, int ordinal) {
     hs_client_enter();
     if (!device)
-        return leave(CUDA_ERROR_INVALID_VALUE);
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
     const hs_gpu_info *info;
-    CUresult r = check_device(ordinal, &info);
+    CUresult r = hs_driver_check_device(ordinal, &info);
     if (r == CUDA_SUCCESS)
         *device = ordinal;
-    return leave(r);
+    return hs_driver_leave(r);
 }
 
 CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
     hs_client_enter();
     if (!name || len <= 0)
-        return leave(CUDA_ERROR_INVALID_VALUE);
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
     const hs_gpu_info *info;
-    CUresult r = check_device(dev, &info);
+    CUresult r = hs_driver_check_device(dev, &info);
     if (r == CUDA_SUCCESS)
         snprintf(name, (size_t)len, "%s", info->model);
-    return leave(r);
+    return hs_driver_leave(r);
 }
 
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
     hs_client_enter();
     if (!bytes)
-        return leave(CUDA_ERROR_INVALID_VALUE);
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
     const hs_gpu_info *info;
-    CUresult r = check_device(dev, &info);
+    CUresult r = hs_driver_check_device(dev, &info);
     if (r == CUDA_SUCCESS)
         *bytes = (size_t)info->memory_bytes;
-    return leave(r);
+    return hs_driver_leave(r);
 }
 
 CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev) { return cuDeviceTotalMem_v2(bytes, dev); }
@@ -230,12 +231,12 @@ CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev) { return cuDeviceTotalMem
 CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
     hs_client_enter();
     if (!pi)
-        return leave(CUDA_ERROR_INVALID_VALUE);
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
     const hs_gpu_info *info;
-    CUresult r = check_device(dev, &info);
+    CUresult r = hs_driver_check_device(dev, &info);
     if (r == CUDA_SUCCESS)
-        r = from_runtime(hs_client_device_attribute((int)attrib, dev, pi));
-    return leave(r);
+        r = hs_driver_from_runtime(hs_client_device_attribute((int)attrib, dev, pi));
+    return hs_driver_leave(r);
 }
 
 static int find(CUresult e) {
@@ -248,19 +249,19 @@ static int find(CUresult e) {
 CUresult cuGetErrorName(CUresult error, const char **pStr) {
     hs_client_enter();
     if (!pStr)
-        return leave(CUDA_ERROR_INVALID_VALUE);
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
     int i = find(error);
     *pStr = i < 0 ? NULL : errors[i].name;
-    return leave(i < 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS);
+    return hs_driver_leave(i < 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS);
 }
 
 CUresult cuGetErrorString(CUresult error, const char **pStr) {
     hs_client_enter();
     if (!pStr)
-        return leave(CUDA_ERROR_INVALID_VALUE);
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
     int i = find(error);
     *pStr = i < 0 ? NULL : errors[i].text;
-    return leave(i < 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS);
+    return hs_driver_leave(i < 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS);
 }
 
 /* The file (library or program) that holds the code at `at`, or the program's name. */
@@ -333,7 +334,7 @@ static void say_not_found(const char *symbol, const void *caller) {
         snprintf(said[nsaid++], sizeof said[0], "%s", who);
         fprintf(stderr,
                 "hysim: %s asks the CUDA driver for %s (cuGetProcAddress), which is not supported yet: hysim's "
-                "libcuda.so.1 has only the device queries. A library with its own copy of the CUDA runtime "
+                "libcuda.so.1 has only the device queries and primary contexts. A library with its own copy of the CUDA runtime "
                 "(cuFFT, cuSPARSE, cuSOLVER and cuDNN are built that way) cannot be simulated: its CUDA "
                 "calls fail.\n",
                 who, symbol[0] ? symbol : "\"\"");
@@ -361,7 +362,7 @@ static void *entry_point(const char *symbol, int cuda_version) {
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
         if (strcmp(table[i].name, symbol) == 0)
             return table[i].fn;
-    return NULL;
+    return hs_driver_context_entry(symbol, cuda_version);
 }
 
 static CUresult get_proc_address(const char *symbol, void **pfn, int cuda_version,
@@ -381,12 +382,12 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cu
     refuse_own_runtime(__builtin_return_address(0));
     (void)flags; /* per-thread default stream variants: none of these entry points takes a stream */
     hs_client_enter();
-    return leave(get_proc_address(symbol, pfn, cudaVersion, symbolStatus, __builtin_return_address(0)));
+    return hs_driver_leave(get_proc_address(symbol, pfn, cudaVersion, symbolStatus, __builtin_return_address(0)));
 }
 
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags) {
     refuse_own_runtime(__builtin_return_address(0));
     (void)flags;
     hs_client_enter();
-    return leave(get_proc_address(symbol, pfn, cudaVersion, NULL, __builtin_return_address(0)));
+    return hs_driver_leave(get_proc_address(symbol, pfn, cudaVersion, NULL, __builtin_return_address(0)));
 }

@@ -101,7 +101,7 @@ int main(int argc, char **argv) {
 
     /* What the runtime must refuse loudly rather than fake. */
     const char *must_refuse[] = {"cudaMallocArray", "cudaGraphAddChildGraphNode", "cudaStreamBeginCaptureToGraph",
-                                 "cudaGetDriverEntryPointByVersion"};
+                                 "cudaIpcGetMemHandle"};
     for (size_t j = 0; j < sizeof must_refuse / sizeof must_refuse[0]; j++) {
         size_t i = 0;
         while (i < NAPI && strcmp(api[i].name, must_refuse[j]))

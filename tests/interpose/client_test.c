@@ -5,6 +5,7 @@
  * what went over the wire. `client_test CASE`; exit status 0 when every check
  * of the case passed.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -203,9 +204,9 @@ static void case_props(void) {
     CHECK(!strcmp(cudaGetErrorString(cudaErrorMemoryAllocation), "out of memory"), "string");
     CHECK(!strcmp(cudaGetErrorString((cudaError_t)4242), "unrecognized error code"), "unknown");
 
-    /* The driver API's device queries. */
+    /* The driver API's device queries: the runtime, which started above, initialized the driver. */
     CUdevice d;
-    CHECK(cuDeviceGet(&d, 0) == CUDA_ERROR_NOT_INITIALIZED, "cuDeviceGet before cuInit");
+    CHECK(cuDeviceGet(&d, 0) == CUDA_SUCCESS && d == 0, "cuDeviceGet after the runtime started, without cuInit");
     CHECK(cuInit(0) == CUDA_SUCCESS, "cuInit");
     CHECK(cuDeviceGetCount(&n) == CUDA_SUCCESS && n == 2, "cuDeviceGetCount %d", n);
     CHECK(cuDeviceGet(&d, 1) == CUDA_SUCCESS && d == 1, "cuDeviceGet");
@@ -240,6 +241,48 @@ static void case_props(void) {
     }
     CHECK(cuGetProcAddress(NULL, &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, NULL) == CUDA_ERROR_INVALID_VALUE,
           "cuGetProcAddress NULL");
+    /* Contexts: one primary context per device; the thread's current one is the runtime's device. */
+    CUcontext c1 = NULL, c0 = NULL, c = NULL;
+    CHECK(cuCtxGetCurrent(&c1) == CUDA_SUCCESS && c1, "cuCtxGetCurrent after cudaSetDevice(1)");
+    CHECK(cuCtxGetDevice(&d) == CUDA_SUCCESS && d == 1, "cuCtxGetDevice %d", d);
+    CHECK(cuDevicePrimaryCtxRetain(&c0, 0) == CUDA_SUCCESS && c0 && c0 != c1, "cuDevicePrimaryCtxRetain(0)");
+    CHECK(cuCtxGetDevice_v2(&d, c0) == CUDA_SUCCESS && d == 0, "cuCtxGetDevice_v2 of device 0's context %d", d);
+    CHECK(cuCtxSetCurrent(c0) == CUDA_SUCCESS, "cuCtxSetCurrent(device 0)");
+    CHECK_CUDA(cudaGetDevice(&v), cudaSuccess);
+    CHECK(v == 0, "runtime's device after cuCtxSetCurrent(device 0): %d", v);
+    CHECK(cuCtxPushCurrent(c1) == CUDA_SUCCESS, "cuCtxPushCurrent(device 1)");
+    CHECK_CUDA(cudaGetDevice(&v), cudaSuccess);
+    CHECK(v == 1, "runtime's device after pushing device 1: %d", v);
+    CHECK(cuCtxPopCurrent(&c) == CUDA_SUCCESS && c == c1, "cuCtxPopCurrent");
+    CHECK_CUDA(cudaGetDevice(&v), cudaSuccess);
+    CHECK(v == 0, "runtime's device after the pop: %d", v);
+    CHECK(cuCtxSetCurrent((CUcontext)&v) == CUDA_ERROR_INVALID_CONTEXT, "cuCtxSetCurrent of no context");
+    unsigned flags = 7;
+    int active = 0;
+    CHECK(cuDevicePrimaryCtxSetFlags(1, CU_CTX_SCHED_BLOCKING_SYNC) == CUDA_SUCCESS, "cuDevicePrimaryCtxSetFlags");
+    CHECK(cuDevicePrimaryCtxGetState(1, &flags, &active) == CUDA_SUCCESS && flags == CU_CTX_SCHED_BLOCKING_SYNC &&
+              active == 1,
+          "cuDevicePrimaryCtxGetState(1): flags %u, active %d", flags, active);
+    CHECK(cuDevicePrimaryCtxReset(1) == CUDA_SUCCESS && cuDevicePrimaryCtxGetState(1, &flags, &active) == CUDA_SUCCESS &&
+              flags == 0 && active == 0,
+          "after cuDevicePrimaryCtxReset(1): flags %u, active %d", flags, active);
+    CHECK(cuDevicePrimaryCtxSetFlags(0, 0x100) == CUDA_ERROR_INVALID_VALUE, "cuDevicePrimaryCtxSetFlags(bad flags)");
+    CHECK(cuDevicePrimaryCtxGetState(2, &flags, &active) == CUDA_ERROR_INVALID_DEVICE, "cuDevicePrimaryCtxGetState(2)");
+    /* and through the runtime by name (as PyTorch fetches them): every cuda.h name is found, stubs too */
+    enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuCtxPushCurrent", &fn, 13000, cudaEnableDefault, &q), cudaSuccess);
+    CHECK(fn == (void *)cuCtxPushCurrent_v2 && q == cudaDriverEntryPointSuccess, "entry point cuCtxPushCurrent");
+    CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuCtxGetDevice", &fn, 12000, cudaEnableDefault, &q), cudaSuccess);
+    CHECK(fn == (void *)cuCtxGetDevice, "entry point cuCtxGetDevice for CUDA 12: the one-argument call");
+    CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuMemAlloc", &fn, 13000, cudaEnablePerThreadDefaultStream, &q),
+               cudaSuccess);
+    CHECK(fn == (void *)cuMemAlloc_v2 && q == cudaDriverEntryPointSuccess, "entry point cuMemAlloc (a stub)");
+    CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuMemcpyAsync", &fn, 13000, cudaEnablePerThreadDefaultStream, &q),
+               cudaSuccess);
+    CHECK(fn && fn == dlsym(RTLD_DEFAULT, "cuMemcpyAsync_ptsz"), "entry point cuMemcpyAsync, per-thread stream");
+    CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuNoSuchCall", &fn, 13000, cudaEnableDefault, &q), cudaSuccess);
+    CHECK(fn == NULL && q == cudaDriverEntryPointSymbolNotFound, "entry point of no driver function");
+    CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuInit", &fn, 13000, 7, &q), cudaErrorInvalidValue);
     /* the rest of the driver API: a stub that says so once, naming itself and its caller */
     CUdeviceptr dp = 0;
     for (int i = 0; i < 2; i++)

@@ -335,10 +335,12 @@ static void test_devices(void) {
 
     CHECK_CUDA(cudaProfilerStart(), cudaSuccess);
     CHECK_CUDA(cudaProfilerStop(), cudaSuccess);
-    void *fn = (void *)1;
-    enum cudaDriverEntryPointQueryResult q;
-    CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuInit", &fn, 13000, 0, &q), cudaErrorNotSupported);
+    cudaIpcMemHandle_t handle; /* another process's view of this memory: not simulated */
+    void *shared = NULL;
+    CHECK_CUDA(cudaMalloc(&shared, 256), cudaSuccess);
+    CHECK_CUDA(cudaIpcGetMemHandle(&handle, shared), cudaErrorNotSupported);
     CHECK_CUDA(cudaGetLastError(), cudaErrorNotSupported);
+    CHECK_CUDA(cudaFree(shared), cudaSuccess);
 }
 
 /* A 256-byte __device__ variable, registered as nvcc's start-up code does. */

@@ -1,0 +1,194 @@
+/*
+ * Contexts in hysim's libcuda.so.1: each local device has one context, its
+ * primary context, set up once the runtime uses the device (client.c keeps
+ * which are, and each thread's stack of current contexts by device); the
+ * driver calls that retain, query and make current those contexts answer as
+ * a real H100's driver does (bench/interpose/driver_contexts.cu,
+ * bench/real/data/driver_contexts_h100.txt). Programs that use the runtime
+ * and reach the driver through cudaGetDriverEntryPoint (PyTorch's c10, for
+ * one) ask these. Contexts of their own (cuCtxCreate) are not supported.
+ */
+#include <stddef.h>
+#include <string.h>
+
+#include "cuda_driver.h"
+#include "hysim/scenario.h"
+
+struct CUctx_st {
+    int unused; /* a context is named by its place in g_primary */
+};
+
+static struct CUctx_st g_primary[HS_MAX_GPUS_PER_SERVER];
+static _Atomic unsigned g_primary_flags[HS_MAX_GPUS_PER_SERVER]; /* cuDevicePrimaryCtxSetFlags */
+
+static CUcontext primary_of(int dev) { return &g_primary[dev]; }
+
+/* The device of a context hysim handed out, or -1. */
+static int device_of(CUcontext ctx) {
+    ptrdiff_t i = ctx - g_primary;
+    const hs_gpu_info *info = hs_client_gpu_info();
+    return ctx && info && i >= 0 && i < info->device_count ? (int)i : -1;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+    hs_client_enter();
+    const hs_gpu_info *info;
+    CUresult r = hs_driver_check_device(dev, &info);
+    if (r == CUDA_SUCCESS && !pctx)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS) {
+        hs_client_set_primary_active(dev, 1);
+        *pctx = primary_of(dev);
+    }
+    return hs_driver_leave(r);
+}
+
+/* The runtime holds the primary context too: releasing it leaves it set up, as on a real driver. */
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
+    hs_client_enter();
+    const hs_gpu_info *info;
+    return hs_driver_leave(hs_driver_check_device(dev, &info));
+}
+
+CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
+    hs_client_enter();
+    const hs_gpu_info *info;
+    CUresult r = hs_driver_check_device(dev, &info);
+    if (r == CUDA_SUCCESS && (flags & ~(unsigned)CU_CTX_FLAGS_MASK))
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        g_primary_flags[dev] = flags;
+    return hs_driver_leave(r);
+}
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
+    hs_client_enter();
+    const hs_gpu_info *info;
+    CUresult r = hs_driver_check_device(dev, &info);
+    if (r == CUDA_SUCCESS && (!flags || !active))
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS) {
+        *flags = g_primary_flags[dev];
+        *active = hs_client_primary_active(dev);
+    }
+    return hs_driver_leave(r);
+}
+
+/* Nothing is held on a simulated GPU: a reset leaves the context to be set up again. */
+CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
+    hs_client_enter();
+    const hs_gpu_info *info;
+    CUresult r = hs_driver_check_device(dev, &info);
+    if (r == CUDA_SUCCESS) {
+        hs_client_set_primary_active(dev, 0);
+        g_primary_flags[dev] = 0;
+    }
+    return hs_driver_leave(r);
+}
+
+/* Context calls need an initialized driver; *info is not used. */
+static CUresult initialized(void) {
+    const hs_gpu_info *info;
+    CUresult r = hs_driver_check_device(0, &info);
+    return r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_DEINITIALIZED ? r : CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetCurrent(CUcontext *pctx) {
+    hs_client_enter();
+    CUresult r = initialized();
+    if (r == CUDA_SUCCESS && !pctx)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS) {
+        int dev = hs_client_ctx_current();
+        *pctx = dev >= 0 ? primary_of(dev) : NULL;
+    }
+    return hs_driver_leave(r);
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+    hs_client_enter();
+    CUresult r = initialized();
+    int dev = device_of(ctx);
+    if (r == CUDA_SUCCESS && ctx && dev < 0)
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    if (r == CUDA_SUCCESS)
+        r = hs_driver_from_runtime(hs_client_ctx_set(ctx ? dev : -1));
+    return hs_driver_leave(r);
+}
+
+CUresult cuCtxPushCurrent(CUcontext ctx) {
+    hs_client_enter();
+    CUresult r = initialized();
+    int dev = device_of(ctx);
+    if (r == CUDA_SUCCESS && dev < 0)
+        r = ctx ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS) {
+        cudaError_t e = hs_client_ctx_push(dev);
+        r = e == cudaErrorMemoryAllocation ? CUDA_ERROR_OUT_OF_MEMORY : hs_driver_from_runtime(e);
+    }
+    return hs_driver_leave(r);
+}
+
+CUresult cuCtxPopCurrent(CUcontext *pctx) {
+    hs_client_enter();
+    CUresult r = initialized();
+    if (r == CUDA_SUCCESS) {
+        int dev = hs_client_ctx_pop();
+        if (dev < 0)
+            r = CUDA_ERROR_INVALID_CONTEXT;
+        else if (pctx)
+            *pctx = primary_of(dev);
+    }
+    return hs_driver_leave(r);
+}
+
+/* CUDA 13's: the device of ctx, or of the current context when ctx is NULL. */
+CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx) {
+    hs_client_enter();
+    CUresult r = initialized();
+    int dev = ctx ? device_of(ctx) : hs_client_ctx_current();
+    if (r == CUDA_SUCCESS && !device)
+        r = CUDA_ERROR_INVALID_VALUE;
+    else if (r == CUDA_SUCCESS && dev < 0)
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    if (r == CUDA_SUCCESS)
+        *device = dev;
+    return hs_driver_leave(r);
+}
+
+CUresult cuCtxGetDevice(CUdevice *device) { return cuCtxGetDevice_v2(device, NULL); }
+
+/* The unversioned names of the calls cuda.h maps to "_v2" (older programs link them; same arguments). */
+#undef cuDevicePrimaryCtxRelease
+#undef cuDevicePrimaryCtxSetFlags
+#undef cuDevicePrimaryCtxReset
+#undef cuCtxPushCurrent
+#undef cuCtxPopCurrent
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { return cuDevicePrimaryCtxRelease_v2(dev); }
+CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) { return cuDevicePrimaryCtxSetFlags_v2(dev, flags); }
+CUresult cuDevicePrimaryCtxReset(CUdevice dev) { return cuDevicePrimaryCtxReset_v2(dev); }
+CUresult cuCtxPushCurrent(CUcontext ctx) { return cuCtxPushCurrent_v2(ctx); }
+CUresult cuCtxPopCurrent(CUcontext *pctx) { return cuCtxPopCurrent_v2(pctx); }
+
+void *hs_driver_context_entry(const char *symbol, int cuda_version) {
+    static const struct {
+        const char *name;
+        void *fn;
+    } table[] = {
+        {"cuDevicePrimaryCtxRetain", (void *)cuDevicePrimaryCtxRetain},
+        {"cuDevicePrimaryCtxRelease", (void *)cuDevicePrimaryCtxRelease_v2},
+        {"cuDevicePrimaryCtxSetFlags", (void *)cuDevicePrimaryCtxSetFlags_v2},
+        {"cuDevicePrimaryCtxGetState", (void *)cuDevicePrimaryCtxGetState},
+        {"cuDevicePrimaryCtxReset", (void *)cuDevicePrimaryCtxReset_v2},
+        {"cuCtxGetCurrent", (void *)cuCtxGetCurrent},
+        {"cuCtxSetCurrent", (void *)cuCtxSetCurrent},
+        {"cuCtxPushCurrent", (void *)cuCtxPushCurrent_v2},
+        {"cuCtxPopCurrent", (void *)cuCtxPopCurrent_v2},
+    };
+    if (strcmp(symbol, "cuCtxGetDevice") == 0) /* CUDA 13 added the context argument */
+        return cuda_version >= 13000 ? (void *)cuCtxGetDevice_v2 : (void *)cuCtxGetDevice;
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i].name, symbol) == 0)
+            return table[i].fn;
+    return NULL;
+}

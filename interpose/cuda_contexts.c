@@ -9,7 +9,6 @@
  * one) ask these. Contexts of their own (cuCtxCreate) are not supported.
  */
 #include <stddef.h>
-#include <string.h>
 
 #include "cuda_driver.h"
 #include "hysim/scenario.h"
@@ -21,10 +20,9 @@ struct CUctx_st {
 static struct CUctx_st g_primary[HS_MAX_GPUS_PER_SERVER];
 static _Atomic unsigned g_primary_flags[HS_MAX_GPUS_PER_SERVER]; /* cuDevicePrimaryCtxSetFlags */
 
-static CUcontext primary_of(int dev) { return &g_primary[dev]; }
+CUcontext hs_driver_primary_context(int dev) { return &g_primary[dev]; }
 
-/* The device of a context hysim handed out, or -1. */
-static int device_of(CUcontext ctx) {
+int hs_driver_context_device(CUcontext ctx) {
     ptrdiff_t i = ctx - g_primary;
     const hs_gpu_info *info = hs_client_gpu_info();
     return ctx && info && i >= 0 && i < info->device_count ? (int)i : -1;
@@ -38,7 +36,7 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
         r = CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS) {
         hs_client_set_primary_active(dev, 1);
-        *pctx = primary_of(dev);
+        *pctx = hs_driver_primary_context(dev);
     }
     return hs_driver_leave(r);
 }
@@ -100,7 +98,7 @@ CUresult cuCtxGetCurrent(CUcontext *pctx) {
         r = CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS) {
         int dev = hs_client_ctx_current();
-        *pctx = dev >= 0 ? primary_of(dev) : NULL;
+        *pctx = dev >= 0 ? hs_driver_primary_context(dev) : NULL;
     }
     return hs_driver_leave(r);
 }
@@ -108,7 +106,7 @@ CUresult cuCtxGetCurrent(CUcontext *pctx) {
 CUresult cuCtxSetCurrent(CUcontext ctx) {
     hs_client_enter();
     CUresult r = initialized();
-    int dev = device_of(ctx);
+    int dev = hs_driver_context_device(ctx);
     if (r == CUDA_SUCCESS && ctx && dev < 0)
         r = CUDA_ERROR_INVALID_CONTEXT;
     if (r == CUDA_SUCCESS)
@@ -119,7 +117,7 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
 CUresult cuCtxPushCurrent(CUcontext ctx) {
     hs_client_enter();
     CUresult r = initialized();
-    int dev = device_of(ctx);
+    int dev = hs_driver_context_device(ctx);
     if (r == CUDA_SUCCESS && dev < 0)
         r = ctx ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS) {
@@ -137,7 +135,7 @@ CUresult cuCtxPopCurrent(CUcontext *pctx) {
         if (dev < 0)
             r = CUDA_ERROR_INVALID_CONTEXT;
         else if (pctx)
-            *pctx = primary_of(dev);
+            *pctx = hs_driver_primary_context(dev);
     }
     return hs_driver_leave(r);
 }
@@ -146,7 +144,7 @@ CUresult cuCtxPopCurrent(CUcontext *pctx) {
 CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx) {
     hs_client_enter();
     CUresult r = initialized();
-    int dev = ctx ? device_of(ctx) : hs_client_ctx_current();
+    int dev = ctx ? hs_driver_context_device(ctx) : hs_client_ctx_current();
     if (r == CUDA_SUCCESS && !device)
         r = CUDA_ERROR_INVALID_VALUE;
     else if (r == CUDA_SUCCESS && dev < 0)
@@ -169,26 +167,3 @@ CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) { return c
 CUresult cuDevicePrimaryCtxReset(CUdevice dev) { return cuDevicePrimaryCtxReset_v2(dev); }
 CUresult cuCtxPushCurrent(CUcontext ctx) { return cuCtxPushCurrent_v2(ctx); }
 CUresult cuCtxPopCurrent(CUcontext *pctx) { return cuCtxPopCurrent_v2(pctx); }
-
-void *hs_driver_context_entry(const char *symbol, int cuda_version) {
-    static const struct {
-        const char *name;
-        void *fn;
-    } table[] = {
-        {"cuDevicePrimaryCtxRetain", (void *)cuDevicePrimaryCtxRetain},
-        {"cuDevicePrimaryCtxRelease", (void *)cuDevicePrimaryCtxRelease_v2},
-        {"cuDevicePrimaryCtxSetFlags", (void *)cuDevicePrimaryCtxSetFlags_v2},
-        {"cuDevicePrimaryCtxGetState", (void *)cuDevicePrimaryCtxGetState},
-        {"cuDevicePrimaryCtxReset", (void *)cuDevicePrimaryCtxReset_v2},
-        {"cuCtxGetCurrent", (void *)cuCtxGetCurrent},
-        {"cuCtxSetCurrent", (void *)cuCtxSetCurrent},
-        {"cuCtxPushCurrent", (void *)cuCtxPushCurrent_v2},
-        {"cuCtxPopCurrent", (void *)cuCtxPopCurrent_v2},
-    };
-    if (strcmp(symbol, "cuCtxGetDevice") == 0) /* CUDA 13 added the context argument */
-        return cuda_version >= 13000 ? (void *)cuCtxGetDevice_v2 : (void *)cuCtxGetDevice;
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (strcmp(table[i].name, symbol) == 0)
-            return table[i].fn;
-    return NULL;
-}

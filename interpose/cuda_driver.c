@@ -3,10 +3,11 @@
  * probing for a GPU makes before anything else. Device facts come from the
  * client core (Setup); error names and texts are those the real driver
  * (13000) returns, for every CUresult in CUDA 13's cuda.h; cuGetProcAddress
- * finds these entry points by name, and cuda_contexts.c's. Every other
- * function cuda.h declares is a generated stub that names itself and its
- * caller and returns CUDA_ERROR_NOT_SUPPORTED (gen_api_stubs.sh);
- * cuGetProcAddress does not hand those out (cudaGetDriverEntryPoint does).
+ * finds by name every call hysim implements (here, cuda_contexts.c and
+ * cuda_modules.c). Every other function cuda.h declares is a generated stub
+ * that names itself and its caller and returns CUDA_ERROR_NOT_SUPPORTED
+ * (gen_api_stubs.sh); cuGetProcAddress does not hand those out
+ * (cudaGetDriverEntryPoint does).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -20,6 +21,7 @@
 
 #include "client.h"
 #include "cuda_driver.h"
+#include "driver_symbols.h"
 
 #undef cuDeviceTotalMem /* cuda.h maps it to _v2; the library exports both */
 CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev);
@@ -144,6 +146,14 @@ CUresult hs_driver_from_runtime(cudaError_t e) {
     case cudaErrorNoDevice: return CUDA_ERROR_NO_DEVICE;
     case cudaErrorCudartUnloading: return CUDA_ERROR_DEINITIALIZED;
     case cudaErrorInitializationError: return CUDA_ERROR_NOT_INITIALIZED;
+    case cudaErrorInvalidConfiguration: return CUDA_ERROR_INVALID_VALUE;
+    case cudaErrorInvalidResourceHandle:
+    case cudaErrorInvalidDeviceFunction: return CUDA_ERROR_INVALID_HANDLE;
+    case cudaErrorMemoryAllocation: return CUDA_ERROR_OUT_OF_MEMORY;
+    case cudaErrorNotSupported: return CUDA_ERROR_NOT_SUPPORTED;
+    case cudaErrorStreamCaptureUnsupported: return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    case cudaErrorStreamCaptureInvalidated: return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    case cudaErrorStreamCaptureImplicit: return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
     default: return CUDA_ERROR_UNKNOWN;
     }
 }
@@ -334,7 +344,7 @@ static void say_not_found(const char *symbol, const void *caller) {
         snprintf(said[nsaid++], sizeof said[0], "%s", who);
         fprintf(stderr,
                 "hysim: %s asks the CUDA driver for %s (cuGetProcAddress), which is not supported yet: hysim's "
-                "libcuda.so.1 has only the device queries and primary contexts. A library with its own copy of the CUDA runtime "
+                "libcuda.so.1 has the device queries, contexts, modules and launches only. A library with its own copy of the CUDA runtime "
                 "(cuFFT, cuSPARSE, cuSOLVER and cuDNN are built that way) cannot be simulated: its CUDA "
                 "calls fail.\n",
                 who, symbol[0] ? symbol : "\"\"");
@@ -342,34 +352,36 @@ static void say_not_found(const char *symbol, const void *caller) {
     pthread_mutex_unlock(&lock);
 }
 
-static void *entry_point(const char *symbol, int cuda_version) {
-    static const struct {
-        const char *name;
-        void *fn;
-    } table[] = {
-        {"cuInit", (void *)cuInit},
-        {"cuDriverGetVersion", (void *)cuDriverGetVersion},
-        {"cuDeviceGetCount", (void *)cuDeviceGetCount},
-        {"cuDeviceGet", (void *)cuDeviceGet},
-        {"cuDeviceGetName", (void *)cuDeviceGetName},
-        {"cuDeviceTotalMem", (void *)cuDeviceTotalMem_v2}, /* the same call under both names */
-        {"cuDeviceGetAttribute", (void *)cuDeviceGetAttribute},
-        {"cuGetErrorName", (void *)cuGetErrorName},
-        {"cuGetErrorString", (void *)cuGetErrorString},
-    };
-    if (strcmp(symbol, "cuGetProcAddress") == 0) /* its signature changed in CUDA 12 */
-        return cuda_version >= 12000 ? (void *)cuGetProcAddress_v2 : (void *)cuGetProcAddress;
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (strcmp(table[i].name, symbol) == 0)
-            return table[i].fn;
-    return hs_driver_context_entry(symbol, cuda_version);
+/* The generated stubs' code lies in a section of its own (cuda_not_supported.h), bounded by the linker. */
+extern const char __start_hs_driver_stubs[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_hs_driver_stubs[] __attribute__((weak, visibility("hidden")));
+
+static int is_stub(const void *fn) {
+    return (const char *)fn >= __start_hs_driver_stubs && (const char *)fn < __stop_hs_driver_stubs;
 }
 
-static CUresult get_proc_address(const char *symbol, void **pfn, int cuda_version,
+static void *g_self;
+static pthread_once_t g_self_once = PTHREAD_ONCE_INIT;
+
+static void find_self(void) {
+    Dl_info info;
+    if (dladdr((void *)cuInit, &info) && info.dli_fname)
+        g_self = dlopen(info.dli_fname, RTLD_NOLOAD | RTLD_LAZY);
+}
+
+/* A driver call hysim implements, by name and the caller's CUDA version (driver_symbols.c); not a stub. */
+static void *entry_point(const char *symbol, int cuda_version, cuuint64_t flags) {
+    pthread_once(&g_self_once, find_self);
+    void *fn = hs_driver_symbol(g_self, symbol, (unsigned)cuda_version,
+                                flags == CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM);
+    return fn && !is_stub(fn) ? fn : NULL;
+}
+
+static CUresult get_proc_address(const char *symbol, void **pfn, int cuda_version, cuuint64_t flags,
                                  CUdriverProcAddressQueryResult *status, const void *caller) {
     if (!symbol || !pfn)
         return CUDA_ERROR_INVALID_VALUE;
-    *pfn = entry_point(symbol, cuda_version);
+    *pfn = entry_point(symbol, cuda_version, flags);
     if (status)
         *status = *pfn ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     if (!*pfn)
@@ -380,14 +392,12 @@ static CUresult get_proc_address(const char *symbol, void **pfn, int cuda_versio
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *symbolStatus) {
     refuse_own_runtime(__builtin_return_address(0));
-    (void)flags; /* per-thread default stream variants: none of these entry points takes a stream */
     hs_client_enter();
-    return hs_driver_leave(get_proc_address(symbol, pfn, cudaVersion, symbolStatus, __builtin_return_address(0)));
+    return hs_driver_leave(get_proc_address(symbol, pfn, cudaVersion, flags, symbolStatus, __builtin_return_address(0)));
 }
 
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags) {
     refuse_own_runtime(__builtin_return_address(0));
-    (void)flags;
     hs_client_enter();
-    return hs_driver_leave(get_proc_address(symbol, pfn, cudaVersion, NULL, __builtin_return_address(0)));
+    return hs_driver_leave(get_proc_address(symbol, pfn, cudaVersion, flags, NULL, __builtin_return_address(0)));
 }

@@ -1,6 +1,7 @@
 /*
  * What the files of hysim's libcuda.so.1 share (cuda_driver.c: devices,
- * errors and entry points; cuda_contexts.c: primary and current contexts).
+ * errors and entry points; cuda_contexts.c: primary and current contexts;
+ * cuda_modules.c: modules, functions, launches and pointer queries).
  */
 #ifndef HYSIM_INTERPOSE_CUDA_DRIVER_H
 #define HYSIM_INTERPOSE_CUDA_DRIVER_H
@@ -19,7 +20,8 @@ HS_DRIVER_HIDDEN CUresult hs_driver_leave(CUresult r);
  * devices, which *info then describes. */
 HS_DRIVER_HIDDEN CUresult hs_driver_check_device(CUdevice dev, const hs_gpu_info **info);
 
-/* Driver entry points of cuda_contexts.c by name (cuda.h's, unversioned, and "_v2" names), or NULL. */
-HS_DRIVER_HIDDEN void *hs_driver_context_entry(const char *symbol, int cuda_version);
+/* cuda_contexts.c: a local device's primary context, and the device of a context hysim handed out (or -1). */
+HS_DRIVER_HIDDEN CUcontext hs_driver_primary_context(int device);
+HS_DRIVER_HIDDEN int hs_driver_context_device(CUcontext ctx);
 
 #endif

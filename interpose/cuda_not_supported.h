@@ -5,7 +5,9 @@
  * returns CUDA_ERROR_NOT_SUPPORTED. It deliberately does not include cuda.h:
  * a stub takes no parameters (the caller's arguments are ignored, which the
  * x86-64 calling convention allows) and would clash with the header's
- * prototype; CUresult is an int-sized enum.
+ * prototype; CUresult is an int-sized enum. The stubs' code lies in a
+ * section of its own, whose bounds the linker marks (__start_/__stop_), so
+ * that cuGetProcAddress can tell a stub from a call hysim implements.
  */
 #ifndef HYSIM_INTERPOSE_CUDA_NOT_SUPPORTED_H
 #define HYSIM_INTERPOSE_CUDA_NOT_SUPPORTED_H
@@ -15,7 +17,7 @@ __attribute__((visibility("hidden"))) int hs_driver_not_supported(const char *na
                                                                   _Atomic int *said);
 
 #define HS_NOT_SUPPORTED(name)                                                   \
-    int name(void);                                                              \
+    int name(void) __attribute__((section("hs_driver_stubs")));                  \
     int name(void) {                                                             \
         static _Atomic int said_;                                                \
         return hs_driver_not_supported(#name, __builtin_return_address(0), &said_); \

@@ -11,9 +11,9 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "cudart_internal.h"
+#include "driver_symbols.h"
 
 cudaError_t cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr, unsigned long long flags,
                                          enum cudaDriverEntryPointQueryResult *driverStatus);
@@ -36,38 +36,6 @@ static void *driver_library(void) {
     return g_driver;
 }
 
-/* The first of the symbol's names, newest version first (cuda.h's _v2 ... _v4), that the driver exports. */
-static void *newest(void *lib, const char *symbol, const char *thread_suffix) {
-    static const char *const versions[] = {"_v4", "_v3", "_v2", ""};
-    char name[256];
-    for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
-        snprintf(name, sizeof name, "%s%s%s", symbol, versions[i], thread_suffix);
-        void *fn = dlsym(lib, name);
-        if (fn)
-            return fn;
-    }
-    return NULL;
-}
-
-/*
- * symbol's entry point for a program of CUDA version cuda_version: the newest
- * version of the function, except where a newer one changed its arguments
- * after the version asked for (cuGetProcAddress in 12.0, cuCtxGetDevice in
- * 13.0); per_thread: the per-thread default stream's variant where one exists.
- */
-static void *entry_point(const char *symbol, unsigned cuda_version, int per_thread) {
-    void *lib = driver_library();
-    if (!lib || strncmp(symbol, "cu", 2) != 0 || strlen(symbol) > 200)
-        return NULL;
-    if ((strcmp(symbol, "cuGetProcAddress") == 0 && cuda_version < 12000) ||
-        (strcmp(symbol, "cuCtxGetDevice") == 0 && cuda_version < 13000))
-        return dlsym(lib, symbol);
-    void *fn = per_thread ? newest(lib, symbol, "_ptsz") : NULL;
-    if (!fn && per_thread)
-        fn = newest(lib, symbol, "_ptds");
-    return fn ? fn : newest(lib, symbol, "");
-}
-
 static cudaError_t lookup(const char *symbol, void **funcPtr, unsigned cuda_version, unsigned long long flags,
                           enum cudaDriverEntryPointQueryResult *status, int per_thread_default) {
     if (!symbol || !funcPtr ||
@@ -77,7 +45,7 @@ static cudaError_t lookup(const char *symbol, void **funcPtr, unsigned cuda_vers
     if (e != cudaSuccess)
         return e;
     int per_thread = flags == cudaEnablePerThreadDefaultStream || (flags == cudaEnableDefault && per_thread_default);
-    *funcPtr = entry_point(symbol, cuda_version, per_thread);
+    *funcPtr = hs_driver_symbol(driver_library(), symbol, cuda_version, per_thread);
     if (status)
         *status = *funcPtr ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
     return cudaSuccess;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "cudart_internal.h"
+#include "kernel_rules.h"
 
 /* crt/host_runtime.h is C++ only; these are its declarations. */
 void **__cudaRegisterFatBinary(void *fatCubin);
@@ -158,67 +159,22 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
 
 /* ---- cudaLaunchKernelExC and cooperative launches ---- */
 
-/*
- * Whether hysim can honour a launch attribute (driver_types.h,
- * cudaLaunchAttributeID). hysim times a kernel by its name, grid, block and
- * dynamic shared memory (its profile, or the scenario's default), not by the
- * finer details of how it is launched, and keeps every stream in full order.
- * So these leave the simulated time as it is and are accepted: cluster shapes
- * and their scheduling, the cooperative flag (a simulated grid runs as one
- * unit), cache and shared-memory hints, priorities (streams' are not modelled
- * either), memory-sync domains, NVLink scheduling hints and programmatic
- * stream serialization (an overlap with the previous kernel the runtime may
- * allow, never must: waiting for it is a valid schedule). Events a launch
- * records at points inside the kernel, and device-updatable graph nodes, are
- * work the simulator would have to do and does not: refused, by name.
- */
-enum attr_support { ATTR_IGNORED, ATTR_NOT_SUPPORTED, ATTR_UNKNOWN };
-
-static enum attr_support attr_support(cudaLaunchAttributeID id, const char **name) {
-    switch (id) {
-    case cudaLaunchAttributeIgnore:
-    case cudaLaunchAttributeAccessPolicyWindow:
-    case cudaLaunchAttributeCooperative:
-    case cudaLaunchAttributeSynchronizationPolicy:
-    case cudaLaunchAttributeClusterDimension:
-    case cudaLaunchAttributeClusterSchedulingPolicyPreference:
-    case cudaLaunchAttributeProgrammaticStreamSerialization:
-    case cudaLaunchAttributePriority:
-    case cudaLaunchAttributeMemSyncDomainMap:
-    case cudaLaunchAttributeMemSyncDomain:
-    case cudaLaunchAttributePreferredClusterDimension:
-    case cudaLaunchAttributePreferredSharedMemoryCarveout:
-    case cudaLaunchAttributeNvlinkUtilCentricScheduling:
-        return ATTR_IGNORED;
-    case cudaLaunchAttributeProgrammaticEvent:
-        *name = "cudaLaunchAttributeProgrammaticEvent";
-        return ATTR_NOT_SUPPORTED;
-    case cudaLaunchAttributeLaunchCompletionEvent:
-        *name = "cudaLaunchAttributeLaunchCompletionEvent";
-        return ATTR_NOT_SUPPORTED;
-    case cudaLaunchAttributeDeviceUpdatableKernelNode:
-        *name = "cudaLaunchAttributeDeviceUpdatableKernelNode";
-        return ATTR_NOT_SUPPORTED;
-    }
-    return ATTR_UNKNOWN; /* not an id the header declares */
-}
-
 /* One "not supported yet" line per refused attribute and process. */
-static _Atomic int g_attr_said[cudaLaunchAttributeDeviceUpdatableKernelNode + 1];
+static _Atomic int g_attr_said[HS_LAUNCH_ATTR_MAX + 1];
 
 static cudaError_t check_attrs(const cudaLaunchAttribute *attrs, unsigned n) {
     if (n && !attrs)
         return cudaErrorInvalidValue;
     for (unsigned i = 0; i < n; i++) {
         const char *name = NULL;
-        switch (attr_support(attrs[i].id, &name)) {
-        case ATTR_IGNORED:
+        switch (hs_kernel_launch_attr(attrs[i].id, &name)) { /* kernel_rules.c: which, and why */
+        case HS_LAUNCH_ATTR_IGNORED:
             break;
-        case ATTR_NOT_SUPPORTED:
+        case HS_LAUNCH_ATTR_NOT_SUPPORTED:
             if (!atomic_exchange(&g_attr_said[attrs[i].id], 1))
                 fprintf(stderr, "hysim: cudaLaunchKernelExC attribute %s is not supported yet\n", name);
             return cudaErrorNotSupported;
-        case ATTR_UNKNOWN:
+        case HS_LAUNCH_ATTR_UNKNOWN:
             return cudaErrorInvalidValue;
         }
     }

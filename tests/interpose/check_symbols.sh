@@ -20,9 +20,10 @@ mode=$1 libdir=$2 inc=$3
 fail=0
 check() { echo "FAIL: $*"; fail=1; }
 
-# Defined dynamic symbols as "VERSION NAME" (VERSION "Base" or "" when unversioned).
+# Defined dynamic symbols as "VERSION NAME" (VERSION "Base" or "" when unversioned), in any section
+# (libcuda.so.1's generated stubs lie in one of their own, hs_driver_stubs).
 exports() {
-  objdump -T "$1" | awk '$0 !~ /\*UND\*/ && ($2 == "g" || $2 == "w") && $4 ~ /^\./ {
+  objdump -T "$1" | awk '$0 !~ /\*UND\*/ && ($2 == "g" || $2 == "w") && $4 !~ /^\*/ {
     if (NF == 7) print $6, $7; else print "-", $NF }'
 }
 soname() { readelf -d "$1" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p'; }

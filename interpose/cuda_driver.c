@@ -146,6 +146,7 @@ CUresult hs_driver_from_runtime(cudaError_t e) {
     case cudaErrorNoDevice: return CUDA_ERROR_NO_DEVICE;
     case cudaErrorCudartUnloading: return CUDA_ERROR_DEINITIALIZED;
     case cudaErrorInitializationError: return CUDA_ERROR_NOT_INITIALIZED;
+    case cudaErrorNotReady: return CUDA_ERROR_NOT_READY;
     case cudaErrorInvalidConfiguration: return CUDA_ERROR_INVALID_VALUE;
     case cudaErrorInvalidResourceHandle:
     case cudaErrorInvalidDeviceFunction: return CUDA_ERROR_INVALID_HANDLE;

@@ -235,9 +235,10 @@ static void case_props(void) {
           "cuDeviceTotalMem by address");
     for (int i = 0; i < 2; i++) { /* named on stderr once */
         fn = (void *)1;
-        CHECK(cuGetProcAddress("cuMemAlloc", &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_ERROR_NOT_FOUND &&
+        CHECK(cuGetProcAddress("cuArrayCreate", &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &found) ==
+                      CUDA_ERROR_NOT_FOUND &&
                   fn == NULL && found == CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND,
-              "cuGetProcAddress cuMemAlloc");
+              "cuGetProcAddress cuArrayCreate");
     }
     CHECK(cuGetProcAddress(NULL, &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, NULL) == CUDA_ERROR_INVALID_VALUE,
           "cuGetProcAddress NULL");
@@ -274,9 +275,9 @@ static void case_props(void) {
     CHECK(fn == (void *)cuCtxPushCurrent_v2 && q == cudaDriverEntryPointSuccess, "entry point cuCtxPushCurrent");
     CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuCtxGetDevice", &fn, 12000, cudaEnableDefault, &q), cudaSuccess);
     CHECK(fn == (void *)cuCtxGetDevice, "entry point cuCtxGetDevice for CUDA 12: the one-argument call");
-    CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuMemAlloc", &fn, 13000, cudaEnablePerThreadDefaultStream, &q),
+    CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuArrayCreate", &fn, 13000, cudaEnablePerThreadDefaultStream, &q),
                cudaSuccess);
-    CHECK(fn == (void *)cuMemAlloc_v2 && q == cudaDriverEntryPointSuccess, "entry point cuMemAlloc (a stub)");
+    CHECK(fn == (void *)cuArrayCreate_v2 && q == cudaDriverEntryPointSuccess, "entry point cuArrayCreate (a stub)");
     CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuMemcpyAsync", &fn, 13000, cudaEnablePerThreadDefaultStream, &q),
                cudaSuccess);
     CHECK(fn && fn == dlsym(RTLD_DEFAULT, "cuMemcpyAsync_ptsz"), "entry point cuMemcpyAsync, per-thread stream");
@@ -284,9 +285,10 @@ static void case_props(void) {
     CHECK(fn == NULL && q == cudaDriverEntryPointSymbolNotFound, "entry point of no driver function");
     CHECK_CUDA(cudaGetDriverEntryPointByVersion("cuInit", &fn, 13000, 7, &q), cudaErrorInvalidValue);
     /* the rest of the driver API: a stub that says so once, naming itself and its caller */
-    CUdeviceptr dp = 0;
+    CUarray array = NULL;
+    CUDA_ARRAY_DESCRIPTOR desc = {16, 1, CU_AD_FORMAT_FLOAT, 1};
     for (int i = 0; i < 2; i++)
-        CHECK(cuMemAlloc(&dp, 16) == CUDA_ERROR_NOT_SUPPORTED && dp == 0, "cuMemAlloc of the driver API");
+        CHECK(cuArrayCreate(&array, &desc) == CUDA_ERROR_NOT_SUPPORTED && array == NULL, "cuArrayCreate of the driver API");
 }
 
 static void case_memory(void) {

@@ -10,17 +10,24 @@
  * long memory counts as used, which this model ends at the call rather than
  * when the stream reaches it. A pool keeps no freed memory in reserve: the
  * release threshold is stored and reported, and the reserved figures equal
- * the used ones.
+ * the used ones. Each pool keeps which devices may access it (read-write or
+ * none; its own device always). CUDA 13's host pools (a memory location of
+ * the host) exist to be asked for; allocating from one is not supported yet.
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "cudart_internal.h"
 #include "internal.h"
 
+#define HOST_POOL (-1) /* a pool's device when it is the host's */
+
 typedef struct hs_pool {
-    int device;
+    int device;        /* or HOST_POOL */
     int is_default;
+    unsigned char *access; /* per device: cudaMemAccessFlags (none or read-write) */
     int destroyed;     /* by cudaMemPoolDestroy while allocations were live */
     uint64_t live;     /* allocations not freed yet */
     uint64_t threshold;
@@ -33,17 +40,28 @@ typedef struct hs_pool {
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static hs_pool **g_default; /* per device, created with the first use */
 static hs_pool **g_current; /* per device: cudaDeviceSetMemPool's, or the default */
+static hs_pool *g_host;     /* the host's default pool, created when asked for */
 static int g_ndev;
 static hs_ptrmap g_pools;   /* live hs_pool * → 1 */
 static hs_ptrmap g_owner;   /* allocation → hs_pool * */
 static hs_ptrmap g_size;    /* allocation → rounded size */
 
-static hs_pool *new_pool(int device, int is_default) {
+static void free_pool(hs_pool *p) {
+    free(p->access);
+    free(p);
+}
+
+/* A pool of device (or HOST_POOL) among ndev devices; its own device may access it. */
+static hs_pool *new_pool(int device, int is_default, int ndev) {
     hs_pool *p = calloc(1, sizeof *p);
-    if (!p)
+    if (!p || !(p->access = calloc((size_t)ndev + 1, 1))) {
+        free(p);
         return NULL;
+    }
     p->device = device;
     p->is_default = is_default;
+    if (device >= 0)
+        p->access[device] = cudaMemAccessFlagsProtReadWrite;
     p->reuse[0] = p->reuse[1] = p->reuse[2] = 1; /* CUDA's defaults */
     hs_ptrmap_put(&g_pools, (uintptr_t)p, 1);
     return p;
@@ -57,12 +75,12 @@ static cudaError_t ready_locked(void) {
     int n = hs_client_gpu_info()->device_count;
     hs_pool **dflt = calloc((size_t)n, sizeof *dflt), **cur = calloc((size_t)n, sizeof *cur);
     for (int i = 0; dflt && cur && i < n; i++)
-        if (!(dflt[i] = cur[i] = new_pool(i, 1)))
+        if (!(dflt[i] = cur[i] = new_pool(i, 1, n)))
             break;
     if (!dflt || !cur || (n > 0 && !dflt[n - 1])) {
         for (int i = 0; dflt && i < n && dflt[i]; i++) {
             hs_ptrmap_del(&g_pools, (uintptr_t)dflt[i]);
-            free(dflt[i]);
+            free_pool(dflt[i]);
         }
         free(dflt);
         free(cur);
@@ -85,7 +103,14 @@ static void update_high(hs_pool *p) {
         p->reserved_high = p->used;
 }
 
+static _Atomic int g_host_said;
+
 static cudaError_t alloc_from(hs_pool *p, void **ptr, size_t size) {
+    if (p->device == HOST_POOL) {
+        if (!atomic_exchange(&g_host_said, 1))
+            fprintf(stderr, "hysim: allocation from a host memory pool (cudaMemLocationTypeHost) is not supported yet\n");
+        return cudaErrorNotSupported;
+    }
     cudaError_t e = hs_client_malloc_on(p->device, size, ptr);
     if (e != cudaSuccess || !*ptr)
         return e;
@@ -106,7 +131,7 @@ static void forget_locked(const void *ptr) {
         return;
     p->used -= rounded;
     if (--p->live == 0 && p->destroyed)
-        free(p);
+        free_pool(p);
 }
 
 /* Under the pool lock, so that the address cannot be reused by a pool before it is forgotten. */
@@ -254,7 +279,7 @@ cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolPr
     if (e == cudaSuccess && (poolProps->location.id < 0 || poolProps->location.id >= g_ndev))
         e = cudaErrorInvalidDevice;
     hs_pool *p = NULL;
-    if (e == cudaSuccess && !(p = new_pool(poolProps->location.id, 0)))
+    if (e == cudaSuccess && !(p = new_pool(poolProps->location.id, 0, g_ndev)))
         e = cudaErrorMemoryAllocation;
     if (e == cudaSuccess)
         *memPool = (cudaMemPool_t)p;
@@ -277,7 +302,7 @@ cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) {
         if (p->live)
             p->destroyed = 1;
         else
-            free(p);
+            free_pool(p);
     }
     pthread_mutex_unlock(&g_lock);
     RT_RETURN(e);
@@ -354,4 +379,113 @@ cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr 
 cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value) {
     RT_ENTER();
     RT_RETURN(pool_attribute(memPool, attr, value, 0));
+}
+
+/* ---- access from devices ---- */
+
+/* A device location's index among the devices, or -1. */
+static int device_of_location(const struct cudaMemLocation *loc) {
+    return loc && loc->type == cudaMemLocationTypeDevice && loc->id >= 0 && loc->id < g_ndev ? loc->id : -1;
+}
+
+/* As a real H100: a pool's own device keeps read-write; other devices get read-write or none. */
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count) {
+    RT_ENTER();
+    if (count && !descList)
+        RT_RETURN(cudaErrorInvalidValue);
+    pthread_mutex_lock(&g_lock);
+    cudaError_t e = ready_locked();
+    hs_pool *p = e == cudaSuccess ? pool_locked(memPool) : NULL;
+    if (e == cudaSuccess && !p)
+        e = cudaErrorInvalidValue;
+    for (size_t i = 0; e == cudaSuccess && i < count; i++) { /* all checked before any is set */
+        int dev = device_of_location(&descList[i].location);
+        if (descList[i].location.type != cudaMemLocationTypeDevice ||
+            (descList[i].flags != cudaMemAccessFlagsProtNone && descList[i].flags != cudaMemAccessFlagsProtReadWrite))
+            e = cudaErrorInvalidValue;
+        else if (dev < 0 || (dev == p->device && descList[i].flags != cudaMemAccessFlagsProtReadWrite))
+            e = cudaErrorInvalidDevice;
+    }
+    for (size_t i = 0; e == cudaSuccess && i < count; i++)
+        p->access[descList[i].location.id] = (unsigned char)descList[i].flags;
+    pthread_mutex_unlock(&g_lock);
+    RT_RETURN(e);
+}
+
+cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool, struct cudaMemLocation *location) {
+    RT_ENTER();
+    if (!flags)
+        RT_RETURN(cudaErrorInvalidValue);
+    pthread_mutex_lock(&g_lock);
+    cudaError_t e = ready_locked();
+    hs_pool *p = e == cudaSuccess ? pool_locked(memPool) : NULL;
+    int dev = device_of_location(location);
+    if (e == cudaSuccess && (!p || dev < 0))
+        e = cudaErrorInvalidValue;
+    if (e == cudaSuccess)
+        *flags = (enum cudaMemAccessFlags)p->access[dev];
+    pthread_mutex_unlock(&g_lock);
+    RT_RETURN(e);
+}
+
+/* ---- pools by memory location (CUDA 13) ---- */
+
+/* The default (current: 0) or current pool of a location: a device's, or the host's. */
+static cudaError_t location_pool(hs_pool **out, const struct cudaMemLocation *location, enum cudaMemAllocationType type,
+                                 int current) {
+    if (!location || type != cudaMemAllocationTypePinned)
+        return cudaErrorInvalidValue;
+    int dev = device_of_location(location);
+    if (dev >= 0) {
+        *out = current ? g_current[dev] : g_default[dev];
+        return cudaSuccess;
+    }
+    if (location->type != cudaMemLocationTypeHost)
+        return cudaErrorInvalidValue;
+    if (!g_host && !(g_host = new_pool(HOST_POOL, 1, g_ndev)))
+        return cudaErrorMemoryAllocation;
+    *out = g_host; /* the host's only pool: current and default */
+    return cudaSuccess;
+}
+
+static cudaError_t get_location_pool(cudaMemPool_t *memPool, struct cudaMemLocation *location,
+                                     enum cudaMemAllocationType type, int current) {
+    if (!memPool)
+        return cudaErrorInvalidValue;
+    pthread_mutex_lock(&g_lock);
+    hs_pool *p = NULL;
+    cudaError_t e = ready_locked();
+    if (e == cudaSuccess)
+        e = location_pool(&p, location, type, current);
+    if (e == cudaSuccess)
+        *memPool = (cudaMemPool_t)p;
+    pthread_mutex_unlock(&g_lock);
+    return e;
+}
+
+cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location,
+                                     enum cudaMemAllocationType type) {
+    RT_ENTER();
+    RT_RETURN(get_location_pool(memPool, location, type, 0));
+}
+
+cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type) {
+    RT_ENTER();
+    RT_RETURN(get_location_pool(memPool, location, type, 1));
+}
+
+/* A device's current pool must be one of its pools; the host has only its default pool. */
+cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool) {
+    RT_ENTER();
+    pthread_mutex_lock(&g_lock);
+    hs_pool *cur = NULL, *p = NULL;
+    cudaError_t e = ready_locked();
+    if (e == cudaSuccess)
+        e = location_pool(&cur, location, type, 1);
+    if (e == cudaSuccess && (!(p = pool_locked(memPool)) || p->device != cur->device))
+        e = cudaErrorInvalidValue;
+    if (e == cudaSuccess && p->device != HOST_POOL)
+        g_current[p->device] = p;
+    pthread_mutex_unlock(&g_lock);
+    RT_RETURN(e);
 }

@@ -144,6 +144,41 @@ int main()
     ASK("cudaFuncGetName(kernel) found", cudaFuncGetName(&fname, (const void *)empty_kernel), fname != nullptr);
     std::printf("%-52s = %s\n", "  its name", fname ? fname : "(null)");
     ASK("cudaFuncGetName(host function)", cudaFuncGetName(&fname, (const void *)say), 0);
+    // memory pools: access from devices, and CUDA 13's pools by location
+    cudaMemPool_t dflt = nullptr, got = nullptr, made = nullptr;
+    cudaDeviceGetDefaultMemPool(&dflt, 0);
+    cudaMemLocation dev0 = {}, dev64 = {}, host = {};
+    dev0.type = cudaMemLocationTypeDevice, dev0.id = 0;
+    dev64.type = cudaMemLocationTypeDevice, dev64.id = 64;
+    host.type = cudaMemLocationTypeHost, host.id = 0;
+    cudaMemAccessFlags access = (cudaMemAccessFlags)77;
+    ASK("cudaMemPoolGetAccess(default pool, device 0)", cudaMemPoolGetAccess(&access, dflt, &dev0), (long long)access);
+    access = (cudaMemAccessFlags)77;
+    ASK("cudaMemPoolGetAccess(default pool, device 64)", cudaMemPoolGetAccess(&access, dflt, &dev64), (long long)access);
+    cudaMemAccessDesc desc = {};
+    desc.location = dev0, desc.flags = cudaMemAccessFlagsProtReadWrite;
+    ASK("cudaMemPoolSetAccess(device 0, read-write)", cudaMemPoolSetAccess(dflt, &desc, 1), 0);
+    desc.flags = cudaMemAccessFlagsProtNone;
+    ASK("cudaMemPoolSetAccess(device 0, none)", cudaMemPoolSetAccess(dflt, &desc, 1), 0);
+    desc.location = dev64, desc.flags = cudaMemAccessFlagsProtReadWrite;
+    ASK("cudaMemPoolSetAccess(device 64, read-write)", cudaMemPoolSetAccess(dflt, &desc, 1), 0);
+    ASK("cudaMemPoolSetAccess(no descriptors)", cudaMemPoolSetAccess(dflt, &desc, 0), 0);
+    ASK("cudaMemGetDefaultMemPool(device 0) is the device's", cudaMemGetDefaultMemPool(&got, &dev0, cudaMemAllocationTypePinned),
+        got == dflt);
+    ASK("cudaMemGetDefaultMemPool(device 64)", cudaMemGetDefaultMemPool(&got, &dev64, cudaMemAllocationTypePinned), 0);
+    ASK("cudaMemGetDefaultMemPool(host)", cudaMemGetDefaultMemPool(&got, &host, cudaMemAllocationTypePinned), 0);
+    ASK("cudaMemGetMemPool(device 0) is the current", cudaMemGetMemPool(&got, &dev0, cudaMemAllocationTypePinned),
+        got == dflt);
+    cudaMemPoolProps props = {};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location = dev0;
+    cudaMemPoolCreate(&made, &props);
+    ASK("cudaMemSetMemPool(device 0, a new pool)", cudaMemSetMemPool(&dev0, cudaMemAllocationTypePinned, made), 0);
+    ASK("  then cudaDeviceGetMemPool(0) is it", cudaDeviceGetMemPool(&got, 0), got == made);
+    cudaDeviceSetMemPool(0, dflt);
+    cudaMemPoolDestroy(made);
+    ASK("cudaMemGetDefaultMemPool(device 0, invalid type)",
+        cudaMemGetDefaultMemPool(&got, &dev0, cudaMemAllocationTypeInvalid), 0);
     cudaFree(win);
     std::free(heap);
     cudaHostUnregister(reg);

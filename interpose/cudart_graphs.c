@@ -373,7 +373,56 @@ cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *f
     RT_RETURN(e);
 }
 
-/* The nodes of graph that pass keep(), into out (at most *count; NULL: only count them). */
+cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to,
+                                        const cudaGraphEdgeData *edgeData, size_t numDependencies) {
+    RT_ENTER();
+    static const cudaGraphEdgeData plain;
+    cudaError_t e = numDependencies && (!from || !to) ? cudaErrorInvalidValue : cudaSuccess;
+    for (size_t i = 0; e == cudaSuccess && edgeData && i < numDependencies; i++)
+        if (memcmp(&edgeData[i], &plain, sizeof plain))
+            e = cudaErrorInvalidValue; /* no such edge: hysim's edges are all plain */
+    GLOCK();
+    if (e == cudaSuccess && !graph_ok_locked(graph))
+        e = cudaErrorInvalidValue;
+    for (size_t i = 0; e == cudaSuccess && i < numDependencies; i++) /* every edge must be there */
+        if (!node_ok_locked(from[i]) || !node_ok_locked(to[i]) || to[i]->owner != graph ||
+            !hs_nodeset_has(&to[i]->deps, from[i]))
+            e = cudaErrorInvalidValue;
+    for (size_t i = 0; e == cudaSuccess && i < numDependencies; i++)
+        nodeset_remove(&to[i]->deps, from[i]);
+    GUNLOCK();
+    RT_RETURN(e);
+}
+
+/*
+ * A query's list of nodes: up to *count of them into out (the rest of out
+ * NULL and *count the number there are, when it is more than there are), or,
+ * with out NULL, their number into *count. edges, where given, get the
+ * default edge's data for each node returned (hysim's graphs have no other).
+ */
+typedef struct node_list {
+    cudaGraphNode_t *out;
+    cudaGraphEdgeData *edges;
+    size_t cap, k;
+} node_list;
+
+static void list_put(node_list *l, cudaGraphNode_t n) {
+    if (l->out && l->k < l->cap) {
+        l->out[l->k] = n;
+        if (l->edges)
+            memset(&l->edges[l->k], 0, sizeof *l->edges);
+    }
+    l->k++;
+}
+
+static void list_end(node_list *l, size_t *count) {
+    for (size_t i = l->k; l->out && i < l->cap; i++)
+        l->out[i] = NULL;
+    if (!l->out || l->k < l->cap)
+        *count = l->k;
+}
+
+/* The nodes of graph (roots_only: those without dependencies), in creation order. */
 static cudaError_t list_nodes(cudaGraph_t graph, cudaGraphNode_t *out, size_t *count, int roots_only) {
     if (!count)
         return cudaErrorInvalidValue;
@@ -382,22 +431,69 @@ static cudaError_t list_nodes(cudaGraph_t graph, cudaGraphNode_t *out, size_t *c
     if (!graph_ok_locked(graph)) {
         e = cudaErrorInvalidValue;
     } else {
-        size_t k = 0;
-        for (size_t i = 0; i < graph->nodes.n; i++) {
-            cudaGraphNode_t n = graph->nodes.v[i];
-            if (roots_only && n->deps.n)
-                continue;
-            if (out && k < *count)
-                out[k] = n;
-            k++;
-        }
-        for (size_t i = k; out && i < *count; i++)
-            out[i] = NULL;
-        if (!out || k < *count)
-            *count = k;
+        node_list l = {out, NULL, *count, 0};
+        for (size_t i = 0; i < graph->nodes.n; i++)
+            if (!roots_only || !graph->nodes.v[i]->deps.n)
+                list_put(&l, graph->nodes.v[i]);
+        list_end(&l, count);
     }
     GUNLOCK();
     return e;
+}
+
+/* The nodes node depends on (dependents: those that depend on it, in creation order). */
+static cudaError_t list_neighbours(cudaGraphNode_t node, cudaGraphNode_t *out, cudaGraphEdgeData *edges, size_t *count,
+                                   int dependents) {
+    if (!count)
+        return cudaErrorInvalidValue;
+    GLOCK();
+    int ok = node_ok_locked(node);
+    if (ok) {
+        node_list l = {out, edges, *count, 0};
+        const hs_nodeset *all = &node->owner->nodes;
+        for (size_t i = 0; !dependents && i < node->deps.n; i++)
+            list_put(&l, node->deps.v[i]);
+        for (size_t i = 0; dependents && i < all->n; i++)
+            if (hs_nodeset_has(&all->v[i]->deps, node))
+                list_put(&l, all->v[i]);
+        list_end(&l, count);
+    }
+    GUNLOCK();
+    return ok ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies,
+                                         cudaGraphEdgeData *edgeData, size_t *pNumDependencies) {
+    RT_ENTER();
+    RT_RETURN(list_neighbours(node, pDependencies, edgeData, pNumDependencies, 0));
+}
+
+cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes,
+                                           cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes) {
+    RT_ENTER();
+    RT_RETURN(list_neighbours(node, pDependentNodes, edgeData, pNumDependentNodes, 1));
+}
+
+/* Every edge, by its head's creation order then its dependencies' order; from and to both, or neither. */
+cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to,
+                              cudaGraphEdgeData *edgeData, size_t *numEdges) {
+    RT_ENTER();
+    if (!numEdges || !from != !to)
+        RT_RETURN(cudaErrorInvalidValue);
+    GLOCK();
+    int ok = graph_ok_locked(graph);
+    if (ok) {
+        node_list tails = {from, edgeData, *numEdges, 0}, heads = {to, NULL, *numEdges, 0};
+        for (size_t i = 0; i < graph->nodes.n; i++)
+            for (size_t j = 0; j < graph->nodes.v[i]->deps.n; j++) {
+                list_put(&tails, graph->nodes.v[i]->deps.v[j]);
+                list_put(&heads, graph->nodes.v[i]);
+            }
+        list_end(&heads, numEdges);
+        list_end(&tails, numEdges);
+    }
+    GUNLOCK();
+    RT_RETURN(ok ? cudaSuccess : cudaErrorInvalidValue);
 }
 
 cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes) {
@@ -427,6 +523,55 @@ static void index_nodes(cudaGraph_t g, hs_ptrmap *m) {
 }
 
 static size_t index_of(const hs_ptrmap *m, cudaGraphNode_t n) { return hs_ptrmap_get(m, (uintptr_t)n) - 1; }
+
+static const char *type_name(enum cudaGraphNodeType t) {
+    static const char *const names[] = {"kernel", "memcpy", "memset", "host", "graph", "empty", "wait event",
+                                        "event record"};
+    return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "other";
+}
+
+/*
+ * A graph as Graphviz DOT: a node per graph node (its type, a kernel's grid
+ * and block, a copy's or memset's bytes) and an edge per dependency. flags
+ * (how much detail the real runtime prints) are not distinguished.
+ */
+cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags) {
+    (void)flags;
+    RT_ENTER();
+    if (!path)
+        RT_RETURN(cudaErrorInvalidValue);
+    GLOCK();
+    cudaError_t e = graph_ok_locked(graph) ? cudaSuccess : cudaErrorInvalidValue;
+    FILE *f = e == cudaSuccess ? fopen(path, "w") : NULL;
+    if (e == cudaSuccess && !f)
+        e = cudaErrorOperatingSystem;
+    if (f) {
+        hs_ptrmap index = {0};
+        index_nodes(graph, &index);
+        fprintf(f, "digraph cuda_graph {\n");
+        for (size_t i = 0; i < graph->nodes.n; i++) {
+            cudaGraphNode_t n = graph->nodes.v[i];
+            fprintf(f, "  n%zu [label=\"%zu: %s (GPU %d)", i, i, type_name(n->type), n->dev);
+            if (n->type == cudaGraphNodeTypeKernel && n->op.kind == HS_SOP_KERNEL)
+                fprintf(f, "\\ngrid %ux%ux%u block %ux%ux%u", n->op.u.kernel.grid[0], n->op.u.kernel.grid[1],
+                        n->op.u.kernel.grid[2], n->op.u.kernel.block[0], n->op.u.kernel.block[1], n->op.u.kernel.block[2]);
+            else if (n->type == cudaGraphNodeTypeMemcpy)
+                fprintf(f, "\\n%zu bytes", n->op.u.copy.count);
+            else if (n->type == cudaGraphNodeTypeMemset)
+                fprintf(f, "\\n%zu bytes", n->op.u.memset.count);
+            fprintf(f, "\"];\n");
+        }
+        for (size_t i = 0; i < graph->nodes.n; i++)
+            for (size_t j = 0; j < graph->nodes.v[i]->deps.n; j++)
+                fprintf(f, "  n%zu -> n%zu;\n", index_of(&index, graph->nodes.v[i]->deps.v[j]), i);
+        fprintf(f, "}\n");
+        hs_ptrmap_clear(&index);
+        if (fclose(f) != 0)
+            e = cudaErrorOperatingSystem;
+    }
+    GUNLOCK();
+    RT_RETURN(e);
+}
 
 cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph) {
     RT_ENTER();

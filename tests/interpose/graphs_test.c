@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -468,6 +469,52 @@ static void test_explicit(void) {
     CHECK_CUDA(cudaGraphGetNodes(g, NULL, &n), cudaSuccess);
     CHECK_CUDA(cudaGraphGetRootNodes(g, NULL, &roots), cudaSuccess);
     CHECK(n == 9 && roots == 2, "%zu nodes, %zu roots; expected 9 and 2 (A, the copy)", n, roots);
+    /* the edges, both ways, and as a whole; one removed and put back */
+    cudaGraphNode_t nb[4] = {NULL, NULL, NULL, (cudaGraphNode_t)1};
+    cudaGraphEdgeData ed[4];
+    size_t k = 0;
+    CHECK_CUDA(cudaGraphNodeGetDependencies(empty, NULL, NULL, &k), cudaSuccess);
+    CHECK(k == 2, "the empty node's dependencies: %zu, expected 2", k);
+    k = 4;
+    memset(ed, 0x55, sizeof ed);
+    CHECK_CUDA(cudaGraphNodeGetDependencies(empty, nb, ed, &k), cudaSuccess);
+    CHECK(k == 2 && nb[0] == b && nb[1] == c && nb[2] == NULL && nb[3] == NULL && ed[1].type == 0 && ed[1].from_port == 0,
+          "the empty node's dependencies: %zu, B and C then NULL, plain edges", k);
+    k = 4;
+    CHECK_CUDA(cudaGraphNodeGetDependentNodes(a, nb, NULL, &k), cudaSuccess);
+    CHECK(k == 3 && nb[0] == b && nb[1] == c && nb[2] == rec, "A's dependents: %zu (B, C, the record)", k);
+    k = 1;
+    CHECK_CUDA(cudaGraphNodeGetDependentNodes(a, nb, NULL, &k), cudaSuccess);
+    CHECK(k == 1 && nb[0] == b, "A's first dependent, asked for one: %zu", k);
+    size_t edges = 0;
+    CHECK_CUDA(cudaGraphGetEdges(g, NULL, NULL, NULL, &edges), cudaSuccess);
+    CHECK(edges == 9, "%zu edges, expected 9", edges);
+    cudaGraphNode_t from[9], to[9];
+    edges = 9;
+    CHECK_CUDA(cudaGraphGetEdges(g, from, to, NULL, &edges), cudaSuccess);
+    CHECK(from[0] == a && to[0] == b && from[2] == b && to[2] == empty, "edges in order: A->B first, B->empty third");
+    CHECK_CUDA(cudaGraphGetEdges(g, from, NULL, NULL, &edges), cudaErrorInvalidValue);
+    CHECK_CUDA(cudaGraphRemoveDependencies(g, &a, &c, NULL, 1), cudaSuccess);
+    CHECK_CUDA(cudaGraphRemoveDependencies(g, &a, &c, NULL, 1), cudaErrorInvalidValue); /* gone */
+    CHECK_CUDA(cudaGraphGetRootNodes(g, NULL, &roots), cudaSuccess);
+    CHECK(roots == 3, "%zu roots after removing A->C, expected 3", roots);
+    CHECK_CUDA(cudaGraphAddDependencies(g, &a, &c, NULL, 1), cudaSuccess);
+    char dot[] = "/tmp/hysim_graph_XXXXXX";
+    int fd = mkstemp(dot);
+    CHECK(fd >= 0, "mkstemp");
+    close(fd);
+    CHECK_CUDA(cudaGraphDebugDotPrint(g, dot, 0), cudaSuccess);
+    FILE *df = fopen(dot, "r");
+    char text[4096] = {0};
+    size_t read = df ? fread(text, 1, sizeof text - 1, df) : 0;
+    if (df)
+        fclose(df);
+    unlink(dot);
+    CHECK(read > 0 && strstr(text, "digraph") && strstr(text, "n0 -> n1;") && strstr(text, "memset") &&
+              strstr(text, "grid 8x1x1 block 256x1x1"),
+          "cudaGraphDebugDotPrint's file: %s", text);
+    CHECK_CUDA(cudaGraphDebugDotPrint(g, "/nonexistent/dir/g.dot", 0), cudaErrorOperatingSystem);
+
     enum cudaGraphNodeType t;
     CHECK_CUDA(cudaGraphNodeGetType(ms, &t), cudaSuccess);
     CHECK(t == cudaGraphNodeTypeMemset, "memset node type %d", t);

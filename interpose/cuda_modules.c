@@ -7,7 +7,11 @@
  * (hs_client_launch), timed by that name's profile or the scenario's
  * default, on the stream given (CUstream and cudaStream_t are one handle).
  * Function attributes and occupancy follow kernel_rules.h, as the runtime's
- * do; pointer queries answer as cudaPointerGetAttributes does.
+ * do; pointer queries answer as cudaPointerGetAttributes does. CUDA 12's
+ * libraries are modules (a CUlibrary is a CUmodule, a CUkernel a
+ * CUfunction, as a launch may treat it); the JIT linker links nothing and
+ * hands out an image that only hysim's cuModuleLoadData takes; a tensor map
+ * (TMA descriptor) is checked and left blank, since no kernel reads it.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -139,6 +143,144 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
     if (f)
         *hfunc = f;
     return hs_driver_leave(f ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY);
+}
+
+/* ---- libraries (CUDA 12): modules by another name ---- */
+
+CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
+                           unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
+                           unsigned int numLibraryOptions) {
+    (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
+    (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
+    hs_client_enter();
+    return hs_driver_leave(new_module((CUmodule *)library, code));
+}
+
+CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
+                               void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
+                               void **libraryOptionValues, unsigned int numLibraryOptions) {
+    (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
+    (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
+    return cuModuleLoad((CUmodule *)library, fileName);
+}
+
+CUresult cuLibraryUnload(CUlibrary library) { return cuModuleUnload((CUmodule)library); }
+
+CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library) {
+    hs_client_enter();
+    if (!pMod)
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
+    if (!module_ok((CUmodule)library))
+        return hs_driver_leave(CUDA_ERROR_INVALID_HANDLE);
+    *pMod = (CUmodule)library;
+    return hs_driver_leave(CUDA_SUCCESS);
+}
+
+CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name) {
+    return cuModuleGetFunction((CUfunction *)pKernel, (CUmodule)library, name);
+}
+
+CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
+    hs_client_enter();
+    if (!pFunc)
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
+    if (!function_ok((CUfunction)kernel))
+        return hs_driver_leave(CUDA_ERROR_INVALID_HANDLE);
+    *pFunc = (CUfunction)kernel;
+    return hs_driver_leave(CUDA_SUCCESS);
+}
+
+CUresult cuKernelGetName(const char **name, CUkernel hfunc) { return cuFuncGetName(name, (CUfunction)hfunc); }
+
+/* A kernel's attributes are one set for every device here (as for a function). */
+CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
+    const hs_gpu_info *info;
+    CUresult r = hs_driver_check_device(dev, &info);
+    return r != CUDA_SUCCESS ? r : cuFuncGetAttribute(pi, attrib, (CUfunction)kernel);
+}
+
+CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
+    const hs_gpu_info *info;
+    CUresult r = hs_driver_check_device(dev, &info);
+    return r != CUDA_SUCCESS ? r : cuFuncSetAttribute((CUfunction)kernel, attrib, val);
+}
+
+/* ---- the JIT linker: links nothing ---- */
+
+#define LINK_MAGIC 0x68736c6bu /* "hslk" */
+
+struct CUlinkState_st {
+    unsigned magic;
+    unsigned inputs;
+};
+
+static const char g_linked_image[] = "hysim: a linked image (no code; only hysim's cuModuleLoadData reads it)";
+
+CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut) {
+    (void)numOptions, (void)options, (void)optionValues;
+    hs_client_enter();
+    CUresult r = initialized();
+    struct CUlinkState_st *st = NULL;
+    if (r == CUDA_SUCCESS && !stateOut)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS && !(st = calloc(1, sizeof *st)))
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (r == CUDA_SUCCESS) {
+        st->magic = LINK_MAGIC;
+        *stateOut = st;
+    }
+    return hs_driver_leave(r);
+}
+
+static int link_ok(CUlinkState st) { return st && st->magic == LINK_MAGIC; }
+
+CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
+                       unsigned int numOptions, CUjit_option *options, void **optionValues) {
+    (void)name, (void)numOptions, (void)options, (void)optionValues;
+    hs_client_enter();
+    if (!link_ok(state))
+        return hs_driver_leave(CUDA_ERROR_INVALID_HANDLE);
+    if (!data || !size || (unsigned)type >= CU_JIT_NUM_INPUT_TYPES)
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
+    state->inputs++;
+    return hs_driver_leave(CUDA_SUCCESS);
+}
+
+CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions,
+                       CUjit_option *options, void **optionValues) {
+    (void)numOptions, (void)options, (void)optionValues;
+    hs_client_enter();
+    if (!link_ok(state))
+        return hs_driver_leave(CUDA_ERROR_INVALID_HANDLE);
+    if (!path || (unsigned)type >= CU_JIT_NUM_INPUT_TYPES)
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return hs_driver_leave(CUDA_ERROR_FILE_NOT_FOUND);
+    fclose(f);
+    state->inputs++;
+    return hs_driver_leave(CUDA_SUCCESS);
+}
+
+/* The image lives as long as the process (a real one, as long as the link state). */
+CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut) {
+    hs_client_enter();
+    if (!link_ok(state))
+        return hs_driver_leave(CUDA_ERROR_INVALID_HANDLE);
+    if (!cubinOut || !sizeOut || !state->inputs)
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
+    *cubinOut = (void *)g_linked_image;
+    *sizeOut = sizeof g_linked_image;
+    return hs_driver_leave(CUDA_SUCCESS);
+}
+
+CUresult cuLinkDestroy(CUlinkState state) {
+    hs_client_enter();
+    if (!link_ok(state))
+        return hs_driver_leave(CUDA_ERROR_INVALID_HANDLE);
+    state->magic = 0;
+    free(state);
+    return hs_driver_leave(CUDA_SUCCESS);
 }
 
 /* ---- launches ---- */
@@ -328,6 +470,85 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CU
                                                               size_t dynamicSMemSize, unsigned int flags) {
     hs_client_enter();
     return hs_driver_leave(occupancy(numBlocks, func, blockSize, dynamicSMemSize, flags));
+}
+
+/* The block size (a multiple of a warp, at most blockSizeLimit) that keeps the most threads resident per SM;
+ * the grid that fills the GPU with it. */
+CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,
+                                          CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+                                          int blockSizeLimit) {
+    hs_client_enter();
+    if (!minGridSize || !blockSize || blockSizeLimit < 0)
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
+    if (!function_ok(func))
+        return hs_driver_leave(CUDA_ERROR_INVALID_HANDLE);
+    const hs_gpu_info *info = hs_client_gpu_info();
+    int limit = blockSizeLimit && blockSizeLimit < HS_MAX_THREADS_PER_BLOCK ? blockSizeLimit : HS_MAX_THREADS_PER_BLOCK;
+    int best = 0, best_blocks = 0;
+    for (int b = 32; b <= limit; b += 32) {
+        size_t smem = blockSizeToDynamicSMemSize ? blockSizeToDynamicSMemSize(b) : dynamicSMemSize;
+        int n = hs_kernel_blocks_per_sm(b, smem, func->attrs[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES]);
+        if (n * b > best * best_blocks || (n * b == best * best_blocks && b > best)) /* ties: the larger block */
+            best = b, best_blocks = n;
+    }
+    *blockSize = best;
+    *minGridSize = best_blocks * (info ? info->sm_count : 0);
+    return hs_driver_leave(CUDA_SUCCESS);
+}
+
+/*
+ * Clusters of the launch's shape that can be resident at once, as a real
+ * H100 answers (bench/real/data/driver_launch_h100.txt): at most 8 blocks an
+ * SM (it answers 8 for blocks of 128 and 256 threads alike), and clusters of
+ * more than 2 blocks stay within groups of SMs that leave 8 of its 132 over
+ * (124 usable): within 4 % of its 12 answers for 1-8 blocks of 128-1024
+ * threads.
+ */
+#define CLUSTER_BLOCKS_PER_SM 8
+#define CLUSTER_USABLE_SHARE (124.0 / 132.0)
+
+CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config) {
+    hs_client_enter();
+    if (!numClusters || !config)
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
+    if (!function_ok(func))
+        return hs_driver_leave(CUDA_ERROR_INVALID_HANDLE);
+    unsigned cluster = 1;
+    for (unsigned i = 0; i < config->numAttrs; i++)
+        if (config->attrs && config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+            cluster = config->attrs[i].value.clusterDim.x * config->attrs[i].value.clusterDim.y *
+                      config->attrs[i].value.clusterDim.z;
+    if (!cluster || cluster > 16 || config->gridDimX * config->gridDimY * config->gridDimZ % cluster)
+        return hs_driver_leave(CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    const hs_gpu_info *info = hs_client_gpu_info();
+    int per_sm = hs_kernel_blocks_per_sm((int)(config->blockDimX * config->blockDimY * config->blockDimZ),
+                                         config->sharedMemBytes,
+                                         func->attrs[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES]);
+    if (per_sm > CLUSTER_BLOCKS_PER_SM)
+        per_sm = CLUSTER_BLOCKS_PER_SM;
+    double sms = info ? info->sm_count * (cluster > 2 ? CLUSTER_USABLE_SHARE : 1.0) : 0;
+    *numClusters = (int)(per_sm * sms / cluster + 1e-9);
+    return hs_driver_leave(CUDA_SUCCESS);
+}
+
+/* ---- tensor maps (TMA descriptors): checked, left blank ---- */
+
+CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,
+                                void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides,
+                                const cuuint32_t *boxDim, const cuuint32_t *elementStrides,
+                                CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
+                                CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+    (void)interleave, (void)swizzle, (void)l2Promotion, (void)oobFill;
+    hs_client_enter();
+    int ok = tensorMap && globalAddress && globalDim && boxDim && elementStrides && tensorRank >= 1 &&
+             tensorRank <= 5 && (tensorRank == 1 || globalStrides) && (unsigned)tensorDataType < 16 &&
+             ((uintptr_t)globalAddress % 16) == 0;
+    for (cuuint32_t i = 0; ok && i < tensorRank; i++)
+        ok = globalDim[i] >= 1 && boxDim[i] >= 1 && boxDim[i] <= 256 && elementStrides[i] >= 1 &&
+             elementStrides[i] <= 8 && (i == 0 || globalStrides[i - 1] % 16 == 0);
+    if (ok)
+        memset(tensorMap, 0, sizeof *tensorMap);
+    return hs_driver_leave(ok ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
 }
 
 /* ---- the current context's work, and pointers ---- */

@@ -111,6 +111,64 @@ int main(int argc, char **argv)
     std::printf("cuLaunchKernel driver_kernel: %.3f us per launch\n", time_launches(f, s, n, false));
     std::printf("cuLaunchKernelEx driver_kernel, clusters of 2: %.3f us per launch\n", time_launches(f, s, n, true));
     std::printf("cuLaunchKernel driver_kernel_other: %.3f us per launch\n", time_launches(other, s, n, false));
+
+    // the JIT linker's image, a library's kernel, occupancy by clusters and block size, a tensor map
+    CUlinkState link;
+    void *image = nullptr;
+    size_t image_bytes = 0;
+    CU(cuLinkCreate(0, nullptr, nullptr, &link));
+    CU(cuLinkAddData(link, CU_JIT_INPUT_PTX, (void *)ptx, sizeof ptx, "driver_launch.ptx", 0, nullptr, nullptr));
+    CU(cuLinkComplete(link, &image, &image_bytes));
+    CUmodule linked;
+    CUfunction from_link;
+    CU(cuModuleLoadData(&linked, image));
+    CU(cuLinkDestroy(link));
+    CU(cuModuleGetFunction(&from_link, linked, "driver_kernel"));
+    std::printf("a linked module's function: %d\n", from_link != nullptr);
+    CUlibrary lib;
+    CUkernel kern;
+    CUfunction from_lib;
+    CU(cuLibraryLoadData(&lib, ptx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    CU(cuLibraryGetKernel(&kern, lib, "driver_kernel"));
+    CU(cuKernelGetFunction(&from_lib, kern));
+    CU(cuFuncGetName(&name, from_lib));
+    std::printf("a library kernel's function: %s\n", name);
+    void *out = nullptr;
+    void *args[] = {&out};
+    CU(cuLaunchKernel((CUfunction)kern, 132, 1, 1, 128, 1, 1, 0, (CUstream)s, args, nullptr));
+    CU(cuStreamSynchronize((CUstream)s));
+    std::printf("launched a CUkernel as a CUfunction: 1\n");
+    int min_grid = 0, block = 0, clusters = 0;
+    CU(cuOccupancyMaxPotentialBlockSize(&min_grid, &block, other, nullptr, 0, 0));
+    std::printf("potential block size: %d, min grid %d\n", block, min_grid);
+    CUlaunchAttribute attr = {};
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = 2, attr.value.clusterDim.y = 1, attr.value.clusterDim.z = 1;
+    CUlaunchConfig config = {};
+    config.gridDimX = 264, config.gridDimY = 1, config.gridDimZ = 1; // a multiple of every cluster size
+    config.blockDimX = 128, config.blockDimY = 1, config.blockDimZ = 1;
+    config.attrs = &attr;
+    config.numAttrs = 1;
+    for (unsigned threads : {128u, 256u, 1024u})
+        for (unsigned size : {1u, 2u, 4u, 8u}) {
+            attr.value.clusterDim.x = size;
+            config.blockDimX = threads;
+            CU(cuOccupancyMaxActiveClusters(&clusters, other, &config));
+            std::printf("active clusters of %u x %u threads: %d\n", size, threads, clusters);
+        }
+    alignas(128) CUtensorMap map;
+    cuuint64_t dims[2] = {1024, 1024}, strides[1] = {1024 * 2};
+    cuuint32_t box[2] = {64, 64}, elem[2] = {1, 1};
+    CUresult r = cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, p, dims, strides, box, elem,
+                                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                        CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    std::printf("cuTensorMapEncodeTiled 1024 x 1024 bf16, 64 x 64 boxes: %d\n", (int)r);
+    r = cuTensorMapEncodeTiled(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 0, p, dims, strides, box, elem,
+                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                               CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    std::printf("cuTensorMapEncodeTiled of rank 0: %d\n", (int)r);
+    CU(cuLibraryUnload(lib));
+    CU(cuModuleUnload(linked));
     CU(cuCtxSynchronize());
     RT(cudaStreamDestroy(s));
     RT(cudaFree(p));

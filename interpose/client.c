@@ -1449,33 +1449,26 @@ void hs_client_set_primary_active(int device, int active) {
 
 int hs_client_ctx_current(void) { return t_ctx_depth ? t_ctx[t_ctx_depth - 1] : -1; }
 
-cudaError_t hs_client_set_device(int device) {
+/* Makes device's context the top of the thread's stack: a new top (push), else in place of the old one. */
+static cudaError_t ctx_make_top(int device, int push) {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
     if (!valid_device(device))
         return cudaErrorInvalidDevice;
-    if (!t_ctx_depth)
-        t_ctx_depth = 1;
+    if (push && t_ctx_depth == HS_CTX_DEPTH)
+        return cudaErrorMemoryAllocation;
+    if (push || !t_ctx_depth)
+        t_ctx_depth++;
     t_ctx[t_ctx_depth - 1] = (int16_t)device;
     t_device = device;
     note_primary_active(device);
     return cudaSuccess;
 }
 
-cudaError_t hs_client_ctx_push(int device) {
-    cudaError_t e = hs_client_start();
-    if (e != cudaSuccess)
-        return e;
-    if (!valid_device(device))
-        return cudaErrorInvalidDevice;
-    if (t_ctx_depth == HS_CTX_DEPTH)
-        return cudaErrorMemoryAllocation;
-    t_ctx[t_ctx_depth++] = (int16_t)device;
-    t_device = device;
-    note_primary_active(device);
-    return cudaSuccess;
-}
+cudaError_t hs_client_set_device(int device) { return ctx_make_top(device, 0); }
+
+cudaError_t hs_client_ctx_push(int device) { return ctx_make_top(device, 1); }
 
 int hs_client_ctx_pop(void) {
     if (!t_ctx_depth)

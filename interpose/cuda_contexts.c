@@ -84,16 +84,9 @@ CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
     return hs_driver_leave(r);
 }
 
-/* Context calls need an initialized driver; *info is not used. */
-static CUresult initialized(void) {
-    const hs_gpu_info *info;
-    CUresult r = hs_driver_check_device(0, &info);
-    return r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_DEINITIALIZED ? r : CUDA_SUCCESS;
-}
-
 CUresult cuCtxGetCurrent(CUcontext *pctx) {
     hs_client_enter();
-    CUresult r = initialized();
+    CUresult r = hs_driver_initialized();
     if (r == CUDA_SUCCESS && !pctx)
         r = CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS) {
@@ -105,7 +98,7 @@ CUresult cuCtxGetCurrent(CUcontext *pctx) {
 
 CUresult cuCtxSetCurrent(CUcontext ctx) {
     hs_client_enter();
-    CUresult r = initialized();
+    CUresult r = hs_driver_initialized();
     int dev = hs_driver_context_device(ctx);
     if (r == CUDA_SUCCESS && ctx && dev < 0)
         r = CUDA_ERROR_INVALID_CONTEXT;
@@ -116,7 +109,7 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
 
 CUresult cuCtxPushCurrent(CUcontext ctx) {
     hs_client_enter();
-    CUresult r = initialized();
+    CUresult r = hs_driver_initialized();
     int dev = hs_driver_context_device(ctx);
     if (r == CUDA_SUCCESS && dev < 0)
         r = ctx ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_VALUE;
@@ -129,7 +122,7 @@ CUresult cuCtxPushCurrent(CUcontext ctx) {
 
 CUresult cuCtxPopCurrent(CUcontext *pctx) {
     hs_client_enter();
-    CUresult r = initialized();
+    CUresult r = hs_driver_initialized();
     if (r == CUDA_SUCCESS) {
         int dev = hs_client_ctx_pop();
         if (dev < 0)
@@ -143,7 +136,7 @@ CUresult cuCtxPopCurrent(CUcontext *pctx) {
 /* CUDA 13's: the device of ctx, or of the current context when ctx is NULL. */
 CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx) {
     hs_client_enter();
-    CUresult r = initialized();
+    CUresult r = hs_driver_initialized();
     int dev = ctx ? hs_driver_context_device(ctx) : hs_client_ctx_current();
     if (r == CUDA_SUCCESS && !device)
         r = CUDA_ERROR_INVALID_VALUE;

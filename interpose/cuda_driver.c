@@ -174,6 +174,17 @@ CUresult hs_driver_check_device(CUdevice dev, const hs_gpu_info **info) {
     return dev >= 0 && dev < (*info)->device_count ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
+CUresult hs_driver_initialized(void) {
+    const hs_gpu_info *info;
+    CUresult r = hs_driver_check_device(0, &info);
+    return r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_DEINITIALIZED ? r : CUDA_SUCCESS;
+}
+
+CUresult hs_driver_current_context(void) {
+    CUresult r = hs_driver_initialized();
+    return r != CUDA_SUCCESS ? r : hs_client_ctx_current() < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+}
+
 CUresult cuInit(unsigned int Flags) {
     hs_client_enter();
     if (Flags != 0)

@@ -19,6 +19,10 @@ HS_DRIVER_HIDDEN CUresult hs_driver_leave(CUresult r);
 /* CUDA_SUCCESS if the driver is initialized (cuInit, or the runtime started) and dev is one of its
  * devices, which *info then describes. */
 HS_DRIVER_HIDDEN CUresult hs_driver_check_device(CUdevice dev, const hs_gpu_info **info);
+/* CUDA_SUCCESS if the driver is initialized; current_context: and the thread has a current context,
+ * which creating streams, events and memory needs (else CUDA_ERROR_INVALID_CONTEXT). */
+HS_DRIVER_HIDDEN CUresult hs_driver_initialized(void);
+HS_DRIVER_HIDDEN CUresult hs_driver_current_context(void);
 
 /* cuda_contexts.c: a local device's primary context, and the device of a context hysim handed out (or -1). */
 HS_DRIVER_HIDDEN CUcontext hs_driver_primary_context(int device);

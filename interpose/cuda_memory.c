@@ -15,18 +15,9 @@
 
 static void *ptr_of(CUdeviceptr p) { return (void *)(uintptr_t)p; }
 
-/* Allocation needs a current context, as on a real driver. */
-static CUresult current_context(void) {
-    const hs_gpu_info *info;
-    CUresult r = hs_driver_check_device(0, &info);
-    if (r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_DEINITIALIZED)
-        return r;
-    return hs_client_ctx_current() < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
-}
-
 CUresult cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) {
     hs_client_enter();
-    CUresult r = current_context();
+    CUresult r = hs_driver_current_context();
     if (r == CUDA_SUCCESS && (!dptr || !bytesize))
         r = CUDA_ERROR_INVALID_VALUE;
     void *p = NULL;
@@ -42,7 +33,7 @@ CUresult cuMemFree(CUdeviceptr dptr) {
 
 CUresult cuMemGetInfo(size_t *free, size_t *total) {
     hs_client_enter();
-    CUresult r = current_context();
+    CUresult r = hs_driver_current_context();
     if (r == CUDA_SUCCESS && (!free || !total))
         r = CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS)
@@ -53,7 +44,7 @@ CUresult cuMemGetInfo(size_t *free, size_t *total) {
 /* ---- pinned host memory (mapped: its device pointer is its address) ---- */
 
 static CUresult host_alloc(void **pp, size_t bytesize, unsigned flags) {
-    CUresult r = current_context();
+    CUresult r = hs_driver_current_context();
     if (r != CUDA_SUCCESS)
         return r;
     if (!pp || (flags & ~(unsigned)(CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP |

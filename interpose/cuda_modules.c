@@ -47,17 +47,10 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* modules' function 
 static int module_ok(CUmodule m) { return m && m->magic == MODULE_MAGIC; }
 static int function_ok(CUfunction f) { return f && f->magic == FUNCTION_MAGIC; }
 
-/* Driver calls need an initialized driver (cuInit, or the runtime started). */
-static CUresult initialized(void) {
-    const hs_gpu_info *info;
-    CUresult r = hs_driver_check_device(0, &info);
-    return r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_DEINITIALIZED ? r : CUDA_SUCCESS;
-}
-
 /* ---- modules ---- */
 
 static CUresult new_module(CUmodule *module, const void *image) {
-    CUresult r = initialized();
+    CUresult r = hs_driver_initialized();
     if (r != CUDA_SUCCESS)
         return r;
     if (!module || !image)
@@ -219,7 +212,7 @@ static const char g_linked_image[] = "hysim: a linked image (no code; only hysim
 CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut) {
     (void)numOptions, (void)options, (void)optionValues;
     hs_client_enter();
-    CUresult r = initialized();
+    CUresult r = hs_driver_initialized();
     struct CUlinkState_st *st = NULL;
     if (r == CUDA_SUCCESS && !stateOut)
         r = CUDA_ERROR_INVALID_VALUE;
@@ -556,7 +549,7 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tens
 /* CUDA 13's: the context's device, or the current context's when ctx is NULL, runs out its work. */
 CUresult cuCtxSynchronize_v2(CUcontext ctx) {
     hs_client_enter();
-    CUresult r = initialized();
+    CUresult r = hs_driver_initialized();
     int dev = ctx ? hs_driver_context_device(ctx) : hs_client_ctx_current();
     if (r == CUDA_SUCCESS && dev < 0)
         r = CUDA_ERROR_INVALID_CONTEXT;
@@ -577,7 +570,7 @@ static _Atomic int g_pointer_said[CU_POINTER_ATTRIBUTE_MAPPED + 1];
  * hand out or register are CUDA_ERROR_INVALID_VALUE, as on a real driver. */
 CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr) {
     hs_client_enter();
-    CUresult r = initialized();
+    CUresult r = hs_driver_initialized();
     if (r != CUDA_SUCCESS || !data)
         return hs_driver_leave(r != CUDA_SUCCESS ? r : CUDA_ERROR_INVALID_VALUE);
     const void *p = (const void *)(uintptr_t)ptr;

@@ -7,17 +7,8 @@
  */
 #include "cuda_driver.h"
 
-/* Creation needs a current context, as on a real driver. */
-static CUresult current_context(void) {
-    const hs_gpu_info *info;
-    CUresult r = hs_driver_check_device(0, &info);
-    if (r == CUDA_ERROR_NOT_INITIALIZED || r == CUDA_ERROR_DEINITIALIZED)
-        return r;
-    return hs_client_ctx_current() < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
-}
-
 static CUresult create_stream(CUstream *ph, unsigned flags, int priority) {
-    CUresult r = current_context();
+    CUresult r = hs_driver_current_context();
     if (r != CUDA_SUCCESS)
         return r;
     if (!ph || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
@@ -108,7 +99,7 @@ CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId) {
 
 CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags) {
     hs_client_enter();
-    CUresult r = current_context();
+    CUresult r = hs_driver_current_context();
     if (r == CUDA_SUCCESS && (!phEvent || (Flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING |
                                                                CU_EVENT_INTERPROCESS))))
         r = CUDA_ERROR_INVALID_VALUE;

@@ -351,15 +351,22 @@ cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t g
                     : cudaErrorInvalidValue);
 }
 
-/* Edge data other than the default (all zeros) describes programmatic launches, not modelled. */
+/* Whether edge data (NULL: none) are all the default edge's (all zeros): hysim's graphs have no other. */
+static int edges_plain(const cudaGraphEdgeData *edgeData, size_t n) {
+    static const cudaGraphEdgeData plain;
+    for (size_t i = 0; edgeData && i < n; i++)
+        if (memcmp(&edgeData[i], &plain, sizeof plain))
+            return 0;
+    return 1;
+}
+
+/* Edge data other than the default describes programmatic launches, not modelled. */
 cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to,
                                      const cudaGraphEdgeData *edgeData, size_t numDependencies) {
     RT_ENTER();
-    static const cudaGraphEdgeData plain;
     cudaError_t e = numDependencies && (!from || !to) ? cudaErrorInvalidValue : cudaSuccess;
-    for (size_t i = 0; e == cudaSuccess && edgeData && i < numDependencies; i++)
-        if (memcmp(&edgeData[i], &plain, sizeof plain))
-            e = cudaErrorNotSupported;
+    if (e == cudaSuccess && !edges_plain(edgeData, numDependencies))
+        e = cudaErrorNotSupported;
     GLOCK();
     if (e == cudaSuccess && !graph_ok_locked(graph))
         e = cudaErrorInvalidValue;
@@ -376,11 +383,9 @@ cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *f
 cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to,
                                         const cudaGraphEdgeData *edgeData, size_t numDependencies) {
     RT_ENTER();
-    static const cudaGraphEdgeData plain;
     cudaError_t e = numDependencies && (!from || !to) ? cudaErrorInvalidValue : cudaSuccess;
-    for (size_t i = 0; e == cudaSuccess && edgeData && i < numDependencies; i++)
-        if (memcmp(&edgeData[i], &plain, sizeof plain))
-            e = cudaErrorInvalidValue; /* no such edge: hysim's edges are all plain */
+    if (e == cudaSuccess && !edges_plain(edgeData, numDependencies))
+        e = cudaErrorInvalidValue; /* no such edge */
     GLOCK();
     if (e == cudaSuccess && !graph_ok_locked(graph))
         e = cudaErrorInvalidValue;

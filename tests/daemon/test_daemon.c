@@ -411,6 +411,31 @@ static void child_copies(const char *ep, int idx, void *arg)
     dt_bye(&c, h, NULL, 0);
 }
 
+/* A host copy behind another on its stream: 2.7 us of its 4 us fixed cost remain (the rest overlaps). */
+static void child_queued_copies(const char *ep, int idx, void *arg)
+{
+    (void)arg, (void)idx;
+    dt_client c;
+    dt_connect(&c, ep, 0, 0, 1, 0);
+    uint64_t h = 0;
+    dt_copy(&c, h, 0, 0, HYSIM__COPY_KIND__H2D, 1000000, 0);
+    CHECK_EQ(h = dt_sync_stream(&c, h, 0, 0), 20000); /* alone: 16 us + 4 us */
+    dt_copy(&c, h, 0, 0, HYSIM__COPY_KIND__H2D, 1000000, 0);
+    dt_copy(&c, h, 0, 0, HYSIM__COPY_KIND__D2H, 1000000, 0);
+    CHECK_EQ(h = dt_sync_stream(&c, h, 0, 0), 20000 + 20000 + 18700); /* then one behind the other */
+    dt_bye(&c, h, NULL, 0);
+}
+
+static void test_queued_copies(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    sc.pcie.copy_latency_ns = 4000;
+    dt_result *r = dt_run(&sc, 1, child_queued_copies, NULL);
+    expect_ok(r);
+    dt_free(r);
+}
+
 static void test_copies(void)
 {
     hs_scenario sc;
@@ -1369,6 +1394,7 @@ static const dt_case cases[] = {
     {"events", test_events},
     {"wait_event", test_wait_event},
     {"copies", test_copies},
+    {"queued_copies", test_queued_copies},
     {"allreduce2", test_allreduce2},
     {"allreduce4", test_allreduce4},
     {"allreduce_one_process", test_allreduce_one_process},

@@ -411,8 +411,10 @@ static void test_capture_library(void) {
     }
     CHECK_CUDA(cudaGraphInstantiate(&m.exec, g, 0), cudaSuccess);
     float twice = timed(m.s, launch_mixed, &m);
-    CHECK(direct > 0 && near(twice, 2 * direct), "copy, memset and GEMM launched twice: %.6f ms, directly %.6f ms",
-          twice, direct);
+    /* the second launch's copy waits behind the first's GEMM, which hides 1.3 us of its 4 us fixed cost (a host
+     * copy queued behind other work, bridge/timeline.c): the only difference from two direct issues */
+    CHECK(direct > 0 && near(twice, 2 * direct - 0.0013),
+          "copy, memset and GEMM launched twice: %.6f ms, directly %.6f ms", twice, direct);
     CHECK_CUDA(cudaGraphExecDestroy(m.exec), cudaSuccess);
     CHECK_CUDA(cudaGraphDestroy(g), cudaSuccess);
     cublasDestroy(m.blas);

@@ -2,8 +2,9 @@
  * Streams and events of the driver API: the runtime's own (client.c's),
  * since a CUstream is a cudaStream_t and a CUevent a cudaEvent_t; created on
  * the current context's device, which the driver needs there to be.
- * Per-thread default stream forms (_ptsz) and host functions are not here
- * (their stubs name themselves).
+ * Host functions run as the runtime's do (cudart_streams.c): on the calling
+ * thread once the stream has drained. Per-thread default stream forms
+ * (_ptsz) are not here (their stubs name themselves).
  */
 #include "cuda_driver.h"
 
@@ -132,6 +133,26 @@ CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd) 
     hs_client_enter();
     return hs_driver_leave(
         hs_driver_from_runtime(hs_client_event_elapsed(pMilliseconds, (cudaEvent_t)hStart, (cudaEvent_t)hEnd)));
+}
+
+/* The stream drains, then the function runs on the calling thread, outside the driver call. */
+CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) {
+    hs_client_enter();
+    CUresult r = hs_driver_leave(fn ? hs_driver_from_runtime(hs_client_stream_synchronize((cudaStream_t)hStream))
+                                    : CUDA_ERROR_INVALID_VALUE);
+    if (r == CUDA_SUCCESS)
+        fn(userData);
+    return r;
+}
+
+CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags) {
+    hs_client_enter();
+    CUresult r = hs_driver_leave(callback && flags == 0
+                                     ? hs_driver_from_runtime(hs_client_stream_synchronize((cudaStream_t)hStream))
+                                     : CUDA_ERROR_INVALID_VALUE);
+    if (r == CUDA_SUCCESS)
+        callback(hStream, CUDA_SUCCESS, userData);
+    return r;
 }
 
 /* The unversioned names of the calls cuda.h maps to "_v2" (older programs link them; same arguments). */

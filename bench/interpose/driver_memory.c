@@ -29,6 +29,14 @@ static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
 
 static void say(const char *what, long long v) { printf("%-44s = %lld\n", what, v); }
 
+static void CUDA_CB host_function(void *flag) { *(int *)flag += 1; }
+
+static void CUDA_CB stream_callback(CUstream stream, CUresult status, void *flag)
+{
+    (void)stream;
+    *(int *)flag += status == CUDA_SUCCESS ? 10 : 100;
+}
+
 int main(void)
 {
     const size_t bytes = (size_t)64 << 20;
@@ -92,6 +100,11 @@ int main(void)
         CU(cuEventSynchronize(ev[5]));
     }
     say("cuStreamQuery after the last event", cuStreamQuery(s));
+    int ran = 0;
+    CU(cuLaunchHostFunc(s, host_function, &ran));
+    CU(cuStreamAddCallback(s, stream_callback, &ran, 0));
+    CU(cuStreamSynchronize(s));
+    say("host function and callback ran (1 + 10)", ran);
     say("cuEventQuery of the last event", cuEventQuery(ev[5]));
     const char *names[STEPS] = {"64 MiB host to device, pinned", "64 MiB device to host, pinned",
                                 "64 MiB within the device", "64 MiB memset (D32)", "an empty kernel"};

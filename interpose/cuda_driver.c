@@ -299,12 +299,15 @@ static const char *object_of(const void *at) {
  * else. hysim replaces the shared runtime, libcudart.so.13, and cannot see
  * the calls such a program makes inside itself; let through, each of them
  * fails ("API call is not supported in the installed CUDA driver") and the
- * run reports zero kernels. So when hysim's runtime is not loaded, the
- * process stops here with how to rebuild it.
+ * run reports zero kernels. Such a runtime's first request (CUDA 13's) is
+ * for the empty name, which no program of its own asks for: when hysim's
+ * runtime is not loaded, that request stops the process with how to
+ * rebuild it. A program on the driver API alone asks for names, and gets
+ * them.
  */
-static void refuse_own_runtime(const void *caller) {
+static void refuse_own_runtime(const char *symbol, const void *caller) {
     static _Atomic int ours_loaded; /* once found, for good: hysim's runtime is never unloaded */
-    if (atomic_load(&ours_loaded))
+    if (atomic_load(&ours_loaded) || (symbol && symbol[0]))
         return;
     void *ours = dlopen("libcudart.so.13", RTLD_NOLOAD | RTLD_LAZY);
     if (ours) {
@@ -403,13 +406,13 @@ static CUresult get_proc_address(const char *symbol, void **pfn, int cuda_versio
 
 CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
                              CUdriverProcAddressQueryResult *symbolStatus) {
-    refuse_own_runtime(__builtin_return_address(0));
+    refuse_own_runtime(symbol, __builtin_return_address(0));
     hs_client_enter();
     return hs_driver_leave(get_proc_address(symbol, pfn, cudaVersion, flags, symbolStatus, __builtin_return_address(0)));
 }
 
 CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags) {
-    refuse_own_runtime(__builtin_return_address(0));
+    refuse_own_runtime(symbol, __builtin_return_address(0));
     hs_client_enter();
     return hs_driver_leave(get_proc_address(symbol, pfn, cudaVersion, flags, NULL, __builtin_return_address(0)));
 }

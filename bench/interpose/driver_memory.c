@@ -64,6 +64,11 @@ int main(void)
     CU(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, mapped));
     say("memory type of cuMemAllocHost memory", type);
 
+    void *fn = NULL;
+    CUdriverProcAddressQueryResult found = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    CU(cuGetProcAddress("cuLaunchKernelEx", &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &found));
+    say("cuGetProcAddress finds cuLaunchKernelEx", fn != NULL && found == CU_GET_PROC_ADDRESS_SUCCESS);
+
     CUstream s;
     CU(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     unsigned flags = 99;

@@ -6,7 +6,8 @@
  * a real H100's driver does (bench/interpose/driver_contexts.cu,
  * bench/real/data/driver_contexts_h100.txt). Programs that use the runtime
  * and reach the driver through cudaGetDriverEntryPoint (PyTorch's c10, for
- * one) ask these. Contexts of their own (cuCtxCreate) are not supported.
+ * one) ask these; cuCtxSynchronize waits for a context's device. Contexts
+ * of their own (cuCtxCreate) are not supported.
  */
 #include <stddef.h>
 
@@ -148,6 +149,24 @@ CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx) {
 }
 
 CUresult cuCtxGetDevice(CUdevice *device) { return cuCtxGetDevice_v2(device, NULL); }
+
+/* CUDA 13's: the context's device, or the current context's when ctx is NULL, runs out its work. */
+CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+    hs_client_enter();
+    CUresult r = hs_driver_initialized();
+    int dev = ctx ? hs_driver_context_device(ctx) : hs_client_ctx_current();
+    if (r == CUDA_SUCCESS && dev < 0)
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    if (r == CUDA_SUCCESS) /* made current for the while: hs_client_device_synchronize waits for its device */
+        r = hs_driver_from_runtime(hs_client_ctx_push(dev));
+    if (r == CUDA_SUCCESS) {
+        r = hs_driver_from_runtime(hs_client_device_synchronize());
+        hs_client_ctx_pop();
+    }
+    return hs_driver_leave(r);
+}
+
+CUresult cuCtxSynchronize(void) { return cuCtxSynchronize_v2(NULL); }
 
 /* The unversioned names of the calls cuda.h maps to "_v2" (older programs link them; same arguments). */
 #undef cuDevicePrimaryCtxRelease

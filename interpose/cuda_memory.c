@@ -4,14 +4,18 @@
  * current context's device (the driver needs one); a CUdeviceptr is the
  * address the runtime would hand out. Copies are timed as the runtime's
  * (PCIe by the kind of host memory, NVLink between devices, the GPU's own
- * copy within one), and memsets likewise. Not here: managed memory, arrays,
+ * copy within one), and memsets likewise; pointer queries answer as
+ * cudaPointerGetAttributes does. Not here: managed memory, arrays,
  * 2D/3D copies, stream-ordered allocation, the per-thread default stream
  * forms (_ptds, _ptsz), and the unversioned names, whose 32-bit device
  * pointers CUDA 13 programs no longer use: their stubs name themselves.
  */
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "cuda_driver.h"
+#include "managed_memory.h"
 
 static void *ptr_of(CUdeviceptr p) { return (void *)(uintptr_t)p; }
 
@@ -90,6 +94,44 @@ CUresult cuMemHostGetDevicePointer(CUdeviceptr *pdptr, void *p, unsigned int Fla
     if (!pdptr || Flags || !p || !hs_client_host_block(p))
         return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
     *pdptr = (CUdeviceptr)(uintptr_t)p;
+    return hs_driver_leave(CUDA_SUCCESS);
+}
+
+/* ---- what a pointer is ---- */
+
+static _Atomic int g_pointer_said[CU_POINTER_ATTRIBUTE_MAPPED + 1];
+
+/* What cudaPointerGetAttributes reports of the memory, one attribute at a time; pointers hysim did not
+ * hand out or register are CUDA_ERROR_INVALID_VALUE, as on a real driver. */
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+    hs_client_enter();
+    CUresult r = hs_driver_initialized();
+    if (r != CUDA_SUCCESS || !data)
+        return hs_driver_leave(r != CUDA_SUCCESS ? r : CUDA_ERROR_INVALID_VALUE);
+    const void *p = (const void *)(uintptr_t)ptr;
+    hs_managed_info m;
+    int managed = hs_client_managed_find(p, &m), dev = managed ? m.device : hs_client_device_of(p);
+    int host = !managed && dev < 0 && p && hs_client_host_block(p);
+    if (!managed && dev < 0 && !host)
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
+    if (host)
+        dev = hs_client_get_device();
+    switch (attribute) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = hs_driver_primary_context(dev); break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE: *(unsigned *)data = host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = ptr; break;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        if (!host && !managed)
+            return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
+        *(void **)data = (void *)(uintptr_t)ptr;
+        break;
+    case CU_POINTER_ATTRIBUTE_IS_MANAGED: *(unsigned *)data = managed != 0; break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = dev; break;
+    default:
+        if ((unsigned)attribute <= CU_POINTER_ATTRIBUTE_MAPPED && !atomic_exchange(&g_pointer_said[attribute], 1))
+            fprintf(stderr, "hysim: cuPointerGetAttribute attribute %d is not supported yet\n", (int)attribute);
+        return hs_driver_leave(CUDA_ERROR_NOT_SUPPORTED);
+    }
     return hs_driver_leave(CUDA_SUCCESS);
 }
 

@@ -6,10 +6,12 @@
  * a real H100's driver does (bench/interpose/driver_contexts.cu,
  * bench/real/data/driver_contexts_h100.txt). Programs that use the runtime
  * and reach the driver through cudaGetDriverEntryPoint (PyTorch's c10, for
- * one) ask these; cuCtxSynchronize waits for a context's device. Contexts
- * of their own (cuCtxCreate) are not supported.
+ * one) ask these; cuCtxSynchronize waits for a context's device. A
+ * context a program creates (cuCtxCreate) is its device's primary one.
  */
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "cuda_driver.h"
 #include "hysim/scenario.h"
@@ -168,14 +170,65 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx) {
 
 CUresult cuCtxSynchronize(void) { return cuCtxSynchronize_v2(NULL); }
 
+/*
+ * A context a program creates is its device's primary context here: hysim
+ * keeps nothing per context that two contexts of one device could tell
+ * apart (memory, streams and events are the device's), so cuCtxCreate
+ * retains the primary context and pushes it, and cuCtxDestroy pops it if it
+ * is the current one. Its handle equals the primary's, unlike a real
+ * driver's; execution-affinity and CIG parameters are not supported.
+ */
+static CUresult create_context(CUcontext *pctx, unsigned flags, CUdevice dev) {
+    const hs_gpu_info *info;
+    CUresult r = hs_driver_check_device(dev, &info);
+    if (r == CUDA_SUCCESS && (!pctx || (flags & ~(unsigned)CU_CTX_FLAGS_MASK)))
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS)
+        r = hs_driver_from_runtime(hs_client_ctx_push(dev));
+    if (r == CUDA_SUCCESS)
+        *pctx = hs_driver_primary_context(dev);
+    return r;
+}
+
+CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev) {
+    hs_client_enter();
+    if (ctxCreateParams && (ctxCreateParams->numExecAffinityParams || ctxCreateParams->cigParams)) {
+        static _Atomic int said;
+        if (!atomic_exchange(&said, 1))
+            fprintf(stderr, "hysim: cuCtxCreate with execution-affinity or CIG parameters is not supported yet\n");
+        return hs_driver_leave(CUDA_ERROR_NOT_SUPPORTED);
+    }
+    return hs_driver_leave(create_context(pctx, flags, dev));
+}
+
+/* CUDA 11 and 12's form (cuda.h 13 declares it only for the driver's own build). */
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) {
+    hs_client_enter();
+    return hs_driver_leave(create_context(pctx, flags, dev));
+}
+
+CUresult cuCtxDestroy(CUcontext ctx) {
+    hs_client_enter();
+    CUresult r = hs_driver_initialized();
+    int dev = hs_driver_context_device(ctx);
+    if (r == CUDA_SUCCESS && dev < 0)
+        r = CUDA_ERROR_INVALID_VALUE;
+    if (r == CUDA_SUCCESS && hs_client_ctx_current() == dev)
+        hs_client_ctx_pop();
+    return hs_driver_leave(r);
+}
+
 /* The unversioned names of the calls cuda.h maps to "_v2" (older programs link them; same arguments). */
 #undef cuDevicePrimaryCtxRelease
 #undef cuDevicePrimaryCtxSetFlags
 #undef cuDevicePrimaryCtxReset
 #undef cuCtxPushCurrent
 #undef cuCtxPopCurrent
+#undef cuCtxDestroy
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { return cuDevicePrimaryCtxRelease_v2(dev); }
 CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) { return cuDevicePrimaryCtxSetFlags_v2(dev, flags); }
 CUresult cuDevicePrimaryCtxReset(CUdevice dev) { return cuDevicePrimaryCtxReset_v2(dev); }
 CUresult cuCtxPushCurrent(CUcontext ctx) { return cuCtxPushCurrent_v2(ctx); }
 CUresult cuCtxPopCurrent(CUcontext *pctx) { return cuCtxPopCurrent_v2(pctx); }
+CUresult cuCtxDestroy(CUcontext ctx) { return cuCtxDestroy_v2(ctx); }

@@ -133,6 +133,16 @@ int main(void)
     CU(cuMemFree(b));
     CU(cuMemFreeHost(pinned));
     free(pageable);
+    CUcontext mine = NULL, current = NULL;
+    CUdeviceptr scratch;
+    CU(cuCtxCreate(&mine, NULL, 0, dev));
+    CU(cuCtxGetCurrent(&current));
+    say("cuCtxCreate makes its context current", current == mine);
+    CU(cuMemAlloc(&scratch, 1 << 20));
+    CU(cuMemFree(scratch));
+    CU(cuCtxDestroy(mine));
+    CU(cuCtxGetCurrent(&current));
+    say("after cuCtxDestroy the primary is current", current == ctx);
     CU(cuDevicePrimaryCtxRelease(dev));
     printf("driver_memory: ok\n");
     return 0;

@@ -564,6 +564,15 @@ cudaError_t hs_client_start(void) {
     }
 }
 
+/* "hysim-gpu", then the GPU's index in the whole scenario (big-endian) in the last four bytes. */
+void hs_client_gpu_uuid(int dev, unsigned char out[16]) {
+    uint32_t global = g_info.first_gpu + (uint32_t)dev;
+    memset(out, 0, 16);
+    memcpy(out, "hysim-gpu", 9);
+    for (int i = 0; i < 4; i++)
+        out[12 + i] = (unsigned char)(global >> (24 - 8 * i));
+}
+
 const hs_gpu_info *hs_client_gpu_info(void) {
     return atomic_load_explicit(&g_state, memory_order_acquire) == ST_READY ? &g_info : NULL;
 }

@@ -75,6 +75,8 @@ typedef struct hs_gpu_info {
 } hs_gpu_info;
 
 HS_API const hs_gpu_info *hs_client_gpu_info(void);
+/* A local device's UUID (cudaDeviceProp.uuid, cuDeviceGetUuid): unique in the scenario. */
+HS_API void hs_client_gpu_uuid(int dev, unsigned char out[16]);
 
 /* Current device of the calling thread (0 until set). */
 HS_API int hs_client_get_device(void);

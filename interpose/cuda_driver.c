@@ -237,6 +237,20 @@ CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
     return hs_driver_leave(r);
 }
 
+CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) {
+    hs_client_enter();
+    if (!uuid)
+        return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
+    const hs_gpu_info *info;
+    CUresult r = hs_driver_check_device(dev, &info);
+    if (r == CUDA_SUCCESS)
+        hs_client_gpu_uuid(dev, (unsigned char *)uuid->bytes);
+    return hs_driver_leave(r);
+}
+
+#undef cuDeviceGetUuid /* cuda.h maps it to _v2; the unversioned name takes the same arguments */
+CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev) { return cuDeviceGetUuid_v2(uuid, dev); }
+
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
     hs_client_enter();
     if (!bytes)

@@ -86,10 +86,7 @@ cudaError_t cudaGetDevice(int *device) {
 static void fill_properties(struct cudaDeviceProp *p, int dev, const hs_gpu_info *g) {
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", g->model);
-    uint32_t global = g->first_gpu + (uint32_t)dev;
-    memcpy(p->uuid.bytes, "hysim-gpu", 9);
-    for (int i = 0; i < 4; i++)
-        p->uuid.bytes[12 + i] = (char)(global >> (24 - 8 * i));
+    hs_client_gpu_uuid(dev, (unsigned char *)p->uuid.bytes);
     p->totalGlobalMem = (size_t)g->memory_bytes;
     p->sharedMemPerBlock = 49152;
     p->regsPerBlock = 65536;

@@ -215,6 +215,12 @@ static void case_props(void) {
     CHECK(cuDeviceGetName(name, sizeof name, 0) == CUDA_SUCCESS && !strcmp(name, "NVIDIA H200"), "cuDeviceGetName");
     size_t total = 0;
     CHECK(cuDeviceTotalMem(&total, 0) == CUDA_SUCCESS && total == MEMORY, "cuDeviceTotalMem %zu", total);
+    CUuuid uuid;
+    struct cudaDeviceProp props1;
+    CHECK_CUDA(cudaGetDeviceProperties(&props1, 1), cudaSuccess);
+    CHECK(cuDeviceGetUuid(&uuid, 1) == CUDA_SUCCESS && !memcmp(uuid.bytes, props1.uuid.bytes, 16) &&
+              uuid.bytes[15] == 1,
+          "cuDeviceGetUuid(1): the runtime's UUID of device 1");
     CHECK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0) == CUDA_SUCCESS && v == 132,
           "cuDeviceGetAttribute %d", v);
     const char *s = NULL;

@@ -1434,8 +1434,10 @@ static _Atomic unsigned char g_primary_active[HS_MAX_GPUS_PER_SERVER];
 static __thread int16_t t_ctx[HS_CTX_DEPTH];
 static __thread int t_ctx_depth;
 
+/* Called for every op: stores only the first time, so threads issuing work do not keep writing the line. */
 static void note_primary_active(int dev) {
-    if (dev >= 0 && dev < HS_MAX_GPUS_PER_SERVER)
+    if (dev >= 0 && dev < HS_MAX_GPUS_PER_SERVER &&
+        !atomic_load_explicit(&g_primary_active[dev], memory_order_relaxed))
         atomic_store_explicit(&g_primary_active[dev], 1, memory_order_relaxed);
 }
 

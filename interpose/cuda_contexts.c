@@ -11,6 +11,7 @@
  */
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "cuda_driver.h"
@@ -25,10 +26,14 @@ static _Atomic unsigned g_primary_flags[HS_MAX_GPUS_PER_SERVER]; /* cuDevicePrim
 
 CUcontext hs_driver_primary_context(int dev) { return &g_primary[dev]; }
 
+/* Compared as addresses: a pointer from elsewhere may not be subtracted from one into g_primary. */
 int hs_driver_context_device(CUcontext ctx) {
-    ptrdiff_t i = ctx - g_primary;
+    uintptr_t at = (uintptr_t)ctx, first = (uintptr_t)g_primary;
     const hs_gpu_info *info = hs_client_gpu_info();
-    return ctx && info && i >= 0 && i < info->device_count ? (int)i : -1;
+    if (!info || at < first || (at - first) % sizeof *g_primary)
+        return -1;
+    uintptr_t i = (at - first) / sizeof *g_primary;
+    return i < (uintptr_t)info->device_count ? (int)i : -1;
 }
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {

@@ -256,6 +256,9 @@ typedef struct hs_wait {
 /* What a waiting session waits for, in words ("stream 3 of GPU 1 to go idle"). */
 const char *hs_wait_describe(const hs_wait *w, char *buf, size_t len);
 
+/* Ancestors a Register may name (a launcher is a few levels up at most). */
+#define HS_MAX_ANCESTORS 16
+
 typedef struct hs_session {
     struct hs_daemon *d;
     uint32_t index;         /* connection order: a last-resort tie-break only */
@@ -267,9 +270,15 @@ typedef struct hs_session {
 
     enum hs_sess_state state;
     bool registered, said_bye;
+    bool active;            /* joined: it issues work (until then it bounds only as a non-launcher) */
+    bool outside;           /* every thread blocks outside hysimd (Threads.outside) until it joins again */
+    bool launcher;          /* a descendant registered while it was not active: it does not bound */
     uint32_t server, pid, first_gpu, gpu_count;
+    uint32_t ancestors[HS_MAX_ANCESTORS]; /* Register.ancestors, nearest first */
+    size_t nancestors;
     char program[128];
     uint64_t host_ns;       /* latest host time seen */
+    uint64_t floor_ns;      /* its ops start no earlier (session.c, late_thread) */
 
     uint64_t next_seq;
     hs_sgpu *gpus;          /* [gpu_count] */
@@ -318,6 +327,7 @@ typedef struct hs_child {
     int pidfd;      /* -1 where pidfd_open is unavailable */
     bool exited;
     bool registered; /* a session registered with its pid */
+    bool launcher;   /* a descendant of it registered: it does not bound */
     int status;
 } hs_child;
 
@@ -362,6 +372,12 @@ struct hs_daemon {
     hs_run_summary sum;     /* counters; error is copied in at the end */
     struct hs_profile_db *profiles; /* scenario's compute.profiles, NULL when none */
     uint64_t processed_ps;  /* latest time the timeline or the fabric has simulated */
+
+    /* The job a launcher started (Register.rank, world_size): the safe time
+     * stays at 0 until each of its ranks has registered. */
+    uint32_t world_size;
+    uint32_t ranks_seen;
+    uint8_t *rank_seen;     /* [world_size] */
     uint64_t steps;         /* events processed, for draining sockets regularly */
 
     bool failed;

@@ -144,6 +144,7 @@ void hs_daemon_destroy(hs_daemon *d)
     for (size_t i = 0; i < d->nsessions; i++)
         hs_session_free(d->sessions[i]);
     free(d->sessions);
+    free(d->rank_seen);
     hs_spec_free(d); /* before the timeline: its records hold ops */
     hs_fspec_free(d);
     hs_stats_free(d);

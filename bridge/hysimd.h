@@ -35,6 +35,8 @@ typedef struct hs_run_summary {
     uint64_t rejected_token;        /* Register with a token other than the run's (HYSIM_TOKEN) */
     uint64_t rejected_unknown;      /* a connection that sent something other than Register first */
     uint64_t rejected_oversize;     /* frames longer than HS_FRAME_MAX (from any session) */
+    /* A thread's first work came after the simulation passed its process's clock: started later. */
+    uint64_t late_threads;
     /* run.mode: optimistic (DESIGN.md "Time"; bridge/speculate.c). All 0 in exact mode. */
     uint64_t optimistic_answers;    /* blocking calls answered by speculation, ahead of the safe time */
     uint64_t answers_revised;       /* ... whose answer the authoritative simulation later changed */

@@ -146,6 +146,49 @@ static bool token_ok(const char *want, const char *got)
     return diff == 0;
 }
 
+/* Its ancestors that registered or that hysim run started, and have issued no work, are launchers. */
+static void mark_launchers(hs_daemon *d, const hs_session *s)
+{
+    for (size_t a = 0; a < s->nancestors; a++) {
+        for (size_t i = 0; i < d->nsessions; i++) {
+            hs_session *o = d->sessions[i];
+            if (o != s && o->registered && o->pid == s->ancestors[a] && !o->active)
+                o->launcher = true;
+        }
+        for (int i = 0; i < d->nchildren; i++)
+            if ((uint32_t)d->children[i].pid == s->ancestors[a])
+                d->children[i].launcher = true;
+    }
+    /* A launcher that registers after its descendant did. */
+    for (size_t i = 0; i < d->nsessions && !s->active; i++) {
+        const hs_session *o = d->sessions[i];
+        for (size_t a = 0; o != s && o->registered && a < o->nancestors; a++)
+            if (o->ancestors[a] == s->pid)
+                ((hs_session *)s)->launcher = true;
+    }
+}
+
+/* Register.rank / world_size: the ranks of the job the session is one of. */
+static void note_rank(hs_daemon *d, hs_session *s, uint32_t rank, uint32_t world_size)
+{
+    if (world_size == 0 || rank >= world_size)
+        return;
+    if (d->world_size == 0) {
+        d->world_size = world_size;
+        d->rank_seen = hs_xcalloc(world_size, 1);
+    }
+    if (world_size != d->world_size) {
+        char who[256];
+        fprintf(stderr, "hysimd: note: %s says WORLD_SIZE=%u, another process %u; only the first job's ranks are awaited\n",
+                hs_session_name(s, who, sizeof(who)), world_size, d->world_size);
+        return;
+    }
+    if (!d->rank_seen[rank]) {
+        d->rank_seen[rank] = 1;
+        d->ranks_seen++;
+    }
+}
+
 static void on_register(hs_session *s, const Hysim__Register *m)
 {
     hs_daemon *d = s->d;
@@ -176,6 +219,10 @@ static void on_register(hs_session *s, const Hysim__Register *m)
     s->first_gpu = m->first_gpu;
     s->gpu_count = m->gpu_count;
     snprintf(s->program, sizeof(s->program), "%s", m->program && m->program[0] ? m->program : "?");
+    s->nancestors = hs_min_u64(m->n_ancestors, HS_MAX_ANCESTORS);
+    memcpy(s->ancestors, m->ancestors, s->nancestors * sizeof(*s->ancestors));
+    mark_launchers(d, s);
+    note_rank(d, s, m->rank, m->world_size);
     /* A process that is none of the children may register after the simulation
      * has moved on: its clock starts where the simulation is, not in its past. */
     uint64_t done_ps = hs_max_u64(d->processed_ps, hs_fspec_now(d)); /* not where the fabric speculates */
@@ -254,7 +301,10 @@ void hs_session_wait_answered(hs_session *s, size_t i, uint64_t n_ns)
 static void on_wait(hs_session *s, const Hysim__Wait *m)
 {
     char what[256];
-    if (!host_ok(s, m->host_ns, "Wait"))
+    /* In a process of several threads, the answer to another thread's Wait may be on its way, moving the one
+     * clock past this stamp: the Wait is taken as sent where the process is. */
+    uint64_t host_ns = s->threaded ? hs_max_u64(m->host_ns, s->host_ns) : m->host_ns;
+    if (!host_ok(s, host_ns, "Wait"))
         return;
     bool per_gpu = m->cond == HYSIM__WAIT__COND__STREAM_IDLE || m->cond == HYSIM__WAIT__COND__DEVICE_IDLE;
     if ((unsigned)m->cond > HYSIM__WAIT__COND__UNTIL) {
@@ -298,7 +348,7 @@ static void on_wait(hs_session *s, const Hysim__Wait *m)
         hs_op_ref(w->target);
     w->cond = m->cond;
     w->query = m->query;
-    w->host_ns = m->host_ns;
+    w->host_ns = host_ns;
     w->gpu = m->gpu;
     w->stream_id = m->stream;
     w->event_id = m->event;
@@ -310,12 +360,12 @@ static void on_wait(hs_session *s, const Hysim__Wait *m)
         memcpy(w->timed, m->timed_events, m->n_timed_events * sizeof(*w->timed));
         w->ntimed = m->n_timed_events;
     }
-    s->host_ns = m->host_ns;
+    s->host_ns = host_ns;
     if (m->threads)
         s->threads = m->threads;
     s->threaded |= s->threads > 1;
     settle(s);
-    hs_clock_saw(s->d, hs_ns_to_ps(m->host_ns));
+    hs_clock_saw(s->d, hs_ns_to_ps(host_ns));
 }
 
 /* A thread that a THREAD_EXIT Wait waits for exited at host time exit_ns: that Wait can be answered. */
@@ -338,11 +388,21 @@ static bool thread_exited(hs_session *s, uint64_t thread, uint64_t exit_ns)
 
 static void on_threads(hs_session *s, const Hysim__Threads *m)
 {
+    /* A count only: a thread that does not wait in hysimd (one blocking in a real-time wait) may send it
+     * stamped before the answer to another's Wait, still on its way, moved the process's clock. */
+    if (!m->exited && m->host_ns < s->host_ns && s->nwaits < s->threads) {
+        s->outside = m->outside;
+        s->threads = m->threads;
+        s->threaded |= s->threads > 1;
+        settle(s);
+        return;
+    }
     if (!host_ok(s, m->host_ns, "Threads"))
         return;
     if (m->exited && !thread_exited(s, m->exited, m->host_ns))
         return;
     s->host_ns = m->host_ns;
+    s->outside = m->outside;
     s->threads = m->threads;
     s->threaded |= s->threads > 1;
     settle(s);
@@ -352,16 +412,20 @@ static void on_threads(hs_session *s, const Hysim__Threads *m)
 /* A timed wait's Wait woken by another thread's signal: answered at the Wake's host time. */
 static void on_wake(hs_session *s, const Hysim__Wake *m)
 {
+    hs_wait *w = NULL;
+    for (size_t i = 0; i < s->nwaits && !w; i++) {
+        hs_wait *x = hs_session_wait(s, i);
+        if (x->id == m->id && x->cond == HYSIM__WAIT__COND__UNTIL && !x->woken)
+            w = x;
+    }
+    /* Answered already (its deadline came first): the signal came too late to matter, whatever its stamp
+     * (the answer may have moved the process's clock past it on its way). */
+    if (!w)
+        return;
     if (!host_ok(s, m->host_ns, "Wake"))
         return;
-    for (size_t i = 0; i < s->nwaits; i++) {
-        hs_wait *w = hs_session_wait(s, i);
-        if (w->id == m->id && w->cond == HYSIM__WAIT__COND__UNTIL && !w->woken) {
-            w->woken = true;
-            w->wake_ns = m->host_ns;
-            break;
-        }
-    }
+    w->woken = true;
+    w->wake_ns = m->host_ns;
     s->host_ns = m->host_ns;
     hs_clock_saw(s->d, hs_ns_to_ps(m->host_ns));
 }
@@ -376,27 +440,43 @@ static uint64_t sent_ns(const Hysim__ClientMsg *m)
     case HYSIM__CLIENT_MSG__MSG_COMM_SPLIT: return m->comm_split->host_ns;
     case HYSIM__CLIENT_MSG__MSG_THREADS: return m->threads->host_ns;
     case HYSIM__CLIENT_MSG__MSG_WAKE: return m->wake->host_ns;
+    case HYSIM__CLIENT_MSG__MSG_JOIN: return m->join->host_ns;
     default: return UINT64_MAX;
     }
 }
 
 /*
  * A message while every thread that issued work waits: a thread new to the
- * simulator (or one leaving). Fine unless the simulation has gone past it.
+ * simulator (or one leaving). If the simulation has gone past it, its work
+ * cannot start where its clock says: the process's ops start no earlier
+ * than where the simulation was (floor_ns) until its clock catches up, as
+ * if that thread had been slower, and the run's report counts it.
  */
-static bool late_thread_ok(hs_session *s, const Hysim__ClientMsg *m)
+static void late_thread(hs_session *s, const Hysim__ClientMsg *m)
 {
     uint64_t done_ps = hs_max_u64(s->d->processed_ps, hs_fspec_now(s->d));
     uint64_t t = sent_ns(m);
     if (t == UINT64_MAX || hs_ns_to_ps(t) >= done_ps)
-        return true;
-    char who[256];
-    hs_daemon_fail(s->d,
-                   "hysim: %s: a thread sent its first work at host time %llu ns while every other thread "
-                   "of the process waited and the simulation had reached %llu ps; it cannot be timed in the "
-                   "simulated past (let each thread make a CUDA call that issues work before the others block)",
-                   hs_session_name(s, who, sizeof(who)), (unsigned long long)t, (unsigned long long)done_ps);
-    return false;
+        return;
+    s->floor_ns = hs_max_u64(s->floor_ns, hs_ps_to_ns_ceil(done_ps));
+    s->d->sum.late_threads++;
+}
+
+/* Its first work, or a thread back from blocking outside: it holds the safe time back from here, where the
+ * simulation has not passed. */
+static void on_join(hs_session *s, const Hysim__Join *m)
+{
+    s->active = true;
+    s->launcher = false;
+    s->outside = false;
+    uint64_t done_ps = hs_max_u64(s->d->processed_ps, hs_fspec_now(s->d));
+    s->host_ns = hs_max_u64(hs_max_u64(s->host_ns, m->host_ns), hs_ps_to_ns_ceil(done_ps));
+    hs_clock_saw(s->d, hs_ns_to_ps(s->host_ns));
+    Hysim__Reply r = HYSIM__REPLY__INIT;
+    r.id = m->id;
+    r.now_ns = s->host_ns;
+    r.done = true;
+    hs_session_reply(s, &r);
 }
 
 static void on_bye(hs_session *s, const Hysim__Bye *m)
@@ -428,8 +508,8 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
         violation(s, "a message while its Wait is unanswered");
         return;
     }
-    if (s->state == HS_SESS_WAITING && !late_thread_ok(s, m))
-        return;
+    if (s->state == HS_SESS_WAITING && m->msg_case != HYSIM__CLIENT_MSG__MSG_JOIN)
+        late_thread(s, m);
     if (s->split_waiting) {
         violation(s, "a message while its CommSplit is unanswered");
         return;
@@ -438,10 +518,23 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
         on_register(s, m->register_);
         return;
     }
+    if (!s->active && (m->msg_case == HYSIM__CLIENT_MSG__MSG_BATCH || m->msg_case == HYSIM__CLIENT_MSG__MSG_WAIT)) {
+        s->active = true; /* work without a Join: its host time is checked as it comes */
+        s->launcher = false;
+    }
     switch (m->msg_case) {
+    case HYSIM__CLIENT_MSG__MSG_JOIN:
+        on_join(s, m->join);
+        break;
     case HYSIM__CLIENT_MSG__MSG_BATCH:
-        for (size_t i = 0; i < m->batch->n_ops && !s->d->failed; i++)
-            hs_tl_ingest(s->d, s, m->batch->ops[i]);
+        for (size_t i = 0; i < m->batch->n_ops && !s->d->failed; i++) {
+            Hysim__Op *op = m->batch->ops[i];
+            /* late_thread; and in a process of several threads, as for a Wait (on_wait) */
+            uint64_t floor = s->threaded ? hs_max_u64(s->floor_ns, s->host_ns) : s->floor_ns;
+            if (op->host_ns < floor)
+                op->host_ns = floor;
+            hs_tl_ingest(s->d, s, op);
+        }
         break;
     case HYSIM__CLIENT_MSG__MSG_WAIT:
         on_wait(s, m->wait);

@@ -164,12 +164,14 @@ static uint64_t running_bound(const hs_daemon *d)
         const hs_session *s = d->sessions[i];
         if (s->state == HS_SESS_NEW)
             return 0;
-        if (s->state == HS_SESS_RUNNING)
+        if (s->state == HS_SESS_RUNNING && !s->launcher && !s->outside)
             b = hs_min_u64(b, hs_ns_to_ps(s->host_ns));
     }
     for (int i = 0; i < d->nchildren; i++)
-        if (!d->children[i].exited && !d->children[i].registered)
+        if (!d->children[i].exited && !d->children[i].registered && !d->children[i].launcher)
             return 0;
+    if (d->ranks_seen < d->world_size)
+        return 0; /* a rank of the job has yet to register, at its clock's start */
     return b;
 }
 
@@ -400,13 +402,15 @@ bool hs_clock_check_deadlock(hs_daemon *d)
     size_t waiting = 0;
     for (size_t i = 0; i < d->nsessions; i++) {
         enum hs_sess_state st = d->sessions[i]->state;
-        if (st == HS_SESS_NEW || st == HS_SESS_RUNNING || d->sessions[i]->threaded)
+        if (st == HS_SESS_NEW || st == HS_SESS_RUNNING || d->sessions[i]->threaded || d->sessions[i]->outside)
             return false; /* a process with several threads may start another: the stall watchdog decides */
         waiting += st == HS_SESS_WAITING;
     }
     for (int i = 0; i < d->nchildren; i++)
         if (!d->children[i].exited && !d->children[i].registered)
             return false;
+    if (d->ranks_seen < d->world_size)
+        return false;
     if (!waiting || !hs_tl_empty(d) || program_flows(d) > 0)
         return false;
 

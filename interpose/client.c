@@ -79,6 +79,7 @@
 #include "internal.h"
 #include "managed_memory.h"
 #include "threads.h"
+#include "values.h"
 #include "transport.h"
 
 #ifndef HS_PROTOCOL_VERSION
@@ -176,6 +177,8 @@ static hs_thread *g_joins;        /* threads a work thread joins, the join's Wai
 static uint32_t g_threads;        /* threads that have issued work and not exited */
 static int g_threads_said;        /* a Threads message went out: keep hysimd's count exact */
 static uint32_t g_said;           /* the count hysimd holds, as last sent (0 reads as 1) */
+static int g_said_outside;        /* the last Threads said every thread blocks outside hysimd */
+static uint32_t g_nlisted_io;     /* threads blocked in I/O (hs_client_io_block) */
 static uint32_t g_quiet_live = 1; /* threads that issued no work: the main thread, each one threads.c tracks */
 static uint32_t g_quiet_parked;   /* of those, blocked and not released */
 static uint32_t g_work_parked;    /* threads that issued work, blocked and not released */
@@ -466,6 +469,32 @@ static uint32_t registered_pid(void) {
     unsigned long pid = launch && *launch ? strtoul(launch, &end, 10) : 0;
     return end && !*end && pid > 0 && pid <= UINT32_MAX ? (uint32_t)pid : (uint32_t)getpid();
 }
+/* The parent, grandparent, ... of this process, nearest first (none in a container: its pids mean nothing to hysimd). */
+static size_t host_ancestors(uint32_t *out, size_t max) {
+    const char *launch = getenv("HYSIM_LAUNCH_PID");
+    if (launch && *launch)
+        return 0;
+    size_t n = 0;
+    pid_t pid = getppid();
+    while (n < max && pid > 1) {
+        out[n++] = (uint32_t)pid;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+        FILE *f = fopen(path, "re");
+        if (!f)
+            break;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[len] = '\0';
+        const char *paren = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
+        int ppid = 0;
+        if (!paren || sscanf(paren + 1, " %*c %d", &ppid) != 1)
+            break;
+        pid = ppid;
+    }
+    return n;
+}
+
 static void connect_locked(void) {
     if (!hs_clock_simulated()) {
         fail_locked("HYSIM_ENDPOINT is not set: run this program under `hysim run SCENARIO -- PROGRAM`");
@@ -498,6 +527,15 @@ static void connect_locked(void) {
     reg.protocol_version = HS_PROTOCOL_VERSION;
     const char *token = getenv("HYSIM_TOKEN");
     reg.token = (char *)(token ? token : "");
+    uint32_t ancestors[16];
+    reg.n_ancestors = host_ancestors(ancestors, sizeof ancestors / sizeof ancestors[0]);
+    reg.ancestors = ancestors;
+    unsigned long rank = 0, world = 0; /* as torchrun and torch.multiprocessing users set them */
+    if (getenv("RANK") && getenv("WORLD_SIZE") && parse_env_uint("RANK", UINT32_MAX, &rank) == 0 &&
+        parse_env_uint("WORLD_SIZE", UINT32_MAX, &world) == 0 && rank < world) {
+        reg.rank = (uint32_t)rank;
+        reg.world_size = (uint32_t)world;
+    }
     Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
     m.msg_case = HYSIM__CLIENT_MSG__MSG_REGISTER;
     m.register_ = &reg;
@@ -588,6 +626,15 @@ static uint32_t counted_threads_locked(void) {
     return g_threads - g_work_parked;
 }
 
+/*
+ * Every thread hysim counts blocks outside hysimd: none can issue work until
+ * one returns (from a socket or poll, host_io.c, or a wait in real time),
+ * whatever the simulation does meanwhile. Only after the process's first work.
+ */
+static int all_outside_locked(void) {
+    return g_any_work && g_quiet_parked == g_quiet_live && g_work_parked >= g_threads && g_nlisted_io > 0;
+}
+
 /* exited: the id of a thread a THREAD_EXIT Wait waits for, which exits; 0 for none. */
 static void send_threads_locked(uint64_t exited) {
     flush_locked();
@@ -595,6 +642,7 @@ static void send_threads_locked(uint64_t exited) {
     t.host_ns = hs_clock_now();
     t.threads = g_said = counted_threads_locked();
     t.exited = exited;
+    t.outside = g_said_outside = all_outside_locked();
     Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
     m.msg_case = HYSIM__CLIENT_MSG__MSG_THREADS;
     m.threads = &t;
@@ -613,11 +661,34 @@ static void no_longer_fresh_locked(hs_thread *t) {
     }
 }
 
+/*
+ * The process's first work: hysimd counts it in the safe time from here and
+ * says where its clock goes on (a launcher's, which hysimd did not wait for,
+ * may jump forward). No other request is unanswered yet.
+ */
+static void join_locked(void) {
+    Hysim__Join a = HYSIM__JOIN__INIT;
+    a.host_ns = hs_clock_now();
+    a.id = g_next_wait_id++;
+    Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+    m.msg_case = HYSIM__CLIENT_MSG__MSG_JOIN;
+    m.join = &a;
+    reply_slot slot;
+    expect_reply_locked(&slot, a.id);
+    send_locked(&m);
+    Hysim__Reply *r = await_reply(&slot); /* moves the clock */
+    if (r->error && r->error[0])
+        print_daemon_error(r->error);
+    hysim__reply__free_unpacked(r, NULL);
+}
+
 /* The calling thread issues work: counted from its first op or Wait until it exits. */
 static void note_work_locked(void) {
     if (t_works)
         return;
     t_works = 1;
+    if (!g_any_work)
+        join_locked();
     g_any_work = 1;
     hs_thread *self = hs_thread_self();
     if (self) {
@@ -1150,10 +1221,19 @@ void hs_client_wake_timed(const void *key, unsigned max) {
 
 /* ---- threads blocked outside CUDA (host_sync.c, threads.c; the file comment says how) ---- */
 
-/* Tells hysimd the count when it differs from the one it holds; the caller runs (or blocks next). */
+/*
+ * Tells hysimd the count when it differs from the one it holds, or that
+ * every thread now blocks outside it; the caller runs (or blocks next). A
+ * process back from outside joins first: the simulation may have passed it.
+ */
 static void tell_counted_locked(void) {
+    if (atomic_load(&g_state) != ST_READY)
+        return;
     uint32_t n = counted_threads_locked();
-    if (atomic_load(&g_state) == ST_READY && (n ? n : 1) != (g_said ? g_said : 1))
+    int outside = all_outside_locked();
+    if (g_said_outside && !outside)
+        join_locked();
+    if ((n ? n : 1) != (g_said ? g_said : 1) || outside != g_said_outside)
         send_threads_locked(0);
 }
 
@@ -1239,6 +1319,12 @@ int hs_client_park(hs_parked *p, const void *key, unsigned release_at, int (*rea
     return blocks;
 }
 
+int hs_client_park_quiet(hs_parked *p) {
+    if (t_works || t_holds_lock || t_awaiting || atomic_load(&g_state) != ST_READY)
+        return 0;
+    return hs_client_park(p, p, 0, NULL, NULL);
+}
+
 int hs_client_park_join(hs_parked *p, hs_thread *t) {
     park_init(p, t);
     LOCK();
@@ -1311,6 +1397,30 @@ static void unpark_locked(hs_parked *p) {
 void hs_client_unpark(hs_parked *p) {
     LOCK();
     unpark_locked(p);
+    UNLOCK();
+    if (p->works)
+        hs_client_leave();
+}
+
+int hs_client_io_block(hs_parked *p) {
+    if (t_holds_lock || t_awaiting || atomic_load(&g_state) != ST_READY || !g_any_work)
+        return 0;
+    if (!t_works && !hs_thread_self() && getpid() != (pid_t)syscall(SYS_gettid))
+        return 0; /* a thread hysim does not count (the client core's own) */
+    park_init(p, p);
+    LOCK();
+    g_nlisted_io++;
+    list_locked(p);
+    UNLOCK();
+    return 1;
+}
+
+void hs_client_io_unblock(hs_parked *p) {
+    LOCK();
+    g_nlisted_io--;
+    if (!g_said_outside)
+        join_locked(); /* the others may all have waited in hysimd, and the simulation passed this thread */
+    unpark_locked(p); /* joins if the whole process was outside */
     UNLOCK();
     if (p->works)
         hs_client_leave();
@@ -2086,12 +2196,19 @@ static cudaError_t copy_rows(void *dst, const void *src, size_t count, size_t ro
             e = wait_locked(HYSIM__WAIT__COND__STREAM_IDLE, dev, id, 0, 0, NULL, 0, NULL);
     }
     UNLOCK();
-    if (e != cudaSuccess || !(how & HS_COPY_WRITE_HOST))
+    if (e != cudaSuccess)
+        return e;
+    /* Device memory keeps what copies put there, small ones only (values.h). */
+    if (dir == cudaMemcpyHostToDevice)
+        rows == 1 ? hs_values_write((uintptr_t)dst, src, count) : hs_values_forget((uintptr_t)dst, count);
+    else if (dir == cudaMemcpyDeviceToDevice)
+        rows == 1 ? hs_values_copy((uintptr_t)dst, (uintptr_t)src, count) : hs_values_forget((uintptr_t)dst, count);
+    if (!(how & HS_COPY_WRITE_HOST))
         return e;
     if (dir == cudaMemcpyHostToHost)
         memmove(dst, src, count);
     else if (dir == cudaMemcpyDeviceToHost)
-        memset(dst, 0, count); /* what the program computes from device data is deterministic */
+        hs_values_read(dst, (uintptr_t)src, count); /* zeros but for what copies and collectives put there */
     return cudaSuccess;
 }
 
@@ -2144,6 +2261,8 @@ cudaError_t hs_client_memset_2d(void *ptr, size_t count, size_t rows, cudaStream
         commit_locked();
     }
     UNLOCK();
+    if (e == cudaSuccess)
+        hs_values_forget((uintptr_t)ptr, count); /* zeros; cudaMemset then keeps its value (hs_rt_memset) */
     return e;
 }
 
@@ -2253,6 +2372,7 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
         p->op.kernel = kk;
         commit_locked();
         g_kernels_launched++;
+        hs_values_kernel_launched();
     }
     UNLOCK();
     return e;
@@ -2303,6 +2423,7 @@ static cudaError_t library_kernel(const char *name, const hs_gemm_call *g, uint6
         p->op.kernel = kk;
         commit_locked();
         g_kernels_launched++;
+        hs_values_kernel_launched();
     }
     UNLOCK();
     return e;

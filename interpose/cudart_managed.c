@@ -26,6 +26,7 @@
 
 #include "cudart_graphs.h"
 #include "managed_memory.h"
+#include "values.h"
 
 /* Guards read-modify-write of an allocation's advice and prefetch state. */
 static pthread_mutex_t g_state_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -92,8 +93,12 @@ cudaError_t hs_rt_memset(void *ptr, int value, size_t count, cudaStream_t stream
     if (count && !managed_fits(ptr, count))
         return cudaErrorInvalidValue;
     cudaError_t e = hs_client_memset(ptr, count, stream);
-    if (e == cudaSuccess && count && is_managed(ptr) && !hs_capture_stream_active(stream))
-        memset(ptr, value, count);
+    if (e == cudaSuccess && count && !hs_capture_stream_active(stream)) {
+        if (is_managed(ptr))
+            memset(ptr, value, count);
+        else
+            hs_values_fill((uintptr_t)ptr, value, count);
+    }
     return e;
 }
 

@@ -17,6 +17,7 @@
 
 #include "internal.h"
 #include "managed_memory.h"
+#include "values.h"
 
 #define ALIGN 256u
 
@@ -181,6 +182,7 @@ int hs_devmem_free(void *ptr) {
     uint64_t sz = hs_ptrmap_del(&g_allocs, (uintptr_t)ptr);
     if (sz == 0)
         return -1;
+    hs_values_forget((uintptr_t)ptr, sz); /* a later allocation there starts with zeros */
     devmem *d = &g_dev[dev];
     if (release(d, (uint64_t)((uint8_t *)ptr - d->base), sz) < 0)
         fprintf(stderr, "hysim: out of host memory while freeing device memory; %llu bytes of "

@@ -28,6 +28,7 @@
 
 #include "api_cost.h"
 #include "client.h"
+#include "nccl_values.h"
 
 #define UID_MAGIC "hysimUID"
 
@@ -633,6 +634,7 @@ static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t st
                                                     env_algo(), env_proto(), stream),
                                c->what);
     if (r == ncclSuccess) {
+        hs_nccl_values(c->kind, c->type, c->op, c->count, comm->nranks, comm->rank, c->root, c->bufs[0], c->bufs[1]);
         (*seq)++;
         if (t_group_depth > 0 && comm->nranks > 1)
             group_device_add(comm->dev);
@@ -796,6 +798,17 @@ ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncc
 }
 
 ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo) { UNSUPPORTED(ncclGroupSimulateEnd); }
+
+/* Device communicators (nccl_device/core.h, a C++ header; its types are
+ * opaque here): torch links them for its symmetric-memory kernels. */
+ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void *requirements, void *outDevComm);
+ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void *devComm);
+
+ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void *requirements, void *outDevComm) {
+    UNSUPPORTED(ncclDevCommCreate);
+}
+
+ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void *devComm) { UNSUPPORTED(ncclDevCommDestroy); }
 
 #pragma GCC diagnostic pop
 

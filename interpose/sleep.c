@@ -3,7 +3,7 @@
  * (C++'s std::this_thread::sleep_for and sleep_until call the first two,
  * Python's time.sleep the second), and select and poll on no file
  * descriptor (older code's portable sleep; on any descriptor they wait in
- * real time, as I/O is not simulated).
+ * real time, as I/O is not simulated, outside the simulation: host_io.c).
  *
  * Under hysim a program's clocks read the simulated host clock, so a sleep
  * must last its length on that clock: a thread that sleeps 200 ms and reads
@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "host_io.h"
 #include "internal.h"
 
 #define NS_PER_S 1000000000ull
@@ -159,6 +160,8 @@ HS_API unsigned int sleep(unsigned int seconds) {
 
 /* select and poll on no file descriptor are sleeps (older code's portable sleep); on any, real waits. */
 HS_API int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout) {
+    if (nfds != 0 && hs_clock_simulated())
+        return hs_io_select(nfds, readfds, writefds, exceptfds, timeout); /* a wait on descriptors */
     if (nfds != 0 || readfds || writefds || exceptfds || !timeout || !hs_clock_reads_simulated(CLOCK_MONOTONIC))
         return REAL(select)(nfds, readfds, writefds, exceptfds, timeout);
     if (timeout->tv_sec < 0 || timeout->tv_usec < 0 || timeout->tv_usec >= 1000000) {
@@ -179,6 +182,8 @@ HS_API int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds
 }
 
 HS_API int poll(struct pollfd *fds, nfds_t nfds, int timeout_ms) {
+    if (nfds != 0 && timeout_ms != 0 && hs_clock_simulated())
+        return hs_io_poll(fds, nfds, timeout_ms); /* a wait on descriptors */
     if (nfds != 0 || timeout_ms <= 0 || !hs_clock_reads_simulated(CLOCK_MONOTONIC))
         return REAL(poll)(fds, nfds, timeout_ms);
     int rc = sleep_for((uint64_t)timeout_ms * 1000000, NULL);

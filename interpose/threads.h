@@ -126,6 +126,20 @@ HS_HIDDEN void hs_client_wake_timed(const void *key, unsigned max);
  * hs_client_unpark(p) follows (once the real call returned, if it blocks).
  */
 HS_HIDDEN int hs_client_park(hs_parked *p, const void *key, unsigned release_at, int (*ready)(void *), void *arg);
+/*
+ * The calling thread is about to block in I/O (host_io.c): listed as
+ * blocked (1), or not for a thread hysim does not count or before the
+ * process's first work (0). hs_client_io_unblock(p) follows a 1, once the
+ * call returned: the process joins the simulation again there.
+ */
+HS_HIDDEN int hs_client_io_block(hs_parked *p);
+HS_HIDDEN void hs_client_io_unblock(hs_parked *p);
+/*
+ * hs_client_park for a wait in real time of a thread that issued no work (a
+ * watchdog's timed wait): it cannot issue its first work while it waits.
+ * 0 (not listed) for a thread that issued work, which counts as running.
+ */
+HS_HIDDEN int hs_client_park_quiet(hs_parked *p);
 /* hs_client_park for a pthread_join of t; 0 (not listed) once t's exit began. */
 HS_HIDDEN int hs_client_park_join(hs_parked *p, hs_thread *t);
 /*

@@ -42,6 +42,7 @@
 
 #include "host_sync.h"
 #include "internal.h"
+#include "threads.h"
 
 #define NS_PER_S 1000000000ull
 
@@ -106,6 +107,14 @@ static const struct timespec *on_real_clock(clockid_t clock, const struct timesp
     return out;
 }
 
+/* A real-time wait parked by hs_client_park_quiet ends: counted as running again, errno kept. */
+static void quiet_end(hs_parked *p, int parked) {
+    int e = errno;
+    if (parked)
+        hs_client_unpark(p);
+    errno = e;
+}
+
 /* The clock a condition variable's deadlines are on (the file comment says how it is read). */
 static clockid_t cond_clock(const pthread_cond_t *cond) {
     return (__atomic_load_n(&cond->__data.__wrefs, __ATOMIC_RELAXED) & 2u) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
@@ -116,7 +125,11 @@ HS_API int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, 
     int rc;
     if (hs_sync_cond_timedwait(cond, mutex, cond_clock(cond), abstime, &rc))
         return rc;
-    return REAL(cond_timedwait)(cond, mutex, on_real_clock(cond_clock(cond), abstime, &t));
+    hs_parked p;
+    int parked = hs_client_park_quiet(&p); /* it cannot issue work meanwhile */
+    rc = REAL(cond_timedwait)(cond, mutex, on_real_clock(cond_clock(cond), abstime, &t));
+    quiet_end(&p, parked);
+    return rc;
 }
 
 HS_API int pthread_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
@@ -125,7 +138,11 @@ HS_API int pthread_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, 
     int rc;
     if (hs_sync_cond_timedwait(cond, mutex, clock, abstime, &rc))
         return rc;
-    return REAL(cond_clockwait)(cond, mutex, clock, on_real_clock(clock, abstime, &t));
+    hs_parked p;
+    int parked = hs_client_park_quiet(&p); /* it cannot issue work meanwhile */
+    rc = REAL(cond_clockwait)(cond, mutex, clock, on_real_clock(clock, abstime, &t));
+    quiet_end(&p, parked);
+    return rc;
 }
 
 /* sem_timedwait's result: 0, or -1 with errno. */
@@ -141,7 +158,11 @@ HS_API int sem_timedwait(sem_t *sem, const struct timespec *abstime) {
     if (hs_sync_sem_timedwait(sem, CLOCK_REALTIME, abstime, &rc))
         return sem_result(rc);
     struct timespec t;
-    return REAL(sem_timedwait)(sem, on_real_clock(CLOCK_REALTIME, abstime, &t));
+    hs_parked p;
+    int parked = hs_client_park_quiet(&p); /* it cannot issue work meanwhile */
+    rc = REAL(sem_timedwait)(sem, on_real_clock(CLOCK_REALTIME, abstime, &t));
+    quiet_end(&p, parked);
+    return rc;
 }
 
 HS_API int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abstime) {
@@ -149,7 +170,11 @@ HS_API int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abs
     if ((clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC) && hs_sync_sem_timedwait(sem, clock, abstime, &rc))
         return sem_result(rc);
     struct timespec t;
-    return REAL(sem_clockwait)(sem, clock, on_real_clock(clock, abstime, &t));
+    hs_parked p;
+    int parked = hs_client_park_quiet(&p); /* it cannot issue work meanwhile */
+    rc = REAL(sem_clockwait)(sem, clock, on_real_clock(clock, abstime, &t));
+    quiet_end(&p, parked);
+    return rc;
 }
 
 HS_API int pthread_mutex_timedlock(pthread_mutex_t *mutex, const struct timespec *abstime) {

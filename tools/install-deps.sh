@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# Installs the Debian packages hysim needs to build, if any are missing.
+# Installs the Debian packages hysim needs to build, if any are missing, and
+# the PyTorch environment its PyTorch demo and tests run in: a virtual
+# environment at .venv/ (or $HYSIM_VENV) with tools/requirements-torch.txt,
+# the stock torch wheel from PyPI and its pinned dependencies
+# (HYSIM_NO_TORCH=1 leaves it out; the torch tests then fail saying so).
 # hysim also needs the CUDA 13 toolkit (nvcc and headers) at /usr/local/cuda
 # or $HYSIM_CUDA_ROOT; that does not come from Debian and is only checked.
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libns3-dev ns3 libgsl-dev
           libprotobuf-c-dev protobuf-c-compiler libyaml-dev
-          clang libclang-rt-14-dev gnuplot-nox)
+          clang libclang-rt-14-dev gnuplot-nox python3-venv)
 # hysim run --containers: podman with runc (containers/containers.conf, which
 # hysim points CONTAINERS_CONF at, selects it) and catatonit for --init.
 packages+=(podman runc catatonit)
@@ -36,4 +40,17 @@ if [[ ! -x $cuda/bin/nvcc || ! -f $cuda/include/nccl.h ]]; then
   echo "hysim: the CUDA 13 toolkit with NCCL headers is needed at $cuda (nvcc, cuda_runtime_api.h, nccl.h);" >&2
   echo "       set HYSIM_CUDA_ROOT if it is elsewhere" >&2
   exit 1
+fi
+
+# The PyTorch environment, once per version of tools/requirements-torch.txt.
+if [[ ${HYSIM_NO_TORCH:-0} != 1 ]]; then
+  root=$(cd "$(dirname "$0")/.." && pwd)
+  venv=${HYSIM_VENV:-$root/.venv}
+  req=$root/tools/requirements-torch.txt
+  if ! cmp -s "$req" "$venv/.hysim-requirements"; then
+    echo "hysim: installing PyTorch into $venv (tools/requirements-torch.txt; about 3 GB from PyPI)" >&2
+    python3 -m venv "$venv"
+    "$venv/bin/python3" -m pip install -q --disable-pip-version-check -r "$req"
+    cp "$req" "$venv/.hysim-requirements"
+  fi
 fi

@@ -136,6 +136,10 @@ static void exec_server(const launcher_config *cfg, int server)
     snprintf(value, sizeof value, "%llu", (unsigned long long)cfg->epoch_ns);
     setenv("HYSIM_EPOCH_NS", value, 1);
     prepend_env("LD_LIBRARY_PATH", cfg->lib_dir);
+    /* The audit module redirects what a DT_RPATH or an absolute path would
+     * find elsewhere (interpose/loader/audit.c). */
+    snprintf(value, sizeof value, "%s/libhysim_audit.so", cfg->lib_dir);
+    prepend_env("LD_AUDIT", value);
     /* libhysim.so first: its clock functions must win over libc's. */
     snprintf(value, sizeof value, "%s/libhysim.so", cfg->lib_dir);
     prepend_env("LD_PRELOAD", value);

@@ -164,6 +164,11 @@ static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double
                 (unsigned long long)s->optimistic_answers, (unsigned long long)s->answers_revised,
                 (unsigned long long)s->max_revision_ns, (unsigned long long)s->speculations,
                 (double)s->speculation_wall_ns * 1e-9, (double)s->fork_wall_ns * 1e-9);
+    if (s->late_threads)
+        fprintf(stderr,
+                "hysim: note: %llu time%s a thread issued its first GPU work after the simulation had passed its "
+                "process's clock (the others all waited); that work started where the simulation was\n",
+                (unsigned long long)s->late_threads, s->late_threads == 1 ? "" : "s");
     if (s->rejected_token || s->rejected_unknown || s->rejected_oversize)
         fprintf(stderr,
                 "hysim: refused %llu connection%s with a wrong token, %llu that did not register first, "

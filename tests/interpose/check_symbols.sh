@@ -78,14 +78,17 @@ nccl)
              sed -E 's/.*[[:space:]](p?nccl[A-Za-z0-9_]+)[[:space:]]*\($/\1/' | sort -u)
   n=$(wc -w <<<"$declared")
   ((n >= 80)) || check "parsed only $n functions from nccl.h"
+  # The device communicators' host calls (nccl_device/core.h, C++): PyTorch links them.
+  device_comm=$(grep -ohE 'ncclDevComm(Create|Destroy)[[:space:]]*\(' "$inc"/nccl_device/core.h | tr -d '( ' | sort -u)
+  [[ $(wc -w <<<"$device_comm") == 2 ]] || check "nccl_device/core.h: ncclDevCommCreate/Destroy not found"
   exported=$(exports "$lib" | awk '{print $2}' | sort -u)
-  for f in $declared; do
+  for f in $declared $device_comm; do
     grep -qx "$f" <<<"$exported" || check "$f (nccl.h) is not exported"
   done
   for f in $exported; do
-    grep -qx "$f" <<<"$declared" || check "$f is exported but not in nccl.h"
+    grep -qx "$f" <<<"$declared"$'\n'"$device_comm" || check "$f is exported but not in nccl.h"
   done
-  echo "nccl.h declares $n functions"
+  echo "nccl.h declares $n functions, nccl_device/core.h 2 host calls"
   ;;
 hysim)
   lib=$libdir/libhysim.so
@@ -104,12 +107,13 @@ hysim)
   sleep_calls="nanosleep clock_nanosleep usleep sleep select poll"
   timed_calls="pthread_cond_timedwait pthread_cond_clockwait sem_timedwait sem_clockwait pthread_mutex_timedlock pthread_mutex_clocklock"
   timed_calls+=" pthread_rwlock_timedrdlock pthread_rwlock_timedwrlock pthread_rwlock_clockrdlock pthread_rwlock_clockwrlock"
-  sync_calls+=" $sleep_calls $timed_calls"
+  io_calls="ppoll pselect epoll_wait epoll_pwait accept accept4 recv recvfrom recvmsg" # host_io.c
+  sync_calls+=" $sleep_calls $timed_calls $io_calls"
   for f in clock_gettime gettimeofday time pthread_create pthread_join pthread_timedjoin_np pthread_clockjoin_np $sync_calls; do
     grep -qx "$f" <<<"$exported" || check "$f is not exported"
   done
   for f in $exported; do
-    [[ $f == hs_client_* || $f =~ ^(clock_gettime|gettimeofday|time|timespec_get|pthread_create|pthread_join|pthread_timedjoin_np|pthread_clockjoin_np)$ ||
+    [[ $f == hs_client_* || $f == hs_values_* || $f =~ ^(clock_gettime|gettimeofday|time|timespec_get|pthread_create|pthread_join|pthread_timedjoin_np|pthread_clockjoin_np)$ ||
        " $sync_calls " == *" $f "* ]] ||
       check "unexpected export $f"
   done

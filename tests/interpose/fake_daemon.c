@@ -262,6 +262,14 @@ static int on_message(session *s, const uint8_t *body, size_t len) {
     case HYSIM__CLIENT_MSG__MSG_WAIT:
         on_wait(s, m->wait);
         break;
+    case HYSIM__CLIENT_MSG__MSG_JOIN: { /* answered where the process is: this daemon simulates nothing */
+        Hysim__Reply r = HYSIM__REPLY__INIT;
+        r.id = m->join->id;
+        r.now_ns = m->join->host_ns;
+        r.done = 1;
+        reply(s, &r);
+        break;
+    }
     case HYSIM__CLIENT_MSG__MSG_BYE:
         fprintf(g_log, "bye host=%" PRIu64 " kernels=%" PRIu64 " peaks=", m->bye->host_ns,
                 m->bye->kernels_launched);

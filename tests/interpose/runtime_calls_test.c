@@ -371,7 +371,8 @@ static void test_symbols(void) {
     CHECK_CUDA(cudaMemcpyToSymbol(shadow, host, 48, 16, cudaMemcpyHostToDevice), cudaSuccess);
     CHECK_CUDA(cudaMemcpyToSymbol(shadow, host, 48, 240, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
     CHECK_CUDA(cudaMemcpyFromSymbol(host, shadow, 40, 0, cudaMemcpyDeviceToHost), cudaSuccess);
-    CHECK(host[0] == 0 && host[39] == 0 && host[40] == 0x5a, "device-to-host from a symbol writes zeros");
+    CHECK(host[0] == 0 && host[15] == 0 && host[16] == 0x5a && host[39] == 0x5a && host[40] == 0x5a,
+          "device-to-host from a symbol reads what the host copy put there, zeros before it");
     CHECK_CUDA(cudaMemcpyFromSymbol(host, shadow, 40, 0, cudaMemcpyHostToDevice), cudaErrorInvalidMemcpyDirection);
     CHECK_CUDA(cudaMemcpyToSymbol(host, host, 4, 0, cudaMemcpyHostToDevice), cudaErrorInvalidSymbol);
     CHECK(log_count("copy kind=H2D bytes=48 ") == 1 && log_count("copy kind=D2H bytes=40 ") == 1,

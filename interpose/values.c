@@ -1,0 +1,212 @@
+/*
+ * Known device bytes: a sorted array of non-overlapping blocks, each the
+ * last small write to its range. A write replaces what it overlaps; the
+ * oldest blocks are dropped past HS_VALUES_MAX_TOTAL. docs/values.md says
+ * what a program reads back and why.
+ */
+#include "values.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct block {
+    uintptr_t addr;
+    size_t len;
+    uint64_t age;     /* order of writing: the smallest goes first when over the total */
+    uint64_t born;    /* kernels launched when it was written */
+    uint64_t read_at; /* kernels launched when it was first read; UINT64_MAX: not read */
+    uint8_t *data;
+} block;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static block *g_blocks; /* sorted by addr */
+static size_t g_n, g_cap, g_total;
+static uint64_t g_age;
+static _Atomic uint64_t g_kernels; /* launched so far */
+
+static void remove_at(size_t i);
+
+void hs_values_kernel_launched(void) { atomic_fetch_add_explicit(&g_kernels, 1, memory_order_relaxed); }
+
+/* Whether a kernel may have overwritten b since (values.h, HS_VALUES_KERNEL_WINDOW). */
+static int expired(const block *b, uint64_t kernels) {
+    return kernels - b->born > HS_VALUES_KERNEL_WINDOW || (b->read_at != UINT64_MAX && kernels != b->read_at);
+}
+
+/* Drops the expired blocks (lock held). */
+static void expire_locked(void) {
+    uint64_t k = atomic_load_explicit(&g_kernels, memory_order_relaxed);
+    for (size_t i = 0; i < g_n;)
+        if (expired(&g_blocks[i], k))
+            remove_at(i);
+        else
+            i++;
+}
+
+/* Index of the first block that ends after addr. */
+static size_t first_after(uintptr_t addr) {
+    size_t lo = 0, hi = g_n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (g_blocks[mid].addr + g_blocks[mid].len <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void remove_at(size_t i) {
+    g_total -= g_blocks[i].len;
+    free(g_blocks[i].data);
+    memmove(&g_blocks[i], &g_blocks[i + 1], (g_n - i - 1) * sizeof *g_blocks);
+    g_n--;
+}
+
+/* Inserts b at index i (its place in address order); 0 when out of memory. */
+static int insert_at(size_t i, block b) {
+    if (g_n == g_cap) {
+        size_t cap = g_cap ? 2 * g_cap : 64;
+        block *nb = realloc(g_blocks, cap * sizeof *nb);
+        if (!nb)
+            return 0;
+        g_blocks = nb;
+        g_cap = cap;
+    }
+    memmove(&g_blocks[i + 1], &g_blocks[i], (g_n - i) * sizeof *g_blocks);
+    g_blocks[i] = b;
+    g_n++;
+    g_total += b.len;
+    return 1;
+}
+
+/* Cuts [addr, addr + n) out of every block (lock held). */
+static void forget_locked(uintptr_t addr, size_t n) {
+    uintptr_t end = addr + n;
+    size_t i = first_after(addr);
+    while (i < g_n && g_blocks[i].addr < end) {
+        block *b = &g_blocks[i];
+        uintptr_t bend = b->addr + b->len;
+        if (b->addr < addr && bend > end) { /* the hole is inside: split in two */
+            block tail = {end, bend - end, b->age, b->born, b->read_at, malloc(bend - end)};
+            if (!tail.data) {
+                remove_at(i);
+                return;
+            }
+            memcpy(tail.data, b->data + (end - b->addr), tail.len);
+            g_total -= bend - addr; /* the head stays; insert_at counts the tail again */
+            b->len = addr - b->addr;
+            if (!insert_at(i + 1, tail))
+                free(tail.data);
+            return;
+        }
+        if (b->addr < addr) { /* keep the head */
+            g_total -= bend - addr;
+            b->len = addr - b->addr;
+            i++;
+        } else if (bend > end) { /* keep the tail */
+            size_t cut = end - b->addr;
+            memmove(b->data, b->data + cut, b->len - cut);
+            b->addr = end;
+            b->len -= cut;
+            g_total -= cut;
+            i++;
+        } else {
+            remove_at(i);
+        }
+    }
+}
+
+static void drop_oldest_locked(void) {
+    while (g_total > HS_VALUES_MAX_TOTAL && g_n > 0) {
+        size_t oldest = 0;
+        for (size_t i = 1; i < g_n; i++)
+            if (g_blocks[i].age < g_blocks[oldest].age)
+                oldest = i;
+        remove_at(oldest);
+    }
+}
+
+/* Takes ownership of data (n bytes): the block [dst, dst + n). */
+static void put_locked(uintptr_t dst, uint8_t *data, size_t n) {
+    forget_locked(dst, n);
+    block b = {dst, n, ++g_age, atomic_load_explicit(&g_kernels, memory_order_relaxed), UINT64_MAX, data};
+    if (!insert_at(first_after(dst), b))
+        free(data);
+    drop_oldest_locked();
+}
+
+void hs_values_write(uintptr_t dst, const void *src, size_t n) {
+    uint8_t *data = n && n <= HS_VALUES_MAX_BYTES ? malloc(n) : NULL;
+    if (data)
+        memcpy(data, src, n);
+    pthread_mutex_lock(&g_lock);
+    if (data)
+        put_locked(dst, data, n);
+    else
+        forget_locked(dst, n);
+    pthread_mutex_unlock(&g_lock);
+}
+
+void hs_values_fill(uintptr_t dst, int byte, size_t n) {
+    uint8_t *data = (byte & 0xff) && n && n <= HS_VALUES_MAX_BYTES ? malloc(n) : NULL;
+    if (data)
+        memset(data, byte, n);
+    pthread_mutex_lock(&g_lock);
+    if (data)
+        put_locked(dst, data, n);
+    else
+        forget_locked(dst, n); /* zeros, or too large to keep */
+    pthread_mutex_unlock(&g_lock);
+}
+
+static void read_locked(void *dst, uintptr_t src, size_t n) {
+    memset(dst, 0, n);
+    expire_locked();
+    uint64_t k = atomic_load_explicit(&g_kernels, memory_order_relaxed);
+    uintptr_t end = src + n;
+    for (size_t i = first_after(src); i < g_n && g_blocks[i].addr < end; i++) {
+        block *b = &g_blocks[i];
+        if (b->read_at == UINT64_MAX)
+            b->read_at = k;
+        uintptr_t from = b->addr > src ? b->addr : src;
+        uintptr_t to = b->addr + b->len < end ? b->addr + b->len : end;
+        memcpy((uint8_t *)dst + (from - src), b->data + (from - b->addr), to - from);
+    }
+}
+
+void hs_values_read(void *dst, uintptr_t src, size_t n) {
+    pthread_mutex_lock(&g_lock);
+    read_locked(dst, src, n);
+    pthread_mutex_unlock(&g_lock);
+}
+
+void hs_values_copy(uintptr_t dst, uintptr_t src, size_t n) {
+    pthread_mutex_lock(&g_lock);
+    expire_locked();
+    size_t i = first_after(src);
+    int known = i < g_n && g_blocks[i].addr < src + n;
+    uint8_t *data = known && n <= HS_VALUES_MAX_BYTES ? malloc(n) : NULL;
+    if (data) {
+        read_locked(data, src, n);
+        put_locked(dst, data, n);
+    } else {
+        forget_locked(dst, n);
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
+void hs_values_forget(uintptr_t dst, size_t n) {
+    pthread_mutex_lock(&g_lock);
+    forget_locked(dst, n);
+    pthread_mutex_unlock(&g_lock);
+}
+
+size_t hs_values_total(void) {
+    pthread_mutex_lock(&g_lock);
+    size_t t = g_total;
+    pthread_mutex_unlock(&g_lock);
+    return t;
+}

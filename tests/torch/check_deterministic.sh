@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Two runs of the GPT with DDP on 2 GPUs, on a scenario whose host clock does
+# not read the real CPU (host_time: zero), print the same step times.
+# usage: check_deterministic.sh HYSIM SCENARIO VENV GPT
+set -uo pipefail
+hysim=$1 scenario=$2 venv=$3 gpt=$4
+[[ -x $venv/bin/torchrun ]] || { echo "FAIL: no PyTorch environment at $venv: run tools/install-deps.sh"; exit 1; }
+run() {
+  "$hysim" run "$scenario" -- "$venv/bin/torchrun" --standalone --nproc_per_node=2 "$gpt" --ddp --dtype fp32 2>&1 |
+    grep -E '^(step [0-9]|gpt: mean)|^hysim: simulated' | sed 's/ in [0-9.]* s of wall time.*//'
+}
+first=$(run)
+second=$(run)
+echo "$first"
+[[ $(grep -c '^step' <<<"$first") == 5 ]] || { echo "FAIL: the first run did not print 5 steps"; exit 1; }
+if [[ $first != "$second" ]]; then
+  echo "FAIL: runs differ:"
+  diff <(echo "$first") <(echo "$second")
+  exit 1
+fi
+echo "identical"

@@ -662,11 +662,13 @@ static void no_longer_fresh_locked(hs_thread *t) {
 }
 
 /*
- * The process's first work: hysimd counts it in the safe time from here and
- * says where its clock goes on (a launcher's, which hysimd did not wait for,
- * may jump forward). No other request is unanswered yet.
+ * The process (re)enters the simulation: before its first work, and when a
+ * thread returns from blocking outside hysimd (docs/time.md, "Join").
+ * hysimd counts it in the safe time from here and says where its clock goes
+ * on, which may be later: the simulation may have passed it meanwhile.
  */
 static void join_locked(void) {
+    flush_locked(); /* ops issued before are stamped before it */
     Hysim__Join a = HYSIM__JOIN__INIT;
     a.host_ns = hs_clock_now();
     a.id = g_next_wait_id++;

@@ -220,7 +220,8 @@ static void on_register(hs_session *s, const Hysim__Register *m)
     s->gpu_count = m->gpu_count;
     snprintf(s->program, sizeof(s->program), "%s", m->program && m->program[0] ? m->program : "?");
     s->nancestors = hs_min_u64(m->n_ancestors, HS_MAX_ANCESTORS);
-    memcpy(s->ancestors, m->ancestors, s->nancestors * sizeof(*s->ancestors));
+    if (s->nancestors)
+        memcpy(s->ancestors, m->ancestors, s->nancestors * sizeof(*s->ancestors));
     mark_launchers(d, s);
     note_rank(d, s, m->rank, m->world_size);
     /* A process that is none of the children may register after the simulation

@@ -2435,6 +2435,10 @@ cudaError_t hs_client_model_kernel(const char *name, uint64_t ns, cudaStream_t s
     return library_kernel(name, NULL, ns ? ns : 1 /* 0 would read as "no model" */, stream);
 }
 
+cudaError_t hs_client_library_kernel(const char *name, cudaStream_t stream) {
+    return library_kernel(name, NULL, 0, stream);
+}
+
 cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaStream_t stream) {
     return library_kernel(name, g, 0, stream);
 }

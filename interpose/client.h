@@ -207,6 +207,9 @@ HS_API cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaS
  * outlives the process's ops: a literal) and its duration on the GPU; a profile database entry
  * under name with a 1 x 1 x 1 grid and block wins. */
 HS_API cudaError_t hs_client_model_kernel(const char *name, uint64_t ns, cudaStream_t stream);
+/* A library kernel hysim has no model for (name as for hs_client_model_kernel): timed by a profile
+ * database entry under name with a 1 x 1 x 1 grid and block, else by the per-kernel default. */
+HS_API cudaError_t hs_client_library_kernel(const char *name, cudaStream_t stream);
 
 /* ---- NCCL ---- */
 enum hs_coll_kind { /* hysim.proto CollKind */

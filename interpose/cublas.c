@@ -9,7 +9,7 @@
  * hysimd times by its roofline (bridge/gemm_model.h). Nothing is computed:
  * results stay as they were, as device memory is never backed. Every other
  * function the real library exports is a generated stub
- * (gen_cublas_stubs.sh) that says it is not supported yet.
+ * (gen_symbol_stubs.sh) that says it is not supported yet.
  */
 #include <stdbool.h>
 #include <stdint.h>

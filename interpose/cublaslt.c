@@ -6,7 +6,7 @@
  * batch count) and type (A's type and the compute type), timed by hysimd's
  * roofline. Attributes that do not change that shape or type (epilogues,
  * bias and scale pointers, ...) are accepted and ignored. Every other
- * function the real library exports is a generated stub (gen_cublas_stubs.sh)
+ * function the real library exports is a generated stub (gen_symbol_stubs.sh)
  * that says it is not supported yet.
  */
 #include <stdbool.h>

@@ -106,16 +106,42 @@ static void real_barrier(void) {
  * the region was idle in libgomp's pool until now (spinning, then blocked),
  * not computing.
  */
+/*
+ * Between regions libgomp keeps its pool's threads docked in a futex wait of
+ * its own, which nothing sees: such a thread is listed as blocked on the
+ * dock once its region ends (a pool thread never issues work outside one),
+ * and the thread that begins the next region counts as many as its team
+ * needs in as running before libgomp wakes them.
+ */
+static char g_dock;
+static __thread hs_parked t_docked;
+static __thread int t_is_docked;
+
 static void run_region(void *arg) {
     omp_region *r = arg;
     GOMP_FN(thread_num_fn, thread_num, "omp_get_thread_num");
-    if (thread_num && thread_num() != 0)
+    int worker = thread_num && thread_num() != 0;
+    if (t_is_docked) {
+        hs_client_unpark(&t_docked);
+        t_is_docked = 0;
+    }
+    if (worker)
         hs_clock_thread_was_idle();
     omp_region *outer = t_region;
     t_region = r;
     r->fn(r->data);
     team_barrier(r, real_barrier);
     t_region = outer;
+    if (worker && !outer)
+        t_is_docked = hs_client_park(&t_docked, &g_dock, 0, NULL, NULL);
+}
+
+/* The thread that begins a region of num_threads (0: the default) counts its docked workers in. */
+static void undock_team(unsigned num_threads) {
+    GOMP_FN(team_size_fn, max_threads, "omp_get_max_threads");
+    unsigned team = num_threads ? num_threads : max_threads ? (unsigned)max_threads() : 1;
+    if (team > 1)
+        hs_client_release(&g_dock, team - 1);
 }
 
 /* Whether these entries do hysim's part (under hysim), or only call libgomp's. */
@@ -133,6 +159,7 @@ static bool wraps(void) { return hs_clock_simulated(); }
 HS_API void GOMP_parallel(region_fn fn, void *data, unsigned num_threads, unsigned flags) {
     REAL_OR_RETURN(parallel_fn, "GOMP_parallel", fn, data, num_threads, flags)
     omp_region r = {fn, data};
+    undock_team(num_threads);
     real_(run_region, &r, num_threads, flags);
 }
 
@@ -140,6 +167,7 @@ HS_API void GOMP_parallel_sections(region_fn fn, void *data, unsigned num_thread
                                    unsigned flags) {
     REAL_OR_RETURN(parallel_sections_fn, "GOMP_parallel_sections", fn, data, num_threads, count, flags)
     omp_region r = {fn, data};
+    undock_team(num_threads);
     real_(run_region, &r, num_threads, count, flags);
 }
 
@@ -149,6 +177,7 @@ HS_API void GOMP_parallel_sections(region_fn fn, void *data, unsigned num_thread
                      long chunk_size, unsigned flags) {                                                      \
         REAL_OR_RETURN(parallel_loop_fn, #name, fn, data, num_threads, start, end, incr, chunk_size, flags)  \
         omp_region r = {fn, data};                                                                           \
+        undock_team(num_threads);                                                                            \
         real_(run_region, &r, num_threads, start, end, incr, chunk_size, flags);                             \
     }
 PARALLEL_LOOP(GOMP_parallel_loop_static)
@@ -160,6 +189,7 @@ HS_API void GOMP_parallel_loop_runtime(region_fn fn, void *data, unsigned num_th
     REAL_OR_RETURN(parallel_loop_runtime_fn, "GOMP_parallel_loop_runtime", fn, data, num_threads, start, end, incr,
                    flags)
     omp_region r = {fn, data};
+    undock_team(num_threads);
     real_(run_region, &r, num_threads, start, end, incr, flags);
 }
 

@@ -13,6 +13,6 @@ if [[ ${HYSIM_NO_TORCH:-0} == 1 ]]; then
   echo "hysim: HYSIM_NO_TORCH=1: the PyTorch demo is left out" >&2
   exit 0
 fi
-echo "+ build/bin/hysim run scenarios/h200x8.yaml -- $venv/bin/torchrun --standalone --nproc_per_node=8 examples/torch/gpt.py --ddp --dtype fp32" >&2
+echo "+ build/bin/hysim run scenarios/h200x8.yaml -- $venv/bin/torchrun --standalone --nproc_per_node=8 examples/torch/gpt.py --ddp" >&2
 exec build/bin/hysim run scenarios/h200x8.yaml -- "$venv/bin/torchrun" --standalone --nproc_per_node=8 \
-  examples/torch/gpt.py --ddp --dtype fp32
+  examples/torch/gpt.py --ddp

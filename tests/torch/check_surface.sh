@@ -35,6 +35,7 @@ check_lib "$cu13/libcublas.so.13" "$ours/libcublas.so.13"
 check_lib "$cu13/libcublasLt.so.13" "$ours/libcublasLt.so.13"
 check_lib "$cu13/libcurand.so.10" "$ours/libcurand.so.10"
 check_lib "$site/nvidia/nccl/lib/libnccl.so.2" "$ours/libnccl.so.2"
+check_lib "$site/nvidia/cudnn/lib/libcudnn.so.9" "$ours/libcudnn.so.9"
 # Driver functions: names in the strings that cuda.h declares.
 declared=$(grep -ohE '\bcu[A-Z][A-Za-z0-9_]+[[:space:]]*\(' "$inc/cuda.h" | tr -d '( \t' | sort -u)
 driver=$(comm -12 <(strings "$site"/torch/lib/libc10_cuda.so "$site"/torch/lib/libtorch_cuda.so | sort -u) <(echo "$declared") |

@@ -66,6 +66,27 @@ check(0.5 < flops / (ms * 1e-3) / 989e12 < 1.0, f"10 bf16 8192^3 matmuls: {ms:.3
       f"{flops / (ms * 1e-3) / 1e12:.0f} TFLOP/s of 989")
 check(wall * 1e3 >= ms * 0.99, f"perf_counter sees them too: {wall * 1e3:.3f} ms")
 
+# bf16 attention goes to cuDNN on an H200 (torch 2.11 prefers it): its graph's products are timed.
+import torch.nn.functional as F
+b, h, seq, dim = 8, 16, 2048, 128
+q = torch.empty(b, h, seq, dim, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+F.scaled_dot_product_attention(q, q, q, is_causal=True).backward(torch.empty_like(q))  # builds cuDNN's graphs
+torch.cuda.synchronize()
+start.record()
+o = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+end.record()
+torch.cuda.synchronize()
+fwd_ms = start.elapsed_time(end)
+flops = 2 * 2 * b * h * seq * seq * dim  # Q K^T and P V, every key charged
+check(0.3 < flops / (fwd_ms * 1e-3) / 989e12 < 1.0, f"SDPA forward {fwd_ms:.3f} ms: "
+      f"{flops / (fwd_ms * 1e-3) / 1e12:.0f} TFLOP/s of its two products")
+start.record()
+o.backward(torch.empty_like(o))
+end.record()
+torch.cuda.synchronize()
+check(2.0 < start.elapsed_time(end) / fwd_ms < 4.0, f"SDPA backward {start.elapsed_time(end):.3f} ms, "
+      f"{start.elapsed_time(end) / fwd_ms:.1f} x the forward (five products and the rest)")
+
 # Streams order work; pinned memory and non_blocking copies.
 s = torch.cuda.Stream()
 with torch.cuda.stream(s):

@@ -8,7 +8,7 @@ if(NOT TARGET hysim_bridge)
   return() # frame.c / transport_unix.c are not there yet
 endif()
 
-set(HS_DAEMON_SOURCES daemon_util.c hysimd.c session.c timeline.c collective.c collective_algos.c collective_tuner.c sim_clock.c stall.c kernel_time.c gemm_model.c gemm_dtype.c profile_db.c run_stats.c
+set(HS_DAEMON_SOURCES daemon_util.c hysimd.c session.c timeline.c collective.c collective_algos.c collective_tuner.c sim_clock.c stall.c kernel_time.c kernel_defaults.c gemm_model.c gemm_dtype.c profile_db.c run_stats.c
     background.c stats_output.c speculate.c comm_split.c fabric_speculation.c)
 list(TRANSFORM HS_DAEMON_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)
 

@@ -274,6 +274,7 @@ typedef struct hs_session {
     bool outside;           /* every thread blocks outside hysimd (Threads.outside) until it joins again */
     bool launcher;          /* a descendant registered while it was not active: it does not bound */
     uint32_t server, pid, first_gpu, gpu_count;
+    uint32_t rank, world_size;            /* Register's (world_size 0: not a launcher's job) */
     uint32_t ancestors[HS_MAX_ANCESTORS]; /* Register.ancestors, nearest first */
     size_t nancestors;
     char program[128];
@@ -371,6 +372,9 @@ struct hs_daemon {
 
     hs_run_summary sum;     /* counters; error is copied in at the end */
     struct hs_profile_db *profiles; /* scenario's compute.profiles, NULL when none */
+    struct hs_default_kernel *defaults; /* kernels the default timed, by name (kernel_time.c) */
+    size_t ndefaults, capdefaults;
+    hs_u64map default_of;   /* name's hash -> index + 1 in defaults */
     uint64_t processed_ps;  /* latest time the timeline or the fabric has simulated */
 
     /* The job a launcher started (Register.rank, world_size): the safe time

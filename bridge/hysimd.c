@@ -145,6 +145,10 @@ void hs_daemon_destroy(hs_daemon *d)
         hs_session_free(d->sessions[i]);
     free(d->sessions);
     free(d->rank_seen);
+    for (size_t i = 0; i < d->ndefaults; i++)
+        free(d->defaults[i].name);
+    free(d->defaults);
+    hs_u64map_free(&d->default_of);
     hs_spec_free(d); /* before the timeline: its records hold ops */
     hs_fspec_free(d);
     hs_stats_free(d);

@@ -76,6 +76,13 @@ const char *hs_daemon_endpoint(const hs_daemon *d);
 int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_status,
                   hs_run_summary *summary);
 
+/*
+ * The kernels the per-kernel default timed, by name, most time first: up to
+ * max of them in names (owned by the daemon), counts and their summed time in
+ * ps; returns how many there are in all. What a user would profile first.
+ */
+size_t hs_daemon_default_kernels(hs_daemon *d, const char **names, uint64_t *counts, uint64_t *ps, size_t max);
+
 void hs_daemon_destroy(hs_daemon *d);
 
 #endif

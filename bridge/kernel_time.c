@@ -9,6 +9,8 @@
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "daemon_internal.h"
 #include "gemm_model.h"

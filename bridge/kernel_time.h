@@ -32,4 +32,14 @@ enum hs_kernel_source hs_kernel_time(const struct hs_daemon *d, uint32_t gpu, co
 /* Adds a finished kernel to the run summary. */
 void hs_kernel_time_count(struct hs_daemon *d, int source, uint64_t dur_ps);
 
+/* A kernel timed by the default, by name: what a user would profile first. */
+typedef struct hs_default_kernel {
+    char *name;
+    uint64_t count, ps;
+} hs_default_kernel;
+/* Notes a kernel issued that the default times (name may be NULL or empty: "(unnamed)"). */
+void hs_kernel_time_note_default(struct hs_daemon *d, const char *name, uint64_t dur_ps);
+/* The default-timed kernels, most time first (then by name); *n of them. Owned by the daemon. */
+const hs_default_kernel *hs_kernel_time_defaults(struct hs_daemon *d, size_t *n);
+
 #endif

@@ -48,7 +48,10 @@ hs_session *hs_session_new(hs_daemon *d, int fd)
 
 const char *hs_session_name(const hs_session *s, char *buf, size_t len)
 {
-    if (s->registered)
+    if (s->registered && s->world_size)
+        snprintf(buf, len, "process %u (server %u, rank %u of %u, %s)", s->pid, s->server, s->rank, s->world_size,
+                 s->program);
+    else if (s->registered)
         snprintf(buf, len, "process %u (server %u, %s)", s->pid, s->server, s->program);
     else
         snprintf(buf, len, "unregistered connection #%u", s->index);
@@ -224,6 +227,10 @@ static void on_register(hs_session *s, const Hysim__Register *m)
         memcpy(s->ancestors, m->ancestors, s->nancestors * sizeof(*s->ancestors));
     mark_launchers(d, s);
     note_rank(d, s, m->rank, m->world_size);
+    if (m->world_size && m->rank < m->world_size) {
+        s->rank = m->rank;
+        s->world_size = m->world_size;
+    }
     /* A process that is none of the children may register after the simulation
      * has moved on: its clock starts where the simulation is, not in its past. */
     uint64_t done_ps = hs_max_u64(d->processed_ps, hs_fspec_now(d)); /* not where the fabric speculates */

@@ -459,6 +459,8 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
         op->kind = HS_OP_KERNEL;
         op->label = hs_stats_label(d, m->kernel->name);
         op->kernel_source = (uint8_t)hs_kernel_time(d, m->gpu, m->kernel, &op->dur_ps);
+        if (op->kernel_source == HS_KERNEL_DEFAULT)
+            hs_kernel_time_note_default(d, m->kernel->name, op->dur_ps);
         op->launch_gap_ps = m->kernel->graph_node ? 0 : hs_ns_to_ps(d->sc.compute.kernel_gap_ns);
         break;
     case HYSIM__OP__KIND_COPY:

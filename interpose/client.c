@@ -531,8 +531,8 @@ static void connect_locked(void) {
     reg.n_ancestors = host_ancestors(ancestors, sizeof ancestors / sizeof ancestors[0]);
     reg.ancestors = ancestors;
     unsigned long rank = 0, world = 0; /* as torchrun and torch.multiprocessing users set them */
-    if (getenv("RANK") && getenv("WORLD_SIZE") && parse_env_uint("RANK", UINT32_MAX, &rank) == 0 &&
-        parse_env_uint("WORLD_SIZE", UINT32_MAX, &world) == 0 && rank < world) {
+    if (parse_env_uint("RANK", UINT32_MAX, &rank) > 0 &&
+        parse_env_uint("WORLD_SIZE", UINT32_MAX, &world) > 0 && rank < world) {
         reg.rank = (uint32_t)rank;
         reg.world_size = (uint32_t)world;
     }

@@ -634,7 +634,8 @@ static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t st
                                                     env_algo(), env_proto(), stream),
                                c->what);
     if (r == ncclSuccess) {
-        hs_nccl_values(c->kind, c->type, c->op, c->count, comm->nranks, comm->rank, c->root, c->bufs[0], c->bufs[1]);
+        hs_nccl_values(c->kind, c->type, size, c->op, c->count, comm->nranks, comm->rank, c->root, c->bufs[0],
+                       c->bufs[1]);
         (*seq)++;
         if (t_group_depth > 0 && comm->nranks > 1)
             group_device_add(comm->dev);

@@ -12,16 +12,6 @@
 
 #include "values.h"
 
-static size_t elem_size(ncclDataType_t t) {
-    switch (t) {
-    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
-    default: return 0;
-    }
-}
-
 static float half_to_float(uint16_t h) {
     uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
     if (exp == 0 && man == 0)
@@ -131,9 +121,9 @@ static void reduce_all(uint8_t *buf, size_t count, size_t size, ncclDataType_t t
         reduce_n(buf + i * size, t, op, n);
 }
 
-void hs_nccl_values(enum hs_coll_kind kind, ncclDataType_t type, ncclRedOp_t op, size_t count, int nranks,
-                    int rank, int root, const void *send, const void *recv) {
-    size_t size = elem_size(type), share = count * size;
+void hs_nccl_values(enum hs_coll_kind kind, ncclDataType_t type, size_t size, ncclRedOp_t op, size_t count,
+                    int nranks, int rank, int root, const void *send, const void *recv) {
+    size_t share = count * size;
     uintptr_t out = (uintptr_t)recv;
     size_t out_bytes = kind == HS_COLL_ALL_GATHER || kind == HS_COLL_ALL_TO_ALL ? share * (size_t)nranks : share;
     if (!recv || !size || out_bytes == 0)

@@ -316,6 +316,44 @@ static int close_checked(FILE *f, const char *what, const char *path)
     return bad ? -1 : 0;
 }
 
+/* A JSON string of s: quotes, backslashes and control characters escaped. */
+static void put_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+/* default_kernels: every kernel name the per-kernel default timed, most time first. */
+static void write_default_kernels(FILE *f, hs_daemon *d)
+{
+    size_t n = hs_daemon_default_kernels(d, NULL, NULL, NULL, 0);
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    uint64_t *counts = calloc(n ? n : 1, sizeof *counts), *ps = calloc(n ? n : 1, sizeof *ps);
+    if (!names || !counts || !ps)
+        n = 0;
+    else
+        hs_daemon_default_kernels(d, names, counts, ps, n);
+    fprintf(f, "  \"default_kernels\": [");
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
+        put_json_string(f, names[i]);
+        fprintf(f, ", \"kernels\": %llu, \"time_s\": %.12g}", (unsigned long long)counts[i], s_of(ps[i]));
+    }
+    fprintf(f, "%s],\n", n ? "\n  " : "");
+    free(names);
+    free(counts);
+    free(ps);
+}
+
 int report_write_json(hs_daemon *d, const report_run *run, const char *path)
 {
     FILE *f = fopen(path, "w");
@@ -355,6 +393,7 @@ int report_write_json(hs_daemon *d, const report_run *run, const char *path)
             "\"roofline\": {\"kernels\": %llu, \"time_s\": %.12g}, \"default\": {\"kernels\": %llu, \"time_s\": %.12g}},\n",
             (unsigned long long)s->kernels_profile, s_of(s->kernel_ps_profile), (unsigned long long)s->kernels_roofline,
             s_of(s->kernel_ps_roofline), (unsigned long long)s->kernels_default, s_of(s->kernel_ps_default));
+    write_default_kernels(f, d);
     /* run.mode (bridge/speculate.c): answers given ahead of the safe time and how many were later revised */
     fprintf(f,
             "  \"mode\": {\"name\": \"%s\", \"optimistic_answers\": %llu, \"answers_revised\": %llu, "

@@ -135,6 +135,22 @@ static void print_kernel_sources(const hs_scenario *sc, const hs_run_summary *s)
                 (double)sc->compute.default_kernel_ns * 1e-3);
 }
 
+/* The kernels the default timed that took the most time: what to profile first (hysim profile). */
+static void print_default_kernels(hs_daemon *d)
+{
+    enum { SHOWN = 5 };
+    const char *names[SHOWN];
+    uint64_t counts[SHOWN], ps[SHOWN];
+    size_t n = hs_daemon_default_kernels(d, names, counts, ps, SHOWN);
+    if (!n)
+        return;
+    fprintf(stderr, "hysim: timed by the default, most time first (%zu kernel names%s):\n", n,
+            n > SHOWN ? "; --report lists them all" : "");
+    for (size_t i = 0; i < n && i < SHOWN; i++)
+        fprintf(stderr, "hysim:   %8.3f ms %7llu x %.100s%s\n", (double)ps[i] * 1e-9, (unsigned long long)counts[i],
+                names[i], strlen(names[i]) > 100 ? "..." : "");
+}
+
 static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double wall)
 {
     double simulated = (double)s->sim_end_ps * 1e-12;
@@ -429,6 +445,7 @@ int cli_run(int argc, char **argv)
                 summary.error[0] ? without_hysim_prefix(summary.error) : "(no reason given)");
     } else {
         print_summary(&sc, &summary, wall);
+        print_default_kernels(daemon);
     }
     report_run results = {.sc = &sc, .scenario_path = scenario_path, .sum = &summary, .wall_s = wall,
                           .exit_code = code};

@@ -267,11 +267,11 @@ static void server_command(arg_list *a, const launcher_config *cfg, const char *
     add_arg(a, "--env=HYSIM_HOST_TIME=%s", value);
     add_arg(a, "--env=HYSIM_EPOCH_NS=%llu", (unsigned long long)cfg->epoch_ns);
     add_arg(a, "--env=LD_LIBRARY_PATH=%s", cfg->lib_dir);
-    add_arg(a, "--env=LD_AUDIT=%s/libhysim_audit.so", cfg->lib_dir); /* interpose/loader/audit.c */
 #ifdef HYSIM_SANITIZER_PRELOAD
     add_arg(a, "--env=LD_PRELOAD=%s:%s/libhysim.so", HYSIM_SANITIZER_PRELOAD, cfg->lib_dir);
 #else
     add_arg(a, "--env=LD_PRELOAD=%s/libhysim.so", cfg->lib_dir);
+    add_arg(a, "--env=LD_AUDIT=%s/libhysim_audit.so", cfg->lib_dir); /* interpose/loader/audit.c; launcher.c */
 #endif
     add_arg(a, "%s", image_of(sc));
     add_arg(a, "%s", strchr(cfg->argv[0], '/') ? cfg->argv[0] : program);

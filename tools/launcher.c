@@ -136,10 +136,14 @@ static void exec_server(const launcher_config *cfg, int server)
     snprintf(value, sizeof value, "%llu", (unsigned long long)cfg->epoch_ns);
     setenv("HYSIM_EPOCH_NS", value, 1);
     prepend_env("LD_LIBRARY_PATH", cfg->lib_dir);
+#ifndef HYSIM_SANITIZER_PRELOAD
     /* The audit module redirects what a DT_RPATH or an absolute path would
-     * find elsewhere (interpose/loader/audit.c). */
+     * find elsewhere (interpose/loader/audit.c). Not in sanitizer builds: with
+     * an audit module the dynamic linker's TLS allocations go through ASan's
+     * malloc, which deadlocks there (those builds do not run PyTorch). */
     snprintf(value, sizeof value, "%s/libhysim_audit.so", cfg->lib_dir);
     prepend_env("LD_AUDIT", value);
+#endif
     /* libhysim.so first: its clock functions must win over libc's. */
     snprintf(value, sizeof value, "%s/libhysim.so", cfg->lib_dir);
     prepend_env("LD_PRELOAD", value);

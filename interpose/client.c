@@ -4,7 +4,8 @@
  * (client.h says what each call means).
  *
  * Connection: lazy, on the first CUDA/NCCL call that needs the daemon
- * (Register → Setup). Non-blocking calls append an Op to a batch of at most
+ * (Register → Setup). The first op or Wait is preceded by Join, and so is
+ * the return of a thread that blocked outside hysimd (docs/time.md). Non-blocking calls append an Op to a batch of at most
  * HS_BATCH_MAX; the batch is sent before every Wait, when it is full, before
  * kernels are unregistered, and at exit followed by Bye. Every op carries the
  * host clock at issue; ops are appended under the one mutex, so host times
@@ -79,8 +80,8 @@
 #include "internal.h"
 #include "managed_memory.h"
 #include "threads.h"
-#include "values.h"
 #include "transport.h"
+#include "values.h"
 
 #ifndef HS_PROTOCOL_VERSION
 #define HS_PROTOCOL_VERSION 1

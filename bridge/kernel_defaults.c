@@ -52,7 +52,8 @@ static int by_time(const void *a, const void *b)
 
 const hs_default_kernel *hs_kernel_time_defaults(hs_daemon *d, size_t *n)
 {
-    qsort(d->defaults, d->ndefaults, sizeof(*d->defaults), by_time);
+    if (d->ndefaults > 1)
+        qsort(d->defaults, d->ndefaults, sizeof(*d->defaults), by_time);
     hs_u64map_free(&d->default_of); /* the indices moved: rebuilt */
     for (size_t i = 0; i < d->ndefaults; i++)
         hs_u64map_put(&d->default_of, name_hash(d->defaults[i].name), (void *)(uintptr_t)(i + 1));

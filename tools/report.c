@@ -316,22 +316,6 @@ static int close_checked(FILE *f, const char *what, const char *path)
     return bad ? -1 : 0;
 }
 
-/* A JSON string of s: quotes, backslashes and control characters escaped. */
-static void put_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 /* default_kernels: every kernel name the per-kernel default timed, most time first. */
 static void write_default_kernels(FILE *f, hs_daemon *d)
 {
@@ -345,7 +329,7 @@ static void write_default_kernels(FILE *f, hs_daemon *d)
     fprintf(f, "  \"default_kernels\": [");
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "%s\n    {\"name\": ", i ? "," : "");
-        put_json_string(f, names[i]);
+        json_text(f, names[i]);
         fprintf(f, ", \"kernels\": %llu, \"time_s\": %.12g}", (unsigned long long)counts[i], s_of(ps[i]));
     }
     fprintf(f, "%s],\n", n ? "\n  " : "");

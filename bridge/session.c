@@ -398,23 +398,19 @@ static void on_threads(hs_session *s, const Hysim__Threads *m)
 {
     /* A count only: a thread that does not wait in hysimd (one blocking in a real-time wait) may send it
      * stamped before the answer to another's Wait, still on its way, moved the process's clock. */
-    if (!m->exited && m->host_ns < s->host_ns && s->nwaits < s->threads) {
-        s->outside = m->outside;
-        s->threads = m->threads;
-        s->threaded |= s->threads > 1;
-        settle(s);
-        return;
+    bool stale = !m->exited && m->host_ns < s->host_ns && s->nwaits < s->threads;
+    if (!stale) {
+        if (!host_ok(s, m->host_ns, "Threads"))
+            return;
+        if (m->exited && !thread_exited(s, m->exited, m->host_ns))
+            return;
+        s->host_ns = m->host_ns;
+        hs_clock_saw(s->d, hs_ns_to_ps(m->host_ns));
     }
-    if (!host_ok(s, m->host_ns, "Threads"))
-        return;
-    if (m->exited && !thread_exited(s, m->exited, m->host_ns))
-        return;
-    s->host_ns = m->host_ns;
     s->outside = m->outside;
     s->threads = m->threads;
     s->threaded |= s->threads > 1;
     settle(s);
-    hs_clock_saw(s->d, hs_ns_to_ps(m->host_ns));
 }
 
 /* A timed wait's Wait woken by another thread's signal: answered at the Wake's host time. */

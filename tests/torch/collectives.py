@@ -1,0 +1,52 @@
+"""torch.distributed's collectives over hysim's NCCL, each timed by CUDA events, under torchrun:
+all_reduce, all_gather_into_tensor, reduce_scatter_tensor, broadcast, all_to_all_single, an
+async handle, barrier, and a new_group of the even ranks. (batch_isend_irecv is not here: it
+does not complete under hysim yet.)
+Prints one line per collective and "collectives: ok".
+"""
+import os
+
+import torch
+import torch.distributed as dist
+
+dist.init_process_group("nccl")
+rank, world = dist.get_rank(), dist.get_world_size()
+torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+n = 32 << 20  # elements of bf16: 64 MiB
+x = torch.empty(n, dtype=torch.bfloat16, device="cuda")
+out = torch.empty(n * world, dtype=torch.bfloat16, device="cuda")
+shard = torch.empty(n // world, dtype=torch.bfloat16, device="cuda")
+
+
+def timed(name, fn):
+    fn()  # the first call sets the communicator up
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    fn()
+    end.record()
+    torch.cuda.synchronize()
+    ms = start.elapsed_time(end)
+    assert ms > 0, name
+    if rank == 0:
+        print(f"{name}: {ms:.3f} ms", flush=True)
+
+
+timed("all_reduce", lambda: dist.all_reduce(x))
+timed("all_gather_into_tensor", lambda: dist.all_gather_into_tensor(out, x))
+timed("reduce_scatter_tensor", lambda: dist.reduce_scatter_tensor(shard, x))
+timed("broadcast", lambda: dist.broadcast(x, src=0))
+timed("all_to_all_single", lambda: dist.all_to_all_single(out[:n], x))
+timed("async all_reduce", lambda: dist.all_reduce(x, async_op=True).wait())
+evens = dist.new_group(list(range(0, world, 2)))
+if rank % 2 == 0:
+    timed("all_reduce on new_group(evens)", lambda: dist.all_reduce(x, group=evens))
+dist.barrier()
+flag = torch.tensor([rank + 1], dtype=torch.int64, device="cuda")
+dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+# docs/values.md: every rank is taken to have sent what this one did (real GPUs give `world`)
+assert flag.item() == rank + 1, f"all_reduce MAX read {flag.item()}"
+if rank == 0:
+    print(f"all_reduce MAX of a value the ranks copied in: {flag.item()} (the symmetric model)", flush=True)
+dist.destroy_process_group()
+if rank == 0:
+    print("collectives: ok", flush=True)

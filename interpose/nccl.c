@@ -551,12 +551,20 @@ ncclResult_t ncclGroupStart(void) {
     return leave(ncclSuccess);
 }
 
+static ncclResult_t issue_deferred(void);
+
 ncclResult_t ncclGroupEnd(void) {
     hs_client_enter();
     if (t_group_depth == 0)
         return leave(fail(ncclInvalidUsage, "%s: no ncclGroupStart to end", "ncclGroupEnd"));
     if (--t_group_depth == 0) {
+        ncclResult_t r = issue_deferred(); /* the group's kernel launches now, after whatever its stream got meanwhile */
         t_group = 0;
+        if (r != ncclSuccess) {
+            group_devices_take();
+            t_group_one_rank_calls = 0;
+            return leave(r);
+        }
         hs_client_charge_calls(HS_CALL_NCCL_GROUP_DEVICE, group_devices_take());
         hs_client_charge_also(HS_CALL_NCCL, t_group_one_rank_calls);
         t_group_one_rank_calls = 0;
@@ -614,6 +622,62 @@ static uint32_t env_proto(void) {
     return env_choice("NCCL_PROTO", names);
 }
 
+/* Sends one validated call to hysimd as part `seq` of its kind on comm, in group `group` (0: none). */
+static ncclResult_t issue(ncclComm_t comm, const coll_call *c, cudaStream_t stream, uint64_t seq, uint64_t group) {
+    size_t size = type_size(c->type);
+    int rooted = c->kind != HS_COLL_ALL_REDUCE && c->kind != HS_COLL_ALL_GATHER &&
+                 c->kind != HS_COLL_REDUCE_SCATTER && c->kind != HS_COLL_ALL_TO_ALL;
+    ncclResult_t r = from_cuda(hs_client_collective(comm->key, comm->rank, comm->dev, seq, c->kind,
+                                                    (uint64_t)c->count * size, rooted ? c->root : 0, group,
+                                                    env_algo(), env_proto(), stream),
+                               c->what);
+    if (r == ncclSuccess)
+        hs_nccl_values(c->kind, c->type, size, c->op, c->count, comm->nranks, comm->rank, c->root, c->bufs[0],
+                       c->bufs[1]);
+    return r;
+}
+
+/*
+ * The calls of an open group: NCCL launches a group's work at its
+ * ncclGroupEnd, so what the program put on the stream between the calls (an
+ * event wait, as PyTorch puts before each of batch_isend_irecv's) comes
+ * first, and the group's sends and receives stay together (two ranks that
+ * each send, then receive, in one group do not wait on each other).
+ */
+typedef struct deferred_call {
+    ncclComm_t comm;
+    coll_call c;
+    cudaStream_t stream;
+    uint64_t seq, group;
+} deferred_call;
+static __thread deferred_call *t_deferred;
+static __thread size_t t_ndeferred, t_capdeferred;
+
+static ncclResult_t issue_deferred(void) {
+    ncclResult_t first = ncclSuccess;
+    for (size_t i = 0; i < t_ndeferred; i++) {
+        const deferred_call *d = &t_deferred[i];
+        ncclResult_t r = issue(d->comm, &d->c, d->stream, d->seq, d->group);
+        if (first == ncclSuccess)
+            first = r;
+    }
+    t_ndeferred = 0;
+    return first;
+}
+
+static ncclResult_t defer(ncclComm_t comm, const coll_call *c, cudaStream_t stream, uint64_t seq) {
+    if (t_ndeferred == t_capdeferred) {
+        size_t cap = t_capdeferred ? 2 * t_capdeferred : 16;
+        deferred_call *n = realloc(t_deferred, cap * sizeof *n);
+        if (!n)
+            return fail(ncclSystemError, "%s: out of host memory in a group", c->what);
+        t_deferred = n;
+        t_capdeferred = cap;
+    }
+    t_deferred[t_ndeferred++] = (deferred_call){comm, *c, stream, seq, t_group};
+    return ncclSuccess;
+}
+
 static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t stream) {
     size_t size = type_size(c->type);
     if (!comm || !size || (c->reduces && ((int)c->op < 0 || c->op >= ncclNumOps)))
@@ -629,13 +693,8 @@ static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t st
                     : c->kind == HS_COLL_RECV ? &comm->recvs[c->root]
                                               : &comm->seq;
     charge(comm, c);
-    ncclResult_t r = from_cuda(hs_client_collective(comm->key, comm->rank, comm->dev, *seq, c->kind,
-                                                    (uint64_t)c->count * size, rooted ? c->root : 0, t_group,
-                                                    env_algo(), env_proto(), stream),
-                               c->what);
+    ncclResult_t r = t_group_depth > 0 ? defer(comm, c, stream, *seq) : issue(comm, c, stream, *seq, 0);
     if (r == ncclSuccess) {
-        hs_nccl_values(c->kind, c->type, size, c->op, c->count, comm->nranks, comm->rank, c->root, c->bufs[0],
-                       c->bufs[1]);
         (*seq)++;
         if (t_group_depth > 0 && comm->nranks > 1)
             group_device_add(comm->dev);

@@ -1,7 +1,7 @@
 """torch.distributed's collectives over hysim's NCCL, each timed by CUDA events, under torchrun:
-all_reduce, all_gather_into_tensor, reduce_scatter_tensor, broadcast, all_to_all_single, an
-async handle, barrier, and a new_group of the even ranks. (batch_isend_irecv is not here: it
-does not complete under hysim yet.)
+all_reduce, all_gather_into_tensor, reduce_scatter_tensor, broadcast, all_to_all_single,
+send/recv in a ring through batch_isend_irecv, an async handle, barrier, and a new_group of the
+even ranks.
 Prints one line per collective and "collectives: ok".
 """
 import os
@@ -36,6 +36,10 @@ timed("all_gather_into_tensor", lambda: dist.all_gather_into_tensor(out, x))
 timed("reduce_scatter_tensor", lambda: dist.reduce_scatter_tensor(shard, x))
 timed("broadcast", lambda: dist.broadcast(x, src=0))
 timed("all_to_all_single", lambda: dist.all_to_all_single(out[:n], x))
+peer = (rank + 1) % world, (rank - 1) % world
+recv = torch.empty_like(x)
+timed("batch_isend_irecv", lambda: [w.wait() for w in dist.batch_isend_irecv(
+    [dist.P2POp(dist.isend, x, peer[0]), dist.P2POp(dist.irecv, recv, peer[1])])])
 timed("async all_reduce", lambda: dist.all_reduce(x, async_op=True).wait())
 evens = dist.new_group(list(range(0, world, 2)))
 if rank % 2 == 0:

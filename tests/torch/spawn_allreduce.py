@@ -28,7 +28,14 @@ def worker(rank, world):
     dist.destroy_process_group()
 
 
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 if __name__ == "__main__":
     n = int(sys.argv[1])
-    os.environ["MASTER_PORT"] = os.environ.get("MASTER_PORT", "29541")
+    os.environ.setdefault("MASTER_PORT", str(free_port()))
     mp.spawn(worker, args=(n,), nprocs=n)

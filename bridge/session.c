@@ -149,6 +149,13 @@ static bool token_ok(const char *want, const char *got)
     return diff == 0;
 }
 
+/* What has been simulated for good, in ps: not where a speculating fabric runs ahead. A process entering
+ * the simulation (Register, Join) or a thread's late first work starts no earlier. */
+static uint64_t simulated_ps(const hs_daemon *d)
+{
+    return hs_max_u64(d->processed_ps, hs_fspec_now(d));
+}
+
 /* Its ancestors that registered or that hysim run started, and have issued no work, are launchers. */
 static void mark_launchers(hs_daemon *d, const hs_session *s)
 {
@@ -233,8 +240,7 @@ static void on_register(hs_session *s, const Hysim__Register *m)
     }
     /* A process that is none of the children may register after the simulation
      * has moved on: its clock starts where the simulation is, not in its past. */
-    uint64_t done_ps = hs_max_u64(d->processed_ps, hs_fspec_now(d)); /* not where the fabric speculates */
-    s->host_ns = hs_max_u64(m->host_ns, hs_ps_to_ns_ceil(done_ps));
+    s->host_ns = hs_max_u64(m->host_ns, hs_ps_to_ns_ceil(simulated_ps(d)));
     s->state = HS_SESS_RUNNING;
     hs_tl_session_init(s);
     for (int i = 0; i < d->nchildren; i++)
@@ -458,7 +464,7 @@ static uint64_t sent_ns(const Hysim__ClientMsg *m)
  */
 static void late_thread(hs_session *s, const Hysim__ClientMsg *m)
 {
-    uint64_t done_ps = hs_max_u64(s->d->processed_ps, hs_fspec_now(s->d));
+    uint64_t done_ps = simulated_ps(s->d);
     uint64_t t = sent_ns(m);
     if (t == UINT64_MAX || hs_ns_to_ps(t) >= done_ps)
         return;
@@ -473,8 +479,7 @@ static void on_join(hs_session *s, const Hysim__Join *m)
     s->active = true;
     s->launcher = false;
     s->outside = false;
-    uint64_t done_ps = hs_max_u64(s->d->processed_ps, hs_fspec_now(s->d));
-    s->host_ns = hs_max_u64(hs_max_u64(s->host_ns, m->host_ns), hs_ps_to_ns_ceil(done_ps));
+    s->host_ns = hs_max_u64(hs_max_u64(s->host_ns, m->host_ns), hs_ps_to_ns_ceil(simulated_ps(s->d)));
     hs_clock_saw(s->d, hs_ns_to_ps(s->host_ns));
     Hysim__Reply r = HYSIM__REPLY__INIT;
     r.id = m->id;

@@ -210,12 +210,15 @@ static cudnnStatus_t give(int64_t requested, int64_t *count, void *out, const vo
 }
 
 /* A Get of a descriptor-valued attribute: fills the caller's descriptors with what src holds. */
-static cudnnStatus_t give_descs(int64_t requested, int64_t *count, void *out, hs_desc **src, int64_t n) {
+static cudnnStatus_t give_descs(int64_t requested, int64_t *count, void *out, const cudnnBackendDescriptor_t *src,
+                                 int64_t n) {
     if (count)
         *count = n;
     for (int64_t i = 0; i < requested && i < n && out; i++) {
-        hs_desc *dst = desc_of(((cudnnBackendDescriptor_t *)out)[i]);
-        if (!dst || copy_into(dst, src[i]) < 0)
+        hs_desc *from = desc_of(src[i]), *dst = desc_of(((cudnnBackendDescriptor_t *)out)[i]);
+        if (!from)
+            return refuse(CUDNN_STATUS_BAD_PARAM, "a descriptor attribute holds a foreign descriptor");
+        if (!dst || copy_into(dst, from) < 0)
             return refuse(CUDNN_STATUS_BAD_PARAM, "a Get of a descriptor needs descriptors to fill");
     }
     return CUDNN_STATUS_SUCCESS;
@@ -247,23 +250,21 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor
         fprintf(stderr, "hysim cudnn: get %p (type %d) attr %d type %d requested %lld\n", (void *)d, (int)d->type,
                 (int)name, (int)type, (long long)requested);
     attr *a = find(d, name);
-    if (a && type == CUDNN_TYPE_BACKEND_DESCRIPTOR && a->type == type) {
-        hs_desc *src[16];
-        int64_t n = a->count < 16 ? a->count : 16;
-        for (int64_t i = 0; i < n; i++)
-            if (!(src[i] = desc_of(((cudnnBackendDescriptor_t *)a->data)[i])))
-                return refuse(CUDNN_STATUS_BAD_PARAM, "a descriptor attribute holds a foreign descriptor");
-        return give_descs(requested, count, elements, src, n);
-    }
+    if (a && type == CUDNN_TYPE_BACKEND_DESCRIPTOR && a->type == type)
+        return give_descs(requested, count, elements, a->data, a->count);
     if (a)
         return give(requested, count, elements, a->data, a->count, elem_size(a->type));
     static const int64_t zero = 0, one = 1;
     switch (name) {
     case CUDNN_ATTR_ENGINEHEUR_RESULTS: {
         hs_desc *graph = desc_attr(d, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH);
-        hs_desc *cfg = graph ? engine_config_for(graph) : NULL;
-        if (!cfg)
+        if (!graph)
             return refuse(CUDNN_STATUS_BAD_PARAM, "engine heuristics without an operation graph");
+        if (requested == 0) /* how many: one, made only when asked for */
+            return give(0, count, NULL, NULL, 1, sizeof(cudnnBackendDescriptor_t));
+        cudnnBackendDescriptor_t cfg = engine_config_for(graph);
+        if (!cfg)
+            return CUDNN_STATUS_ALLOC_FAILED;
         return give_descs(requested, count, elements, &cfg, 1);
     }
     case CUDNN_ATTR_OPERATIONGRAPH_ENGINE_GLOBAL_COUNT: return give(requested, count, elements, &one, 1, 8);

@@ -622,11 +622,15 @@ static uint32_t env_proto(void) {
     return env_choice("NCCL_PROTO", names);
 }
 
+/* Whether a kind's call names a root or peer (Broadcast, Reduce, Send, Recv). */
+static int has_root(enum hs_coll_kind k) {
+    return k != HS_COLL_ALL_REDUCE && k != HS_COLL_ALL_GATHER && k != HS_COLL_REDUCE_SCATTER && k != HS_COLL_ALL_TO_ALL;
+}
+
 /* Sends one validated call to hysimd as part `seq` of its kind on comm, in group `group` (0: none). */
 static ncclResult_t issue(ncclComm_t comm, const coll_call *c, cudaStream_t stream, uint64_t seq, uint64_t group) {
     size_t size = type_size(c->type);
-    int rooted = c->kind != HS_COLL_ALL_REDUCE && c->kind != HS_COLL_ALL_GATHER &&
-                 c->kind != HS_COLL_REDUCE_SCATTER && c->kind != HS_COLL_ALL_TO_ALL;
+    int rooted = has_root(c->kind);
     ncclResult_t r = from_cuda(hs_client_collective(comm->key, comm->rank, comm->dev, seq, c->kind,
                                                     (uint64_t)c->count * size, rooted ? c->root : 0, group,
                                                     env_algo(), env_proto(), stream),
@@ -682,8 +686,7 @@ static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t st
     size_t size = type_size(c->type);
     if (!comm || !size || (c->reduces && ((int)c->op < 0 || c->op >= ncclNumOps)))
         return fail(ncclInvalidArgument, "%s: NULL comm, or unknown data type or reduction", c->what);
-    int rooted = c->kind != HS_COLL_ALL_REDUCE && c->kind != HS_COLL_ALL_GATHER &&
-                 c->kind != HS_COLL_REDUCE_SCATTER && c->kind != HS_COLL_ALL_TO_ALL;
+    int rooted = has_root(c->kind);
     if (rooted && (c->root < 0 || c->root >= comm->nranks))
         return fail(ncclInvalidArgument, "%s: root or peer out of range", c->what);
     for (int i = 0; i < 2; i++)

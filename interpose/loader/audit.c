@@ -23,7 +23,7 @@ static const char *const hs_replaced[] = {
 };
 #define HS_NREPLACED (sizeof hs_replaced / sizeof hs_replaced[0])
 
-/* Full paths in hysim's folder, NULL where that folder lacks the file. */
+/* Their full paths in hysim's folder; hs_have[i] where that folder has the file. */
 static char hs_paths[HS_NREPLACED][PATH_MAX];
 static int hs_have[HS_NREPLACED];
 

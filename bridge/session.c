@@ -262,6 +262,7 @@ static void on_register(hs_session *s, const Hysim__Register *m)
     setup.host_time_fixed_ns = sc->run.host_time_fixed_ns;
     setup.epoch_ns = d->epoch_ns;
     setup.total_gpus = d->total_gpus;
+    setup.nvlink_gbps_per_gpu = sc->nvlink.gbps_per_gpu;
     Hysim__Reply r = HYSIM__REPLY__INIT;
     r.now_ns = s->host_ns;
     r.done = true;

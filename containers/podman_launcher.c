@@ -238,6 +238,9 @@ static void server_command(arg_list *a, const launcher_config *cfg, const char *
     /* A Unix socket needs no network at all; TCP reaches hysimd on the host's loopback. */
     socket_dir(cfg->endpoint, dir, sizeof dir);
     add_arg(a, "--network=%s", dir[0] ? "none" : "host");
+    size_t dlen = strlen(dir); /* the message clocks' file is shared where it lies in the mounted folder */
+    int clocks_mounted = dlen && cfg->message_clocks && !strncmp(cfg->message_clocks, dir, dlen) &&
+                         cfg->message_clocks[dlen] == '/';
     if (own_image) {
         add_arg(a, "--volume=" HOST_USR ":" HOST_USR ":ro");
         if (access(HOST_LD_CACHE, R_OK) == 0)
@@ -267,6 +270,8 @@ static void server_command(arg_list *a, const launcher_config *cfg, const char *
     add_arg(a, "--env=HYSIM_HOST_TIME=%s", value);
     add_arg(a, "--env=HYSIM_EPOCH_NS=%llu", (unsigned long long)cfg->epoch_ns);
     add_arg(a, "--env=LD_LIBRARY_PATH=%s", cfg->lib_dir);
+    if (clocks_mounted)
+        add_arg(a, "--env=HYSIM_MESSAGE_CLOCKS=%s", cfg->message_clocks);
 #ifdef HYSIM_SANITIZER_PRELOAD
     add_arg(a, "--env=LD_PRELOAD=%s:%s/libhysim.so", HYSIM_SANITIZER_PRELOAD, cfg->lib_dir);
 #else

@@ -73,6 +73,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gpu_identity.h"
 #include "api_cost.h"
 #include "frame.h"
 #include "hysim/scenario.h"
@@ -319,6 +320,8 @@ static void start_watcher_locked(void) {
                         "at the next CUDA call only\n", strerror(rc));
 }
 
+int hs_client_connection_fd(void) { return __atomic_load_n(&g_fd, __ATOMIC_RELAXED); }
+
 static void send_locked(const Hysim__ClientMsg *m) {
     __atomic_fetch_add(&g_issued, 1, __ATOMIC_RELAXED);
     char err[256];
@@ -510,6 +513,12 @@ static void connect_locked(void) {
         return;
     }
     char err[512];
+    uint32_t visible_first = 0, visible = (uint32_t)gpus;
+    if (gpus && hs_visible_devices(getenv("CUDA_VISIBLE_DEVICES"), (uint32_t)server, (uint32_t)gpus, &visible_first,
+                                   &visible, err, sizeof err) < 0) {
+        fail_locked(err);
+        return;
+    }
     g_fd = hs_transport_connect(g_endpoint, err, sizeof err);
     if (g_fd < 0) {
         fprintf(stderr, "hysim: %s\n", err);
@@ -521,8 +530,8 @@ static void connect_locked(void) {
     reg.server = (uint32_t)server;
     reg.pid = registered_pid();
     /* gpus_per_server only arrives with Setup; a process normally sees a whole server. */
-    reg.first_gpu = (uint32_t)(server * gpus);
-    reg.gpu_count = (uint32_t)gpus;
+    reg.first_gpu = (uint32_t)(server * gpus) + visible_first;
+    reg.gpu_count = visible;
     reg.host_ns = hs_clock_now();
     reg.program = program_invocation_name;
     reg.protocol_version = HS_PROTOCOL_VERSION;
@@ -563,11 +572,13 @@ static void connect_locked(void) {
         g_info.sm_count = (int)s->sm_count;
         g_info.cc_major = (int)s->cc_major;
         g_info.cc_minor = (int)s->cc_minor;
-        g_info.device_count = gpus ? (int)gpus : (int)s->gpus_per_server;
+        g_info.device_count = gpus ? (int)visible : (int)s->gpus_per_server;
         g_info.server = (uint32_t)server;
-        g_info.first_gpu = (uint32_t)server * s->gpus_per_server;
+        g_info.visible_first = gpus ? visible_first : 0;
+        g_info.first_gpu = (uint32_t)server * s->gpus_per_server + g_info.visible_first;
         g_info.gpus_per_server = s->gpus_per_server;
         g_info.total_gpus = s->total_gpus;
+        g_info.nvlink_gbps = s->nvlink_gbps_per_gpu;
         hs_clock_apply_setup(s->host_time, s->host_time_scale, s->host_time_fixed_ns, s->epoch_ns);
         (void)hs_devmem_init(g_info.device_count, g_info.memory_bytes, msg, sizeof msg);
     }
@@ -603,14 +614,7 @@ cudaError_t hs_client_start(void) {
     }
 }
 
-/* "hysim-gpu", then the GPU's index in the whole scenario (big-endian) in the last four bytes. */
-void hs_client_gpu_uuid(int dev, unsigned char out[16]) {
-    uint32_t global = g_info.first_gpu + (uint32_t)dev;
-    memset(out, 0, 16);
-    memcpy(out, "hysim-gpu", 9);
-    for (int i = 0; i < 4; i++)
-        out[12 + i] = (unsigned char)(global >> (24 - 8 * i));
-}
+void hs_client_gpu_uuid(int dev, unsigned char out[16]) { hs_gpu_uuid(g_info.first_gpu + (uint32_t)dev, out); }
 
 const hs_gpu_info *hs_client_gpu_info(void) {
     return atomic_load_explicit(&g_state, memory_order_acquire) == ST_READY ? &g_info : NULL;
@@ -2010,19 +2014,27 @@ cudaError_t hs_client_free(void *ptr) {
     return e;
 }
 
-cudaError_t hs_client_mem_info(size_t *free_bytes, size_t *total_bytes) {
+cudaError_t hs_client_mem_info_on(int dev, size_t *free_bytes, size_t *total_bytes, size_t *used_bytes) {
     if (!free_bytes || !total_bytes)
         return cudaErrorInvalidValue;
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
+    if (dev < 0 || dev >= g_info.device_count)
+        return cudaErrorInvalidDevice;
     uint64_t total = g_info.memory_bytes & ~(uint64_t)255;
     LOCK();
-    uint64_t used = hs_devmem_used(t_device);
+    uint64_t used = hs_devmem_used(dev);
     UNLOCK();
     *free_bytes = (size_t)(total - used);
     *total_bytes = (size_t)total;
+    if (used_bytes)
+        *used_bytes = (size_t)used;
     return cudaSuccess;
+}
+
+cudaError_t hs_client_mem_info(size_t *free_bytes, size_t *total_bytes) {
+    return hs_client_mem_info_on(t_device, free_bytes, total_bytes, NULL);
 }
 
 cudaError_t hs_client_host_alloc(size_t size, unsigned flags, void **ptr) {

@@ -70,8 +70,10 @@ typedef struct hs_gpu_info {
     int device_count;          /* local devices this process sees */
     uint32_t server;           /* HYSIM_SERVER */
     uint32_t first_gpu;        /* global index of local device 0 */
+    uint32_t visible_first;    /* local device 0's index in its server (CUDA_VISIBLE_DEVICES) */
     uint32_t gpus_per_server;
     uint32_t total_gpus;
+    double nvlink_gbps;        /* each way, per GPU, to the NVSwitch plane; 0: no NVLink */
 } hs_gpu_info;
 
 HS_API const hs_gpu_info *hs_client_gpu_info(void);
@@ -108,6 +110,8 @@ HS_API cudaError_t hs_client_malloc_on(int device, size_t size, void **ptr);
 /* Frees an allocation's start without waiting (cudaFreeAsync); cudaErrorInvalidValue otherwise. */
 HS_API cudaError_t hs_client_free_unordered(void *ptr);
 HS_API cudaError_t hs_client_mem_info(size_t *free_bytes, size_t *total_bytes);
+/* The same for local device dev, and the bytes allocated on it (cudaErrorInvalidDevice for a bad one). */
+HS_API cudaError_t hs_client_mem_info_on(int dev, size_t *free_bytes, size_t *total_bytes, size_t *used_bytes);
 /* real, page-aligned; flags as cudaHostGetFlags reports them */
 HS_API cudaError_t hs_client_host_alloc(size_t size, unsigned flags, void **ptr);
 HS_API cudaError_t hs_client_host_free(void *ptr);

@@ -127,7 +127,7 @@ static void fill_properties(struct cudaDeviceProp *p, int dev, const hs_gpu_info
     p->surfaceAlignment = 512;
     p->concurrentKernels = 1;
     p->ECCEnabled = 1;
-    p->pciBusID = dev;
+    p->pciBusID = dev + (int)g->visible_first; /* its index in the server, as cudaDevAttrPciBusId */
     p->asyncEngineCount = 3;
     p->unifiedAddressing = 1;
     p->memoryBusWidth = 5120;

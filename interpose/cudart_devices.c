@@ -1,7 +1,7 @@
 /*
  * Device-level runtime calls beyond cudart.c's: peer access between the
  * GPUs of a server (every pair can, over NVLink), PCI bus ids (the bus
- * number is the local device index, as cudaDevAttrPciBusId reports), device
+ * number is the GPU's index in its server, as cudaDevAttrPciBusId reports), device
  * flags, limits, cache and shared-memory configurations (stored and
  * reported, with the real runtime's defaults and bounds as an H100 gives
  * them, bench/real/data/runtime_answers_h100.txt; they change no timing),
@@ -151,7 +151,7 @@ cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, i
     RT_RETURN(cudaSuccess);
 }
 
-/* ---- PCI bus ids: domain 0000, bus = device index, device 00, function 0 ---- */
+/* ---- PCI bus ids: domain 0000, bus = index in the server, device 00, function 0 ---- */
 
 cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device) {
     RT_ENTER();
@@ -163,7 +163,8 @@ cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device) {
         e = cudaErrorInvalidDevice;
     pthread_mutex_unlock(&g_lock);
     if (e == cudaSuccess)
-        snprintf(pciBusId, (size_t)len, "%04x:%02x:%02x.0", 0u, (unsigned)device, 0u);
+        snprintf(pciBusId, (size_t)len, "%04x:%02x:%02x.0", 0u, (unsigned)device + hs_client_gpu_info()->visible_first,
+                 0u);
     RT_RETURN(e);
 }
 
@@ -179,11 +180,12 @@ cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId) {
         RT_RETURN(cudaErrorInvalidValue);
     pthread_mutex_lock(&g_lock);
     cudaError_t e = ready_locked();
-    if (e == cudaSuccess && (domain != 0 || dev != 0 || fn != 0 || bus >= (unsigned)g_n))
+    unsigned first = e == cudaSuccess ? hs_client_gpu_info()->visible_first : 0;
+    if (e == cudaSuccess && (domain != 0 || dev != 0 || fn != 0 || bus < first || bus - first >= (unsigned)g_n))
         e = cudaErrorInvalidDevice;
     pthread_mutex_unlock(&g_lock);
     if (e == cudaSuccess)
-        *device = (int)bus;
+        *device = (int)(bus - first);
     RT_RETURN(e);
 }
 

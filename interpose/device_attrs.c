@@ -144,7 +144,7 @@ cudaError_t hs_client_device_attribute(int attr, int device, int *value) {
     case cudaDevAttrMultiProcessorCount: *value = info->sm_count; return cudaSuccess;
     case cudaDevAttrComputeCapabilityMajor: *value = info->cc_major; return cudaSuccess;
     case cudaDevAttrComputeCapabilityMinor: *value = info->cc_minor; return cudaSuccess;
-    case cudaDevAttrPciBusId: *value = device; return cudaSuccess;
+    case cudaDevAttrPciBusId: *value = device + (int)info->visible_first; return cudaSuccess;
     case cudaDevAttrPciDeviceId: *value = 0; return cudaSuccess;
     default: break;
     }

@@ -1,6 +1,7 @@
 /*
- * Blocking I/O: poll, ppoll, select, pselect, epoll_wait, epoll_pwait,
- * accept, accept4, recv, recvfrom and recvmsg. A thread blocked in one
+ * I/O between processes. Blocking calls: poll, ppoll, select, pselect,
+ * epoll_wait, epoll_pwait, accept, accept4, and recv, recvfrom, recvmsg,
+ * read and readv on sockets and pipes. A thread blocked in one
  * cannot issue GPU work until it returns, so it is listed as blocked
  * (hs_client_io_block): a process whose every thread blocks so, as a rank
  * waiting on a TCPStore key another rank sets after its own GPU work, does
@@ -10,6 +11,10 @@
  *
  * poll and select with no descriptor are sleeps (sleep.c), which calls
  * hs_io_poll / hs_io_select here for the others.
+ *
+ * Writes to sockets and pipes (send, sendto, sendmsg, write, writev) and
+ * reads from them carry the sender's clock to the reader
+ * (message_clocks.c).
  */
 #include "host_io.h"
 
@@ -18,8 +23,13 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "internal.h"
+#include "message_clocks.h"
 #include "threads.h"
 
 typedef int (*ppoll_fn)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
@@ -31,6 +41,12 @@ typedef int (*accept4_fn)(int, struct sockaddr *, socklen_t *, int);
 typedef ssize_t (*recv_fn)(int, void *, size_t, int);
 typedef ssize_t (*recvfrom_fn)(int, void *, size_t, int, struct sockaddr *, socklen_t *);
 typedef ssize_t (*recvmsg_fn)(int, struct msghdr *, int);
+typedef ssize_t (*read_fn)(int, void *, size_t);
+typedef ssize_t (*readv_fn)(int, const struct iovec *, int);
+typedef ssize_t (*write_fn)(int, const void *, size_t);
+typedef ssize_t (*writev_fn)(int, const struct iovec *, int);
+typedef ssize_t (*sendto_fn)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+typedef ssize_t (*sendmsg_fn)(int, const struct msghdr *, int);
 
 static struct {
     poll_fn_t poll;
@@ -44,6 +60,12 @@ static struct {
     recv_fn recv;
     recvfrom_fn recvfrom;
     recvmsg_fn recvmsg;
+    read_fn read;
+    readv_fn readv;
+    write_fn write;
+    writev_fn writev;
+    sendto_fn sendto;
+    sendmsg_fn sendmsg;
 } real; /* libc's, found by the constructor */
 
 #define STORE(field, name) __atomic_store_n(&real.field, hs_next_symbol(name, NULL), __ATOMIC_RELEASE)
@@ -60,6 +82,12 @@ __attribute__((constructor)) static void host_io_init(void) {
     STORE(recv, "recv");
     STORE(recvfrom, "recvfrom");
     STORE(recvmsg, "recvmsg");
+    STORE(read, "read");
+    STORE(readv, "readv");
+    STORE(write, "write");
+    STORE(writev, "writev");
+    STORE(sendto, "sendto");
+    STORE(sendmsg, "sendmsg");
 }
 
 #define REAL(field) (__atomic_load_n(&real.field, __ATOMIC_ACQUIRE))
@@ -164,20 +192,77 @@ HS_API int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
     BLOCKING(int, REAL(accept4)(fd, addr, len, flags));
 }
 
+/* Whether fd is a pipe or a socket: what carries messages between processes. */
+static int carries_messages(int fd) {
+    struct stat st;
+    return fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+}
+
+/* Runs a read-like call on fd: listed as blocked when it would block; its data then moves the clock. */
+#define RECEIVING(fd, flags, call)                                                                           \
+    do {                                                                                                     \
+        if (!hs_clock_simulated() || !carries_messages(fd))                                                  \
+            return (call);                                                                                   \
+        ssize_t n_;                                                                                          \
+        if (would_block(fd, flags)) {                                                                        \
+            hs_parked p_;                                                                                    \
+            int listed_ = hs_client_io_block(&p_);                                                           \
+            n_ = (call);                                                                                     \
+            int e_ = errno;                                                                                  \
+            if (listed_)                                                                                     \
+                hs_client_io_unblock(&p_);                                                                   \
+            errno = e_;                                                                                      \
+        } else {                                                                                             \
+            n_ = (call);                                                                                     \
+        }                                                                                                    \
+        int e_ = errno;                                                                                      \
+        hs_messages_received(fd, n_);                                                                        \
+        errno = e_;                                                                                          \
+        return n_;                                                                                           \
+    } while (0)
+
+/* Runs a write-like call on fd, its clock recorded first when fd carries messages. */
+#define SENDING(fd, call)                                                                                    \
+    do {                                                                                                     \
+        if (hs_clock_simulated() && carries_messages(fd)) {                                                  \
+            int e_ = errno;                                                                                  \
+            hs_messages_sending(fd);                                                                         \
+            errno = e_;                                                                                      \
+        }                                                                                                    \
+        return (call);                                                                                       \
+    } while (0)
+
+/* The real call, or the system call while the constructor has not found libc's yet. */
+#define REAL_OR(field, ...) (REAL(field) ? REAL(field)(__VA_ARGS__) : syscall(SYS_##field, __VA_ARGS__))
+
 HS_API ssize_t recv(int fd, void *buf, size_t len, int flags) {
-    if (!hs_clock_simulated() || !would_block(fd, flags))
-        return REAL(recv)(fd, buf, len, flags);
-    BLOCKING(ssize_t, REAL(recv)(fd, buf, len, flags));
+    RECEIVING(fd, flags, REAL(recv)(fd, buf, len, flags));
 }
 
 HS_API ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *addr, socklen_t *alen) {
-    if (!hs_clock_simulated() || !would_block(fd, flags))
-        return REAL(recvfrom)(fd, buf, len, flags, addr, alen);
-    BLOCKING(ssize_t, REAL(recvfrom)(fd, buf, len, flags, addr, alen));
+    RECEIVING(fd, flags, REAL(recvfrom)(fd, buf, len, flags, addr, alen));
 }
 
 HS_API ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
-    if (!hs_clock_simulated() || !would_block(fd, flags))
-        return REAL(recvmsg)(fd, msg, flags);
-    BLOCKING(ssize_t, REAL(recvmsg)(fd, msg, flags));
+    RECEIVING(fd, flags, REAL(recvmsg)(fd, msg, flags));
+}
+
+HS_API ssize_t read(int fd, void *buf, size_t len) { RECEIVING(fd, 0, REAL_OR(read, fd, buf, len)); }
+
+HS_API ssize_t readv(int fd, const struct iovec *iov, int n) { RECEIVING(fd, 0, REAL_OR(readv, fd, iov, n)); }
+
+HS_API ssize_t write(int fd, const void *buf, size_t len) { SENDING(fd, REAL_OR(write, fd, buf, len)); }
+
+HS_API ssize_t writev(int fd, const struct iovec *iov, int n) { SENDING(fd, REAL_OR(writev, fd, iov, n)); }
+
+HS_API ssize_t send(int fd, const void *buf, size_t len, int flags) {
+    SENDING(fd, REAL_OR(sendto, fd, buf, len, flags, NULL, 0));
+}
+
+HS_API ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *addr, socklen_t alen) {
+    SENDING(fd, REAL_OR(sendto, fd, buf, len, flags, addr, alen));
+}
+
+HS_API ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
+    SENDING(fd, REAL_OR(sendmsg, fd, msg, flags));
 }

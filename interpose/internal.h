@@ -24,6 +24,12 @@ HS_HIDDEN void *hs_next_symbol(const char *name, const char *version);
 HS_HIDDEN int hs_clock_simulated(void);
 /* The process's host clock, ns of simulated time. */
 HS_HIDDEN uint64_t hs_clock_now(void);
+/*
+ * The clock as a message sent now carries it (message_clocks.c): under host
+ * time real and scaled, with the CPU time since the thread's last call
+ * credited first; no call's fixed cost is added.
+ */
+HS_HIDDEN uint64_t hs_clock_sending_now(void);
 /* clock = max(clock, ns): a Wait's answer. */
 HS_HIDDEN void hs_clock_advance_to(uint64_t ns);
 /*
@@ -51,6 +57,8 @@ HS_HIDDEN uint64_t hs_clock_real_ns(clockid_t id);
  * under host_time real and scaled, that time is not host time.
  */
 HS_HIDDEN void hs_clock_thread_was_idle(void);
+/* The descriptor of the connection to hysimd (-1: none), whose frames are not the program's messages. */
+HS_HIDDEN int hs_client_connection_fd(void);
 /* How many ops and messages the process has issued to hysimd: one more each (client.c). */
 HS_HIDDEN uint64_t hs_client_issued(void);
 /*

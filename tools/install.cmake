@@ -6,7 +6,7 @@
 include(GNUInstallDirs)
 
 install(TARGETS hysim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-foreach(lib hysim_client hysim_cudart hysim_cuda hysim_nccl hysim_cublas hysim_cublaslt hysim_curand hysim_cudnn hysim_audit
+foreach(lib hysim_client hysim_cudart hysim_cuda hysim_nccl hysim_cublas hysim_cublaslt hysim_curand hysim_cudnn hysim_nvml hysim_audit
             hysim_profile) # hysim_profile: only with CUPTI
   if(TARGET ${lib})
     install(TARGETS ${lib} LIBRARY DESTINATION lib/hysim NAMELINK_SKIP) # bin/../lib/hysim: launcher.c

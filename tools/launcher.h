@@ -18,6 +18,7 @@ typedef struct launcher_config {
     const char *token;      /* the run's secret, HYSIM_TOKEN: hysimd refuses a Register without it */
     const char *lib_dir;    /* folder holding libhysim.so and the replacement libraries */
     uint64_t epoch_ns;      /* CLOCK_REALTIME at simulated time 0 */
+    const char *message_clocks; /* the file the processes order their messages' clocks in, or NULL */
     char **argv;            /* program and arguments, NULL-terminated */
 } launcher_config;
 

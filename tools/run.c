@@ -357,6 +357,8 @@ int cli_run(int argc, char **argv)
         fprintf(stderr, "hysim: cannot create a run folder in /tmp: %s\n", strerror(errno));
         return HS_EXIT_SIMULATION;
     }
+    char message_clocks[sizeof run_dir + 16]; /* interpose/message_clocks.c creates it */
+    snprintf(message_clocks, sizeof message_clocks, "%s/messages", run_dir);
     char endpoint[sizeof custom_endpoint + 32];
     if (chosen)
         snprintf(endpoint, sizeof endpoint, "%s", chosen);
@@ -404,7 +406,7 @@ int cli_run(int argc, char **argv)
     install_signal_forwarding();
     launcher_config cfg = {
         .scenario = &sc, .endpoint = hs_daemon_endpoint(daemon), .token = token, .lib_dir = lib_dir,
-        .epoch_ns = epoch,
+        .epoch_ns = epoch, .message_clocks = message_clocks,
         .argv = program,
     };
     const char *run_id = strrchr(run_dir, '/') + 1; /* names the containers: unique while the folder exists */
@@ -414,6 +416,7 @@ int cli_run(int argc, char **argv)
     if (started < 0) {
         fprintf(stderr, "hysim: %s\n", err);
         hs_daemon_destroy(daemon);
+        unlink(message_clocks);
         rmdir(run_dir);
         return HS_EXIT_SIMULATION;
     }
@@ -456,6 +459,7 @@ int cli_run(int argc, char **argv)
     if (outputs.host_path) /* --out: the host figures beside the report */
         outputs_failed |= report_write_host_json(daemon, &results, outputs.host_path) < 0;
     hs_daemon_destroy(daemon);
+    unlink(message_clocks);
     rmdir(run_dir); /* after hysimd, which removes its socket in it: else the folder stays in /tmp */
     return outputs_failed && code == HS_EXIT_OK ? HS_EXIT_SIMULATION : code;
 }

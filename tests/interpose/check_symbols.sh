@@ -107,7 +107,7 @@ hysim)
   sleep_calls="nanosleep clock_nanosleep usleep sleep select poll"
   timed_calls="pthread_cond_timedwait pthread_cond_clockwait sem_timedwait sem_clockwait pthread_mutex_timedlock pthread_mutex_clocklock"
   timed_calls+=" pthread_rwlock_timedrdlock pthread_rwlock_timedwrlock pthread_rwlock_clockrdlock pthread_rwlock_clockwrlock"
-  io_calls="ppoll pselect epoll_wait epoll_pwait accept accept4 recv recvfrom recvmsg" # host_io.c
+  io_calls="ppoll pselect epoll_wait epoll_pwait accept accept4 recv recvfrom recvmsg read readv write writev send sendto sendmsg" # host_io.c
   sync_calls+=" $sleep_calls $timed_calls $io_calls"
   for f in clock_gettime gettimeofday time pthread_create pthread_join pthread_timedjoin_np pthread_clockjoin_np $sync_calls; do
     grep -qx "$f" <<<"$exported" || check "$f is not exported"

@@ -45,5 +45,16 @@ driver=$(comm -12 <(strings "$site"/torch/lib/libc10_cuda.so "$site"/torch/lib/l
 missing=$(comm -23 <(tr ' ' '\n' <<<"$driver" | grep . | sort -u) <(exports "$ours/libcuda.so.1"))
 printf '%-20s %4d driver functions named by torch' libcuda.so.1 "$(wc -w <<<"$driver")"
 [[ -z $missing ]] && echo ", all there" || { echo ", missing: $(tr '\n' ' ' <<<"$missing")"; fail=1; }
+# NVML: the names torch's libraries and torch.cuda fetch by name; each must be
+# answered (a strong definition), not a generated stub (weak).
+nvml=$( (strings "$site"/torch/lib/libc10_cuda.so "$site"/torch/lib/libtorch_cuda.so | grep -xE 'nvml[A-Za-z0-9_]+'
+         grep -ohE 'nvml_h\.nvml[A-Za-z0-9_]+' "$site"/torch/cuda/*.py | sed 's/^nvml_h\.//') | sort -u)
+if [[ ! -f $ours/libnvidia-ml.so.1 ]]; then
+  echo "FAIL: $ours/libnvidia-ml.so.1 was not built (no nvml.h)"; fail=1
+else
+  missing=$(comm -23 <(echo "$nvml") <(nm -D --defined-only "$ours/libnvidia-ml.so.1" | awk '$2 == "T" {print $3}' | sort -u))
+  printf '%-20s %4d NVML functions named by torch' libnvidia-ml.so.1 "$(grep -c . <<<"$nvml")"
+  [[ -z $missing ]] && echo ", all answered" || { echo ", missing or stubs: $(tr '\n' ' ' <<<"$missing")"; fail=1; }
+fi
 ((fail)) && exit 1
 echo "surface: ok ($total functions imported)"

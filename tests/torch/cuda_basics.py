@@ -3,6 +3,7 @@
 usage: python cuda_basics.py GPUS MEMORY_GIB   (the scenario's GPUs per server and memory)
 Prints one line per check and "cuda basics: ok" at the end; exits 1 on the first failure.
 """
+import os
 import sys
 import time
 
@@ -123,4 +124,25 @@ try:
     check(False, "allocating past the GPU's memory raises")
 except torch.OutOfMemoryError as e:
     check("out of memory" in str(e).lower(), "allocating past the GPU's memory raises torch.OutOfMemoryError")
+
+# NVML (hysim's libnvidia-ml.so.1), as torch.cuda and pynvml ask it.
+import pynvml  # noqa: E402
+
+pynvml.nvmlInit()
+check(pynvml.nvmlDeviceGetCount() == gpus, f"NVML: {pynvml.nvmlDeviceGetCount()} devices")
+h = pynvml.nvmlDeviceGetHandleByIndex(1)
+uuid = str(torch.cuda.get_device_properties(1).uuid)
+check(pynvml.nvmlDeviceGetUUID(h) == "GPU-" + uuid, f"NVML: the UUID torch reports, {pynvml.nvmlDeviceGetUUID(h)}")
+check(pynvml.nvmlDeviceGetName(h) == props.name, f"NVML: name {pynvml.nvmlDeviceGetName(h)}")
+used = pynvml.nvmlDeviceGetMemoryInfo(h).used
+check(used == torch.cuda.memory_reserved(1) > 0, f"NVML: {used} bytes used on GPU 1, what torch reserved")
+listed = torch.cuda.list_gpu_processes(1)
+check(str(os.getpid()) in listed, f"list_gpu_processes names this process: {listed.splitlines()[-1]}")
+links = pynvml.nvmlDeviceGetNvLinkRemoteDeviceType(h, 17)
+check(links == pynvml.NVML_NVLINK_DEVICE_TYPE_SWITCH, "NVML: 18 NVLinks to the NVSwitch plane")
+try:
+    torch.cuda.temperature(1)
+    check(False, "NVML: a temperature, which hysim does not model")
+except pynvml.NVMLError_NotSupported:
+    check(True, "NVML: temperature is not supported")
 print("cuda basics: ok", flush=True)

@@ -1,5 +1,5 @@
 /*
- * What the packet-level fabric (ns3-glue/topology.cc, ethernet.cc, fabric.cc)
+ * What the packet-level fabric (ns3-glue/model/topology.cc, ethernet.cc, fabric.cc)
  * requires of a scenario it builds, computed here so that the loader reports
  * a scenario the fabric would refuse at the offending key, before any run.
  * The constants and formulas mirror the fabric's; keep the two in step.

@@ -804,7 +804,7 @@ static yaml_node_t *value_of(ctx *c, yaml_node_t *map, const char *key)
     return NULL;
 }
 
-/* The shape the fabric gives a topology (ns3-glue/topology.cc, CheckNetwork); false when reported. */
+/* The shape the fabric gives a topology (ns3-glue/model/topology.cc, CheckNetwork); false when reported. */
 static bool check_fabric_shape(ctx *c, yaml_node_t *fabric, yaml_node_t *nics, const hs_scenario *sc)
 {
     yaml_node_t *leaves = value_of(c, fabric, "leaves");
@@ -865,7 +865,7 @@ static bool check_fabric_size(ctx *c, yaml_node_t *fabric, const yaml_node_t *co
     return true;
 }
 
-/* The switch buffer must hold every ingress link's reserve and PFC headroom (ns3-glue/ethernet.cc, InitRoce). */
+/* The switch buffer must hold every ingress link's reserve and PFC headroom (ns3-glue/model/ethernet.cc, InitRoce). */
 static void check_switch_buffer(ctx *c, const slot *fabric, const hs_scenario *sc)
 {
     char which[32] = "", need_text[32], have_text[32];
@@ -979,7 +979,7 @@ static void load_host_time(ctx *c, const slot *sl, hs_scenario *sc)
                what(n, buf, sizeof buf));
 }
 
-/* run.fabric: {process: inline|worker, speculate, speculate_window_us} (bridge/fabric_speculation.c). */
+/* run.fabric: {process: inline|worker, speculate, speculate_window_us} (bridge/speculation/fabric_speculation.c). */
 static void load_run_fabric(ctx *c, const slot *sec, hs_scenario *sc)
 {
     static const char *const keys[] = {"process", "speculate", "speculate_window_us", NULL};
@@ -1014,7 +1014,7 @@ static void load_run(ctx *c, const slot *sec, hs_scenario *sc)
     int mode;
     if (get_enum(c, &k[0], "run.mode", modes, &mode))
         sc->run.mode = (enum hs_run_mode)mode;
-    /* bridge/fabric_speculation.c refuses the pair when the fabric is created */
+    /* bridge/speculation/fabric_speculation.c refuses the pair when the fabric is created */
     yaml_node_t *process = value_of(c, k[6].val, "process");
     if (process && sc->run.mode == HS_MODE_OPTIMISTIC && sc->run.fabric.process == HS_FABRIC_PROCESS_WORKER)
         problem_at(c, AT(process->start_mark),
@@ -1148,7 +1148,7 @@ static void load_bg_flow(ctx *c, yaml_node_t *map, int i, hs_scenario *sc)
         problem_at(c, AT(k[REPEAT].val->start_mark), "%s.repeat_us: expected a positive number, got 0", where);
         ok = false;
     }
-    /* The fabric numbers a flow's segments in 40 bits (ns3-glue/fabric.cc, AddFlow). */
+    /* The fabric numbers a flow's segments in 40 bits (ns3-glue/model/fabric.cc, AddFlow). */
     if (ok && hs_scn_flow_segments(sc, f->src_gpu, f->dst_gpu, f->bytes) >= HS_FABRIC_MAX_SEGMENTS) {
         bool nvlink = f->src_gpu / (uint32_t)sc->servers.gpus_per_server ==
                       f->dst_gpu / (uint32_t)sc->servers.gpus_per_server;

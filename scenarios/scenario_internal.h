@@ -38,7 +38,7 @@
 #define HS_DEFAULT_ECN_PMAX 0.2
 /* fabric.rto_us: hysim's go-back-N timeout, far shorter than a real NIC's (NCCL's
  * NCCL_IB_TIMEOUT, scenarios/README.md) so that a lossy run ends in a useful
- * simulated time; ns3-glue/ethernet.cc uses the same value for a field left at 0. */
+ * simulated time; ns3-glue/model/ethernet.cc uses the same value for a field left at 0. */
 #define HS_DEFAULT_RTO_US 1000.0
 #define HS_RTO_MIN_US 1.0 /* below a fabric round trip every segment would time out */
 #define HS_RTO_MAX_US 1e9 /* 1000 s, the bound of every duration in us */
@@ -76,7 +76,7 @@ void hs_ecn_defaults(double nic_gbps, double *kmin_kb, double *kmax_kb);
 
 /* ---- What the fabric model requires (fabric_limits.c; mirrors ns3-glue/). ---- */
 
-#define HS_FABRIC_MAX_LINKS (1u << 20)       /* ns3-glue/fabric_internal.h kMaxPorts: one per direction */
+#define HS_FABRIC_MAX_LINKS (1u << 20)       /* ns3-glue/model/fabric_internal.h kMaxPorts: one per direction */
 #define HS_FABRIC_MAX_SEGMENTS (1ull << 40)  /* kMaxSegments: segments of one flow */
 
 /* k of a k-ary fat tree with these edges (k²/2) and cores (k²/4), k even; 0 when none fits. */

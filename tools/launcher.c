@@ -136,7 +136,7 @@ static void exec_server(const launcher_config *cfg, int server)
     snprintf(value, sizeof value, "%llu", (unsigned long long)cfg->epoch_ns);
     setenv("HYSIM_EPOCH_NS", value, 1);
     if (cfg->message_clocks)
-        setenv("HYSIM_MESSAGE_CLOCKS", cfg->message_clocks, 1); /* interpose/message_clocks.c */
+        setenv("HYSIM_MESSAGE_CLOCKS", cfg->message_clocks, 1); /* interpose/host/message_clocks.c */
     prepend_env("LD_LIBRARY_PATH", cfg->lib_dir);
 #ifndef HYSIM_SANITIZER_PRELOAD
     /* The audit module redirects what a DT_RPATH or an absolute path would

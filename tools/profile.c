@@ -32,7 +32,7 @@ void cli_profile_help(FILE *out)
             "CUDA libraries, records the duration of every kernel the GPU runs (CUPTI's\n"
             "activity API, loaded through CUDA_INJECTION64_PATH) and writes a profile\n"
             "database: one line per kernel name, grid, block and dynamic shared memory,\n"
-            "with the median duration (format: bridge/profile_db.h). Point a scenario's\n"
+            "with the median duration (format: bridge/compute/profile_db.h). Point a scenario's\n"
             "compute.profiles at it and `hysim run` gives those kernels the measured time.\n"
             "cuBLAS / cuBLASLt GEMM calls (not the grouped-batched ones) are also recorded\n"
             "whole, by type and shape (\"gemm:bf16\", m, n, k, batch; the recorder is\n"

@@ -2,7 +2,7 @@
  * hysim-profile: `hysim profile` alone, for a GPU machine that has CUDA but
  * not hysim's simulation dependencies (ns-3, protobuf-c, libyaml). Built by
  * bench/real/profile_real.sh with gcc from tools/profile.c and
- * bridge/profile_db.c; takes the arguments of `hysim profile`.
+ * bridge/compute/profile_db.c; takes the arguments of `hysim profile`.
  */
 #include "cli.h"
 

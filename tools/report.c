@@ -1,7 +1,7 @@
 /*
  * hysim run's results (report.h): the per-GPU and congestion lines printed
  * after the two-line summary, the JSON report and the host figures. All read
- * the daemon's run statistics (bridge/run_stats.h) once the run is over. The
+ * the daemon's run statistics (bridge/stats/run_stats.h) once the run is over. The
  * report holds only simulated figures and names that do not depend on where
  * or how the run happened (no wall time, pids, host names or paths), so the
  * same scenario, program and seed give the same bytes; host.json has the rest.
@@ -378,14 +378,14 @@ int report_write_json(hs_daemon *d, const report_run *run, const char *path)
             (unsigned long long)s->kernels_profile, s_of(s->kernel_ps_profile), (unsigned long long)s->kernels_roofline,
             s_of(s->kernel_ps_roofline), (unsigned long long)s->kernels_default, s_of(s->kernel_ps_default));
     write_default_kernels(f, d);
-    /* run.mode (bridge/speculate.c): answers given ahead of the safe time and how many were later revised */
+    /* run.mode (bridge/speculation/speculate.c): answers given ahead of the safe time and how many were later revised */
     fprintf(f,
             "  \"mode\": {\"name\": \"%s\", \"optimistic_answers\": %llu, \"answers_revised\": %llu, "
             "\"max_revision_ns\": %llu, \"speculations\": %llu},\n",
             run->sc->run.mode == HS_MODE_OPTIMISTIC ? "optimistic" : "exact", (unsigned long long)s->optimistic_answers,
             (unsigned long long)s->answers_revised, (unsigned long long)s->max_revision_ns,
             (unsigned long long)s->speculations);
-    /* run.fabric (bridge/fabric_speculation.c): the counts depend on wall-clock timing, never the results */
+    /* run.fabric (bridge/speculation/fabric_speculation.c): the counts depend on wall-clock timing, never the results */
     fprintf(f,
             "  \"fabric_speculation\": {\"speculative_completions\": %llu, \"withdrawn\": %llu, "
             "\"rollbacks\": %llu, \"replayed_flows\": %llu},\n",

@@ -114,7 +114,7 @@ static uint64_t realtime_ns(void)
  * the default duration gets a hint: the figures are then mostly that guess. */
 #define HS_DEFAULT_KERNEL_HINT_SHARE 0.10
 
-/* Kernels and their GPU time by the compute model's source (DESIGN.md, "Compute model"). */
+/* Kernels and their GPU time by the compute model's source (docs/compute.md). */
 static void print_kernel_sources(const hs_scenario *sc, const hs_run_summary *s)
 {
     if (!s->kernels)
@@ -357,7 +357,7 @@ int cli_run(int argc, char **argv)
         fprintf(stderr, "hysim: cannot create a run folder in /tmp: %s\n", strerror(errno));
         return HS_EXIT_SIMULATION;
     }
-    char message_clocks[sizeof run_dir + 16]; /* interpose/message_clocks.c creates it */
+    char message_clocks[sizeof run_dir + 16]; /* interpose/host/message_clocks.c creates it */
     snprintf(message_clocks, sizeof message_clocks, "%s/messages", run_dir);
     char endpoint[sizeof custom_endpoint + 32];
     if (chosen)

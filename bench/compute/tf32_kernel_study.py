@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """How far a model of cuBLAS's TF32 kernel choice could take the GEMM curve.
 
-The curve (bridge/gemm_model.c) meets 10 % on 69-74 % of the TF32 rows of
+The curve (bridge/compute/gemm_model.c) meets 10 % on 69-74 % of the TF32 rows of
 the powers-of-two grid, against 91-98 % for the other types. This study,
 on the measured grids alone (bench/real/data/gemm_<gpu>*.csv, whose
 kernels column names what cuBLAS ran), prints for each GPU:
@@ -32,7 +32,7 @@ DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "real", "d
 SMS = 132
 PEAK = 989 / 2 * 1e6  # TF32 flop per us
 HBM = {"H100": 3350e3, "H200": 4800e3}  # bytes per us
-# the curve's TF32 constants (bridge/gemm_efficiency.h)
+# the curve's TF32 constants (bridge/compute/gemm_efficiency.h)
 CURVE = {"H100": dict(eff=.77, ab=.25, c=1.05, t0=8.0, l2=.02, fill=.30, quant=.7, a8=.24),
          "H200": dict(eff=.89, ab=.20, c=1.05, t0=7.5, l2=.32, fill=.34, quant=1.125, a8=.25)}
 SETS = ["", "_offgrid", "_offgrid_b", "_offgrid_c", "_offgrid_d"]
@@ -77,7 +77,7 @@ def aligned(r):
 
 
 def curve(gpu, r):
-    """bridge/gemm_model.c's TF32 time, packed operands."""
+    """bridge/compute/gemm_model.c's TF32 time, packed operands."""
     p, M, N, K = CURVE[gpu], r["M"], r["N"], r["K"]
     tiles = cdiv(M, 128) * cdiv(N, 128)
     idle = min(5, SMS / tiles - 1) if tiles < SMS else 0

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fits the cost table of hysim's libcurand (interpose/curand.c) to one GPU's
+# Fits the cost table of hysim's libcurand (interpose/curand/curand.c) to one GPU's
 # run of bench/interpose/curand_gen.cu (bench/real/data/curand_gen_<gpu>.txt)
 # and prints its C initializers: per generator, the set-up of its states (the
 # median of first - median over the rows of 2^24 and 2^28 numbers), then per

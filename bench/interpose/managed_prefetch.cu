@@ -2,7 +2,7 @@
 // the GPU and back, against cudaMemcpyAsync of the same bytes between pinned
 // host memory and the GPU, timed with CUDA events on one stream (the median
 // of R runs per size). hysim times a prefetch as the PCIe copy of its bytes
-// (interpose/cudart_managed.c); on a real GPU this says how far that is from
+// (interpose/cudart/cudart_managed.c); on a real GPU this says how far that is from
 // what page migration costs. The same program runs under hysim.
 // usage: managed_prefetch [MAX_MIB [REPEATS]]   (sizes 1 MiB ... MAX_MIB, x4)
 #include <cuda_runtime.h>

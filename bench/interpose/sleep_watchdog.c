@@ -1,5 +1,5 @@
 /*
- * A program that sleeps, beside a watchdog thread (interpose/sleep.c,
+ * A program that sleeps, beside a watchdog thread (interpose/host/sleep.c,
  * timed_waits.c). The main thread issues GPU work (memsets), then sleeps
  * with usleep(200 ms), nanosleep(300 ms) and sleep(1), reading
  * CLOCK_MONOTONIC around each; a watchdog thread that makes no CUDA call

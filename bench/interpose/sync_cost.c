@@ -1,13 +1,13 @@
 /*
  * sync_cost: what libhysim.so's wrapped condition variables and barriers
- * (interpose/host_sync.c) cost two threads that meet outside CUDA. Two
+ * (interpose/host/host_sync.c) cost two threads that meet outside CUDA. Two
  * threads play ROUNDS rounds of
  *   - a condition-variable ping-pong (a turn under a mutex, each waits for
  *     its turn in pthread_cond_wait and signals the other's): one round trip
  *     is A -> B -> A;
  *   - a pthread_barrier_t of 2;
  *   - a mutex locked and unlocked by one thread while the other waits
- *     (uncontended: the wrapped pthread_mutex_lock's fast path, interpose/mutex.c),
+ *     (uncontended: the wrapped pthread_mutex_lock's fast path, interpose/host/mutex.c),
  *     in nanoseconds per lock + unlock;
  *   - a mutex both threads lock and unlock in turn as fast as they can
  *     (contended: a thread that finds it taken blocks listed, mutex.c).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fit the NCCL model's per-channel rate caps on the real channel sweep.
 
-What it fits: the per-channel caps of bridge/collective_tuner.c, i.e. the
+What it fits: the per-channel caps of bridge/collectives/collective_tuner.c, i.e. the
 calibration table's channel_gbps of all-reduce, all-gather, reduce-scatter,
 broadcast and reduce (GB/s of wire bytes per channel), and the two p2p rates
 P2P_CHANNEL_GBS (GB/s of payload per channel, one round alone: send/recv) and
@@ -15,7 +15,7 @@ On which file: bench/real/data/channels_h200x2.txt, collectives_bench on
 are printed only (there NVLink binds first).
 
 Model (what hysimd computes for these rows on tests/e2e/h200x2.yaml, one
-server, 2 ranks, Simple; bridge/collective_tuner.c, bridge/collective_algos.c).
+server, 2 ranks, Simple; bridge/collectives/collective_tuner.c, bridge/collectives/collective_algos.c).
 Every flow starts a hop latency after its predecessor is done (the first
 flow also after the plan's start-up) and, capped, is done at
 start + wire bytes / cap, wire = payload / the kind's efficiency:
@@ -49,7 +49,7 @@ P2P_SHARED_CHANNEL_GBS on the all-to-all rows with m = 2 (the other rate
 plays no part there); the all-to-all rows with m = 1 (3 and 6 channels at
 64 MiB) are predicted from P2P_CHANNEL_GBS. Each fitted cap is printed to
 two decimals and to one (the committed precision), next to the committed
-constant read from bridge/collective_tuner.c (whose efficiencies, start-ups
+constant read from bridge/collectives/collective_tuner.c (whose efficiencies, start-ups
 and Simple latencies it uses); every row's relative error is printed at the
 committed caps, as hysim runs them.
 
@@ -330,7 +330,7 @@ def main():
 
     print()
     if mismatches:
-        print("DIFFERS from bridge/collective_tuner.c (kept there): %s" % "; ".join(mismatches))
+        print("DIFFERS from bridge/collectives/collective_tuner.c (kept there): %s" % "; ".join(mismatches))
     else:
         print("every fitted cap equals the committed constant at one decimal")
     return 0

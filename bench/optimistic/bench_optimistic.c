@@ -1,5 +1,5 @@
 /*
- * Exact vs optimistic mode (run.mode, bridge/speculate.c): wall time of one
+ * Exact vs optimistic mode (run.mode, bridge/speculation/speculate.c): wall time of one
  * multi-server workload whose processes issue at different real speeds, with
  * late flows sharing bottlenecks; the answers optimistic mode revised.
  *
@@ -12,7 +12,7 @@
  * the others. In exact mode every synchronisation waits for the slowest
  * process; in optimistic mode a speculation answers it at once. Exact mode
  * runs again with the fabric in a worker process, without and with
- * speculation (run.fabric, bridge/fabric_speculation.c): same results.
+ * speculation (run.fabric, bridge/speculation/fabric_speculation.c): same results.
  *
  * usage: bench_optimistic [ITERATIONS [SLOW_MS [FAST_MS [COPY_KIB]]]]   (16 30 2 4096)
  */

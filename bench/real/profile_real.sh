@@ -50,12 +50,12 @@ cflags=(-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$root/interpose/prof
 gcc "${cflags[@]}" -shared -fPIC -fvisibility=hidden -I"$root/interpose" -I"$root/include" \
   -I"$(dirname "$cupti_h")" -I"$cuda/include" \
   -o "$w/lib/libhysim_profile.so" "$root/interpose/profile/cupti_recorder.c" \
-  "$root/interpose/profile/cublas_forward.c" "$root/interpose/cublas_gemm_shape.c" \
+  "$root/interpose/profile/cublas_forward.c" "$root/interpose/blas/cublas_gemm_shape.c" \
   "$root/interpose/profile/gemm_join.c" "$root/interpose/profile/profile_aggregate.c" \
-  "$root/bridge/profile_db.c" "$root/bridge/gemm_dtype.c" \
+  "$root/bridge/compute/profile_db.c" "$root/bridge/compute/gemm_dtype.c" \
   -L"$(dirname "$cupti_so")" -Wl,-rpath,"$(dirname "$cupti_so")" -lcupti -L"$cuda/lib64/stubs" -lcuda -lpthread -ldl
 gcc "${cflags[@]}" -o "$w/bin/hysim-profile" "$root/tools/profile_main.c" "$root/tools/profile.c" \
-  "$root/bridge/profile_db.c" -ldl
+  "$root/bridge/compute/profile_db.c" -ldl
 "$nvcc" -O2 -std=c++17 -cudart shared -arch=sm_90 -I"$nccl_h" -L"$nccl_so" -o "$w/bin/$example" \
   "$source_cu" -lcublas -lcublasLt -lnccl
 export LD_LIBRARY_PATH=$nccl_so:$cuda/lib64:${LD_LIBRARY_PATH:-}

@@ -44,9 +44,9 @@ enum hs_bg_pattern { HS_BG_NONE = 0, HS_BG_PERMUTATION, HS_BG_INCAST };
  * state is small, and the all-reduce flows, O(G^2), bound what is practical. */
 #define HS_MAX_GPUS_PER_SERVER 1024
 
-/* How a process's host clock advances between intercepted calls (DESIGN.md, "Time").
+/* How a process's host clock advances between intercepted calls (docs/time.md).
  * "The calls' cost": what each CUDA / cuBLAS / NCCL call of a measured kind
- * costs the calling thread in the real library (interpose/api_cost.h). */
+ * costs the calling thread in the real library (interpose/core/api_cost.h). */
 enum hs_host_time {
     HS_HOST_TIME_REAL = 0, /* the CPU time the process really spent, plus the calls' cost */
     HS_HOST_TIME_SCALED,   /* real CPU time × host_time_scale, plus the calls' cost */
@@ -115,7 +115,7 @@ typedef struct hs_scenario {
         uint64_t default_kernel_ns; /* duration of a kernel no model knows */
         uint64_t kernel_gap_ns;     /* the GPU's idle time before a kernel launched on a stream behind
                                        another op of that stream (none for a CUDA graph's nodes) */
-        char profiles[512];         /* profile database (bridge/profile_db.h), resolved against
+        char profiles[512];         /* profile database (bridge/compute/profile_db.h), resolved against
                                        the scenario file's folder; "" = none */
     } compute;
 
@@ -124,9 +124,9 @@ typedef struct hs_scenario {
         enum hs_nccl_algo algo;
         enum hs_nccl_proto proto;
         int channels;    /* 0 = as NCCL picks them for the topology */
-        bool calibrated; /* apply the measured efficiency of NCCL's kernels (bridge/collective_tuner.c) */
+        bool calibrated; /* apply the measured efficiency of NCCL's kernels (bridge/collectives/collective_tuner.c) */
         double channel_gbps; /* calibrated, one server: most wire GB/s one channel's flow moves; 0 = no
-                                cap; < 0 (default) = each kind's fitted cap (bridge/collective_tuner.c) */
+                                cap; < 0 (default) = each kind's fitted cap (bridge/collectives/collective_tuner.c) */
     } nccl;
 
     struct {
@@ -142,7 +142,7 @@ typedef struct hs_scenario {
             enum hs_fabric_process process;
             bool speculate;               /* worker-mode fabric: run ahead of the safe time while hysimd waits */
             double speculate_window_us;   /* ... by at most this much simulated time */
-        } fabric;                         /* run.fabric (bridge/fabric_speculation.c) */
+        } fabric;                         /* run.fabric (bridge/speculation/fabric_speculation.c) */
     } run;
 
     /* Traffic of other tenants (scenarios/README.md, "background"); nothing waits for it. */

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 
 #include "client.h"
-#include "cudnn/cudnn_internal.h"
-#include "cudnn/cudnn_stub.h"
+#include "cudnn_internal.h"
+#include "cudnn_stub.h"
 
 int hs_cudnn_not_supported(const char *name, _Atomic int *said) {
     if (!atomic_exchange(said, 1))

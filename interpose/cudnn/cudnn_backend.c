@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "client.h"
-#include "cudnn/cudnn_internal.h"
+#include "cudnn_internal.h"
 
 #define HS_DESC_MAGIC 0x68734e4eu /* "hsNN": a descriptor this library made */
 

@@ -1,11 +1,11 @@
 /*
  * The cuBLAS / cuBLASLt GEMM entry points hysim's replacement libraries time
- * (interpose/cublas.c, cublaslt.c), their _64 forms included but not the
+ * (interpose/blas/cublas.c, cublaslt.c), their _64 forms included but not the
  * grouped-batched calls, wrapped for `hysim profile`, which LD_PRELOADs
  * libhysim_profile.so: each forwards to the real function (the
  * next definition, RTLD_NEXT, resolved on first use) inside a GEMM region of
  * the recorder (cupti_recorder.h), keyed by the shape and type the
- * replacement would send (interpose/cublas_gemm_shape.h). The real exports
+ * replacement would send (interpose/blas/cublas_gemm_shape.h). The real exports
  * are versioned (libcublas.so.13); a program's versioned references bind to
  * these unversioned definitions, as the preloaded object comes first.
  */

@@ -6,7 +6,7 @@
  * every kernel the GPU ran: its mangled name, grid, block, dynamic shared
  * memory, device and start/end time. At exit the launches are grouped by
  * the key hysimd looks kernels up by and written as a profile database
- * (profile_aggregate.h, bridge/profile_db.h).
+ * (profile_aggregate.h, bridge/compute/profile_db.h).
  *
  * cuBLAS's kernels are recorded under cuBLAS's own names, which hysim never
  * looks up (a GEMM is one kernel of known shape there). So the library, when

@@ -8,7 +8,7 @@
  * launched it. Those records arrive in any order, within and across buffers,
  * so they are kept and joined once, when the database is written: a GEMM
  * call's time is the sum of its kernels' durations (split-k launches two),
- * one sample under its GEMM key (bridge/profile_db.h).
+ * one sample under its GEMM key (bridge/compute/profile_db.h).
  *
  * A call made while its stream is captured into a CUDA graph launches
  * nothing: it adds kernel nodes, which run at each launch of the graph. The

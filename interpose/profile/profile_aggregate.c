@@ -43,7 +43,7 @@ void hs_prof_agg_free(hs_prof_agg *a)
 
 static int cmp_u64(uint64_t x, uint64_t y) { return x < y ? -1 : x > y; }
 
-/* The order of bridge/profile_db.c, so the file reads sorted. */
+/* The order of bridge/compute/profile_db.c, so the file reads sorted. */
 static int cmp_key(const agg_key *e, const hs_profile_key *k)
 {
     int c = strcmp(e->gpu, k->gpu);

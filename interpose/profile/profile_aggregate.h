@@ -1,7 +1,7 @@
 /*
  * The profile recorder's bookkeeping, free of CUPTI so it can be tested
  * without a GPU: kernel launches measured on a real GPU, grouped by the key
- * hysimd looks kernels up by (bridge/profile_db.h: GPU model, mangled kernel
+ * hysimd looks kernels up by (bridge/compute/profile_db.h: GPU model, mangled kernel
  * name, grid, block, dynamic shared memory), written as a profile database
  * with each key's median duration.
  */

@@ -1,7 +1,7 @@
 /*
  * The Hgemm family for C tests: cublas_api.h declares the __half functions
  * for C++ only (C has no __half). Declared as the replacement libcublas
- * (interpose/cublas.c) and the profile recorder's wrappers define them, with
+ * (interpose/blas/cublas.c) and the profile recorder's wrappers define them, with
  * void pointers, which pass the same way.
  */
 #ifndef HYSIM_TESTS_COMMON_CUBLAS_HGEMM_H

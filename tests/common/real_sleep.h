@@ -1,7 +1,7 @@
 /*
  * real_sleep_us(us): real time passes while the thread is off the CPU, as
  * in a blocking read. Under hysim, nanosleep, usleep and sleep are sleeps
- * of the simulated clock (interpose/sleep.c); a test that means the machine's
+ * of the simulated clock (interpose/host/sleep.c); a test that means the machine's
  * time (stagger threads' arrival, let another process get ahead, stand for
  * blocked I/O) makes the system call itself, which nothing interposes.
  */

@@ -2,14 +2,14 @@
 # Runs examples/gemm_bench (nvcc-built, linked against the real cuBLAS) under
 # hysim on one H100 and checks each row's time, measured by the program's own
 # CUDA events, against the roofline arithmetic written out here from the
-# fitted H100 constants (bridge/gemm_efficiency.h) and the H100 preset (989 BF16,
+# fitted H100 constants (bridge/compute/gemm_efficiency.h) and the H100 preset (989 BF16,
 # 67 FP32 TFLOP/s, 3350 GB/s, 132 SMs), wave-traffic term included
 # and the idle-SM and wave-quantization terms (bench/compute/fit_gemm.sh), except the row whose GEMM (type,
 # m, n, k, batch) the scenario's profile database holds ("gemm:..." keys), which takes that entry's time; and
 # that the run summary counts that GEMM and gemm_bench's own kernel as profile kernels, the rest as roofline.
 # The program times back-to-back calls, so each row also holds the scenario's launch gap (compute.kernel_gap_us):
 # a profiled row is its entry plus that gap; a roofline row is the fitted time per call less the gap its fit
-# held (HS_GEMM_FIT_GAP_US, bridge/gemm_model.h) plus the scenario's.
+# held (HS_GEMM_FIT_GAP_US, bridge/compute/gemm_model.h) plus the scenario's.
 # usage: check_gemm_bench.sh HYSIM SCENARIO GEMM_BENCH GEMM_EFFICIENCY_H GEMM_MODEL_H
 set -euo pipefail
 hysim=$1 scenario=$2 bench=$3 consts=$4 model_h=$5

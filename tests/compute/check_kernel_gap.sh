@@ -6,7 +6,7 @@
 # and the same kernels replayed as a CUDA graph take the duration alone.
 # Then on CALLS_SCENARIO (host_time: calls): an idle launch and a synchronize
 # take the launch's host cost, the submission latency, the kernel and the
-# wake-up latency (interpose/api_cost.h).
+# wake-up latency (interpose/core/api_cost.h).
 # usage: check_kernel_gap.sh HYSIM SCENARIO KERNEL_GAP CALLS_SCENARIO API_COST_H
 set -euo pipefail
 hysim=$1 scenario=$2 prog=$3 calls_scenario=$4 api_cost=$5

@@ -2,7 +2,7 @@
  * The compute model's GEMM roofline against real timings of one GPU
  * (bench/real/data/gemm_h100.csv, gemm_h200.csv, and with --heldout the
  * runs of other machines beside them): the same function hysimd
- * times cuBLAS calls with (bridge/gemm_model.c), on that GPU's preset, which
+ * times cuBLAS calls with (bridge/compute/gemm_model.c), on that GPU's preset, which
  * selects its fitted curves. Rows measured under
  * 1.5 x the launch floor (the largest time of 256^3, whose GPU work is about
  * 1 us) are launch-bound and left out, as bench/compute/fit_gemm.sh does.

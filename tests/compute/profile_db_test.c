@@ -1,5 +1,5 @@
 /*
- * The profile database loader (bridge/profile_db.h): a valid file is found by
+ * The profile database loader (bridge/compute/profile_db.h): a valid file is found by
  * its full key and only by it; malformed files are refused with the line and
  * the reason.
  * usage: profile_db_test TMPDIR

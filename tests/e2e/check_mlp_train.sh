@@ -38,7 +38,7 @@ step=$(check_steps full $steps)
 compute=$(per_step_compute_ms full $((2 * (layers + 1))) 2 $steps)
 comm=$(gpu0_num full communication_s)
 # each step also zeroes its 4-byte loss (a memset of up to 4 KiB: 2.8 us,
-# bridge/timeline.c) and copies it to pinned host memory (the scenario's
+# bridge/daemon/timeline.c) and copies it to pinned host memory (the scenario's
 # pcie.copy_latency_ns, its default 4 us), on the compute stream
 copy=0.0068
 awk -v s="$step" -v c="$compute" -v m="$comm" -v n=$steps -v copy=$copy 'BEGIN {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The per-channel rate cap of hysim's NCCL model (nccl.channel_gbps,
-# bridge/collective_tuner.c): with 4 channels forced a 64 MiB all-reduce is
+# bridge/collectives/collective_tuner.c): with 4 channels forced a 64 MiB all-reduce is
 # held to the cap (twice as slow at half the cap, much faster with none), at
 # 24 channels the link binds instead (no cap: within 2 %), calibrated: false
 # has no cap (4 channels take what 24 do), and a negative cap is refused.

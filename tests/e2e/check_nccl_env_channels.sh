@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # NCCL_MAX_NCHANNELS / NCCL_MIN_NCHANNELS given to `hysim run` bound the
-# channels hysim's NCCL tuner uses, as they bound NCCL's (bridge/collective_tuner.c);
+# channels hysim's NCCL tuner uses, as they bound NCCL's (bridge/collectives/collective_tuner.c);
 # the scenario's nccl.channels wins over them. Observed through the number of
 # flows one 64 MiB collectives_bench round moves (one ring per channel): fewer
 # channels, fewer flows.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# NCCL's p2p channels in hysim's NCCL model (bridge/collective_tuner.c): a
+# NCCL's p2p channels in hysim's NCCL model (bridge/collectives/collective_tuner.c): a
 # forced channel count slows send/recv and all-to-all as the per-channel caps
 # fitted on bench/real/data/channels_h200x2.txt say. At 1 GiB on 2 GPUs:
 # 4 channels against 16 take 3.5-4.1 times as long for send/recv (the caps

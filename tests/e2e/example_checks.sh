@@ -113,7 +113,7 @@ kernel_gap_ms() {
 # kernels but perhaps the first (which may find its stream idle), nothing
 # hidden: between that sum and it plus its MEMSETS memsets and COPIES copies
 # per GPU (at most 6 us a memset of these sizes, 2.8-5.5 us + its bytes, and
-# 4.5 us a copy, 4 us + its bytes; bridge/timeline.c) and 1 us.
+# 4.5 us a copy, 4 us + its bytes; bridge/daemon/timeline.c) and 1 us.
 check_serial_step() {
     local step compute comm kernels gap
     step=$(check_steps "$1" "$4")

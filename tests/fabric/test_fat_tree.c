@@ -1,5 +1,5 @@
 /*
- * k-ary fat tree (ns3-glue/topology.cc), k = 4: 16 hosts with one 400G NIC
+ * k-ary fat tree (ns3-glue/model/topology.cc), k = 4: 16 hosts with one 400G NIC
  * each, 8 edge, 8 aggregation and 4 core switches, no oversubscription.
  * Checks the link count (k^3 switch-to-switch directions), the hops a flow
  * takes inside a pod and between pods (with its bytes on exactly those links),

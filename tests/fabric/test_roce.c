@@ -1,5 +1,5 @@
 /*
- * RoCEv2 fabric tests (ns3-glue/ethernet.cc, dcqcn.cc, topology.cc): PFC,
+ * RoCEv2 fabric tests (ns3-glue/model/ethernet.cc, dcqcn.cc, topology.cc): PFC,
  * drops and go-back-N, DCQCN fairness, ECN thresholds, ECMP, leaf-spine and
  * rail-with-spines routing, PCIe limits. Each case is its own process; a case
  * needing several fabrics builds each in a forked child (one ns-3 per process).
@@ -533,7 +533,7 @@ static int case_ecn_threshold(void)
  * spines, one flow per (source, destination) pair: every seed in 1..200 must
  * put every spine within +-25 % of 16 flows.
  *
- * Why that holds (ns3-glue/ecmp_hash.h): each flow is the first connection of
+ * Why that holds (ns3-glue/model/ecmp_hash.h): each flow is the first connection of
  * its NIC pair, so all carry UDP source port 0xC000 and differ only in the
  * source and destination addresses, 10.0.0.s and 10.0.0.(8 + d), s, d in 0..7.
  * The spine is the CRC-32 of the 5-tuple modulo 4: its two low bits. A CRC is

@@ -1,5 +1,5 @@
 /*
- * Worker-mode fabric (ns3-glue/fabric_proxy.cc, fabric_worker.cc): checkpoints
+ * Worker-mode fabric (ns3-glue/worker/fabric_proxy.cc, fabric_worker.cc): checkpoints
  * and rollback. The determinism cases hand hundreds of flows over out of
  * order (many late by random amounts, on shared bottlenecks) to a worker-mode
  * fabric, and compare every completion time, after all rollbacks, bit for bit

@@ -1,7 +1,7 @@
 /*
  * Checks libcudart.so.13 against every function cuda_runtime_api.h declares
  * (cudart_api_table.h, generated at build time from the header and from
- * what the hand-written objects define; interpose/gen_api_stubs.sh):
+ * what the hand-written objects define; interpose/stubs/gen_api_stubs.sh):
  * each is exported with the symbol version libcudart.so.13, and each one
  * hysim does not implement returns cudaErrorNotSupported when called with
  * zeroed arguments, without crashing, printing "hysim: NAME is not supported

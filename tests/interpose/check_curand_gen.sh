@@ -3,7 +3,7 @@
 # time) under hysim run against a real GPU's run of the same program
 # (bench/real/data/curand_gen_h100.txt or _h200.txt, on a scenario of that
 # GPU), whose 2^24 and 2^28 medians that GPU's cost table in
-# interpose/curand.c was fitted on: those rows within 2 % for
+# interpose/curand/curand.c was fitted on: those rows within 2 % for
 # every generator and distribution (the table as measured, each row where it
 # belongs), a new generator's first generation within 30 % (its states'
 # set-up, one figure per generator).

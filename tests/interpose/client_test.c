@@ -638,7 +638,7 @@ static void case_clock_real(double factor) {
     real_sleep_us(200000);
     uint64_t c = ns_of(CLOCK_MONOTONIC);
     CHECK(c - b < 20000000 * factor, "200 ms off the CPU moved the clock %.3f ms", (c - b) / 1e6);
-    usleep(200000); /* before the process's first GPU work: a real sleep (interpose/sleep.c) */
+    usleep(200000); /* before the process's first GPU work: a real sleep (interpose/host/sleep.c) */
     uint64_t d = ns_of(CLOCK_MONOTONIC);
     CHECK(d - c < 20000000 * factor, "a 200 ms sleep before any work moved the clock %.3f ms", (d - c) / 1e6);
 }

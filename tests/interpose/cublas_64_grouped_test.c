@@ -1,6 +1,6 @@
 /*
  * The 64-bit-index and grouped-batched GEMM entry points of libcublas.so.13
- * (interpose/cublas.c), called as a C program built against the real
+ * (interpose/blas/cublas.c), called as a C program built against the real
  * cublas_v2.h calls them.
  *
  * usage: cublas_64_grouped_test ops    (under the fake daemon, run_with_daemon.sh)

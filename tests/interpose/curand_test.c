@@ -1,5 +1,5 @@
 /*
- * hysim's libcurand.so.10 (interpose/curand.c) under hysim run: host
+ * hysim's libcurand.so.10 (interpose/curand/curand.c) under hysim run: host
  * generators write numbers of the right distribution, the same for the same
  * seed; device generators time their generation by cuRAND's measured costs
  * (a first generation also sets the states up; a new seed does again); and
@@ -79,7 +79,7 @@ int main(void) {
     CHECK_RAND(curandDestroyGenerator(h), CURAND_STATUS_SUCCESS);
     CHECK_RAND(curandCreateGenerator(&h, (curandRngType_t)7), CURAND_STATUS_TYPE_ERROR);
 
-    /* device generator: XORWOW's costs measured on the H200 (interpose/curand.c; the scenario's GPU); a first
+    /* device generator: XORWOW's costs measured on the H200 (interpose/curand/curand.c; the scenario's GPU); a first
      * generation sets its states up */
     float *d;
     cudaStream_t s;

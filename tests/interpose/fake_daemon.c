@@ -1,6 +1,6 @@
 /*
  * A small stand-in for hysimd, enough to test the interposer against the
- * wire protocol (bridge/hysim.proto) without the real daemon.
+ * wire protocol (bridge/wire/hysim.proto) without the real daemon.
  *
  * It answers Register with a Setup (H200-like, memory per --memory-bytes),
  * and a Wait with now_ns = host_ns + WAIT_NS (--wait-ns; a query Wait with

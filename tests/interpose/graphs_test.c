@@ -1,5 +1,5 @@
 /*
- * CUDA graphs under hysim (interpose/cudart_graphs.c, cudart_capture.c): an
+ * CUDA graphs under hysim (interpose/cudart/cudart_graphs.c, cudart_capture.c): an
  * ordinary C program built against the CUDA 13 and NCCL headers, linked to
  * the replacement libraries, run by `hysim run` on a scenario whose kernels
  * all take compute.default_kernel_us (K) and whose host time is zero, so
@@ -412,7 +412,7 @@ static void test_capture_library(void) {
     CHECK_CUDA(cudaGraphInstantiate(&m.exec, g, 0), cudaSuccess);
     float twice = timed(m.s, launch_mixed, &m);
     /* the second launch's copy waits behind the first's GEMM, which hides 1.3 us of its 4 us fixed cost (a host
-     * copy queued behind other work, bridge/timeline.c): the only difference from two direct issues */
+     * copy queued behind other work, bridge/daemon/timeline.c): the only difference from two direct issues */
     CHECK(direct > 0 && near(twice, 2 * direct - 0.0013),
           "copy, memset and GEMM launched twice: %.6f ms, directly %.6f ms", twice, direct);
     CHECK_CUDA(cudaGraphExecDestroy(m.exec), cudaSuccess);

@@ -1,5 +1,5 @@
 /*
- * The host clock's per-call costs (interpose/api_cost.h, host_clock.c): each
+ * The host clock's per-call costs (interpose/core/api_cost.h, host_clock.c): each
  * measured kind of call is issued a known number of times between two reads
  * of the clock, which must have moved by exactly what HYSIM_HOST_TIME says:
  *   calls, scaled0 (scaled:0)  the calls' costs and nothing else

@@ -8,7 +8,7 @@
 // profile's figure for the shape (argv[1], us), not the scenario's default,
 // so a launch that lost its grid, block or dynamic shared memory would show;
 // with host_time: calls (launch_ex_calls.yaml) each call costs the host one
-// launch (interpose/api_cost.h). Also: what cudaLaunchKernelExC refuses.
+// launch (interpose/core/api_cost.h). Also: what cudaLaunchKernelExC refuses.
 // Built a second time with --default-stream per-thread (the _ptsz entry
 // points), where argv[2] "default" times the launches on stream 0.
 //

@@ -1,5 +1,5 @@
 /*
- * Managed memory under hysim (interpose/cudart_managed.c, managed_memory.c):
+ * Managed memory under hysim (interpose/cudart/cudart_managed.c, managed_memory.c):
  * an ordinary C program built against the CUDA 13 and NCCL headers, linked
  * to the replacement libraries, run by `hysim run managed_memory.yaml`
  * (2 GPUs, zero host time). It checks that a managed allocation is host

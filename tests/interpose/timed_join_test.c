@@ -1,5 +1,5 @@
 /*
- * glibc's other joins under hysim (interpose/threads.c): pthread_tryjoin_np,
+ * glibc's other joins under hysim (interpose/host/threads.c): pthread_tryjoin_np,
  * pthread_timedjoin_np and pthread_clockjoin_np, whose deadlines a program
  * computes from the clocks it reads, which are simulated. Run by `hysim run`
  * on timed_join.yaml: every kernel K = 1 ms, host time zero, so the host

@@ -1,5 +1,5 @@
 /*
- * interpose/values.c and nccl_values.c on their own: what a program reads
+ * interpose/core/values.c and nccl_values.c on their own: what a program reads
  * back from device memory after copies, memsets, frees, kernels and
  * collectives (docs/values.md). Addresses are plain numbers: no device.
  */

@@ -1,5 +1,5 @@
 /*
- * CUDA_VISIBLE_DEVICES as hysim reads it (interpose/gpu_identity.c), on its
+ * CUDA_VISIBLE_DEVICES as hysim reads it (interpose/core/gpu_identity.c), on its
  * own: indices and UUID prefixes, CUDA's stop at the first entry that names
  * no GPU or one already named, and a clear refusal of what hysim cannot map.
  */

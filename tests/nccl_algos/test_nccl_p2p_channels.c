@@ -1,5 +1,5 @@
 /*
- * NCCL's p2p channels in hysimd's tuner (bridge/collective_tuner.c): how many
+ * NCCL's p2p channels in hysimd's tuner (bridge/collectives/collective_tuner.c): how many
  * channels a Send/Recv or AllToAll peer uses, and the rate cap they put on
  * its flow.
  *

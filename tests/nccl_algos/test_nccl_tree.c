@@ -2,7 +2,7 @@
  * NCCL's Tree all-reduce (double binary tree across servers, a chain within
  * each) in hysimd, against the analytic test fabric (every flow alone at its
  * link's rate plus the link latency), and the tuner's choice between Tree and
- * Ring with NCCL's constants (bridge/collective_tuner.c).
+ * Ring with NCCL's constants (bridge/collectives/collective_tuner.c).
  *
  *   tree_tuner     the choice: never Tree on one server, Tree for small
  *                  all-reduces across 4 servers, Ring for 1 GiB on 2;

@@ -1,5 +1,5 @@
 /*
- * run.mode: optimistic against exact (bridge/speculate.c), through the hysimd
+ * run.mode: optimistic against exact (bridge/speculation/speculate.c), through the hysimd
  * protocol harness (tests/daemon/harness.c) and the packet-level fabric.
  *
  * Two processes copy 1 MB into GPUs over NVLink. Process A waits for its copy;

@@ -5,7 +5,7 @@
  * kernels are summed (a split-k call launches two), failed calls, calls that
  * launched nothing and kernels outside any call give no sample, the written
  * "gemm:..." lines hold each key's median and are the same bytes either way,
- * and hysimd's kernel timing (bridge/kernel_time.c) takes a GEMM op of that
+ * and hysimd's kernel timing (bridge/compute/kernel_time.c) takes a GEMM op of that
  * shape and type from the file and leaves every other on the roofline. GEMM
  * calls captured into a CUDA graph: each launch of the graph gives one
  * sample per captured call, the sum of its nodes' kernels in that launch.

@@ -1,5 +1,5 @@
 /*
- * The profile tests' view of hysimd's kernel timing: bridge/kernel_time.c on
+ * The profile tests' view of hysimd's kernel timing: bridge/compute/kernel_time.c on
  * a daemon whose scenario names a GPU model and a profile database, and
  * nothing else. Header-only: each test includes it once.
  */

@@ -2,8 +2,8 @@
  * The profile recorder without a GPU (interpose/profile/profile_aggregate.h):
  * synthetic kernel launches, as CUPTI's activity records would report them,
  * are grouped by key and written as a profile database; the file loads with
- * bridge/profile_db.c, holds each key's median, and hysimd's kernel timing
- * (bridge/kernel_time.c) then takes those kernels from it (source
+ * bridge/compute/profile_db.c, holds each key's median, and hysimd's kernel timing
+ * (bridge/compute/kernel_time.c) then takes those kernels from it (source
  * "profile") under the same GPU model and only under it.
  * usage: profile_recorder_test TMPDIR
  */

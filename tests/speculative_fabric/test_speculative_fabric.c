@@ -1,6 +1,6 @@
 /*
  * The speculative fabric (run.fabric: {process: worker, speculate: true};
- * bridge/fabric_speculation.c) against the in-process fabric, through the
+ * bridge/speculation/fabric_speculation.c) against the in-process fabric, through the
  * hysimd protocol harness (tests/daemon/harness.c) and the packet model.
  *
  * Two processes copy into the same GPU over NVLink, so their flows share a

@@ -1,5 +1,5 @@
 /*
- * Link sampling with a worker-process fabric (ns3-glue/fabric_proxy.cc): the
+ * Link sampling with a worker-process fabric (ns3-glue/worker/fabric_proxy.cc): the
  * worker runs ahead and is rolled back by late flows, so the samples it takes
  * ahead may change; the proxy must deliver each sample once, in time order,
  * never above the safe time the caller has declared, and with the counters of

@@ -1,6 +1,6 @@
 /*
  * A message between two processes orders their clocks
- * (interpose/message_clocks.c), on messages.yaml: every intercepted call
+ * (interpose/host/message_clocks.c), on messages.yaml: every intercepted call
  * costs 1 ms of host time, so the sender's clock runs far ahead of what
  * has been simulated by reading itself, without waiting. The reader, a
  * process that did GPU work and then blocks reading, wakes past the

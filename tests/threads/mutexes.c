@@ -1,6 +1,6 @@
 /*
  * Threads that issued GPU work blocking in pthread_mutex_lock (and so C++
- * std::mutex::lock) under hysim (interpose/mutex.c), and on rwlocks
+ * std::mutex::lock) under hysim (interpose/host/mutex.c), and on rwlocks
  * (rwlock.c): NT threads, one GPU each, every kernel K_NS long
  * (barrier_gpus.yaml, host time zero).
  *

@@ -1,6 +1,6 @@
 /*
  * OpenMP threads, one GPU each, that synchronise their streams and meet in
- * libgomp's team barriers (interpose/openmp.c), on barrier_gpus.yaml: every
+ * libgomp's team barriers (interpose/host/openmp.c), on barrier_gpus.yaml: every
  * kernel K_NS long, host time zero, so every time below is exact. The
  * threads' syncs end at different simulated times; a barrier opens once the
  * last one's has, which hysimd can simulate only if the threads already in

@@ -1,5 +1,5 @@
 /*
- * Sleeps and timed waits under hysim (interpose/sleep.c, timed_waits.c), on
+ * Sleeps and timed waits under hysim (interpose/host/sleep.c, timed_waits.c), on
  * barrier_gpus.yaml: every kernel K_NS long, host time zero, so that the
  * host clock moves only by sleeps and answered waits and every time below
  * is exact. Each mode checks its own times and prints them (relative to its

@@ -1,5 +1,5 @@
 /*
- * The edges of threads meeting outside CUDA (interpose/host_sync.c): NT
+ * The edges of threads meeting outside CUDA (interpose/host/host_sync.c): NT
  * threads, one GPU each, every kernel K_NS long (barrier_gpus.yaml), as in
  * barrier_gpus.c: each iteration thread g launches g + 1 kernels, syncs its
  * stream and meets the others; what differs is how they meet and what else

@@ -11,7 +11,7 @@
  * hysimd cannot know of a thread before it issues work: every thread issues
  * some (a stream, a query) before any thread blocks, or a thread new to the
  * simulator could arrive after the simulation moved past its clock (a clear
- * failure; bridge/sim_clock.c). The main thread issues none until the end.
+ * failure; bridge/daemon/sim_loop.c). The main thread issues none until the end.
  *
  *   thread_per_gpu threads   the above
  *   thread_per_gpu serial    the same work from the main thread alone

@@ -1,0 +1,45 @@
+/*
+ * How hysimd times a kernel (docs/compute.md), first match wins:
+ * the profile database (compute.profiles; a library GEMM, Kernel.gemm, by its
+ * shape and type: profile_db.h), the GEMM roofline for library calls of known
+ * shape, the scenario's default duration. The
+ * run summary counts kernels and their time by source.
+ */
+#ifndef HYSIM_BRIDGE_KERNEL_TIME_H
+#define HYSIM_BRIDGE_KERNEL_TIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hysim.pb-c.h"
+
+struct hs_daemon;
+
+enum hs_kernel_source {
+    HS_KERNEL_DEFAULT = 0,
+    HS_KERNEL_PROFILE,
+    HS_KERNEL_ROOFLINE,
+};
+
+/* Loads the scenario's profile database, if it names one. -1 with err on failure. */
+int hs_kernel_time_init(struct hs_daemon *d, char *err, size_t errlen);
+void hs_kernel_time_free(struct hs_daemon *d);
+
+/* The kernel's duration on global GPU `gpu` in *dur_ps; returns its source. */
+enum hs_kernel_source hs_kernel_time(const struct hs_daemon *d, uint32_t gpu, const Hysim__Kernel *k,
+                                     uint64_t *dur_ps);
+
+/* Adds a finished kernel to the run summary. */
+void hs_kernel_time_count(struct hs_daemon *d, int source, uint64_t dur_ps);
+
+/* A kernel timed by the default, by name: what a user would profile first. */
+typedef struct hs_default_kernel {
+    char *name;
+    uint64_t count, ps;
+} hs_default_kernel;
+/* Notes a kernel issued that the default times (name may be NULL or empty: "(unnamed)"). */
+void hs_kernel_time_note_default(struct hs_daemon *d, const char *name, uint64_t dur_ps);
+/* The default-timed kernels, most time first (then by name); *n of them. Owned by the daemon. */
+const hs_default_kernel *hs_kernel_time_defaults(struct hs_daemon *d, size_t *n);
+
+#endif

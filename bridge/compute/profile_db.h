@@ -1,0 +1,74 @@
+/*
+ * The profile database (docs/compute.md): kernel durations measured
+ * on a real GPU, keyed by GPU model, kernel name, grid, block and dynamic
+ * shared memory. A kernel found here takes the measured time. Format
+ * (version 1), a text file:
+ *
+ *   # hysim-profile 1
+ *   # gpu,kernel,grid_x,grid_y,grid_z,block_x,block_y,block_z,shared_bytes,us
+ *   NVIDIA H200,_Z6scalePfi,1024,1,1,256,1,1,0,12.5
+ *
+ * The first line must be "# hysim-profile 1"; later lines starting with '#'
+ * and blank lines are comments. Fields are comma-separated without quoting
+ * (neither GPU model names nor mangled kernel names contain commas); gpu is
+ * the scenario's gpu model as cudaDeviceProp.name reports it; us > 0. A key
+ * given twice is an error.
+ *
+ * A cuBLAS / cuBLASLt GEMM (a Kernel op carrying a Gemm) is keyed by what that
+ * Gemm carries, not by the library's internal kernels: kernel "gemm:DTYPE"
+ * (DTYPE as bridge/compute/gemm_model.h's hs_gemm_dtype_name spells it: fp32, tf32,
+ * fp16, bf16, fp64, fp8; tf32 also for an fp32 product the handle's math mode
+ * or the compute type lets use TF32), grid (m, n, k) with m x n the output
+ * and k the inner dimension (interpose/blas/cublas_gemm_shape.h), block
+ * (batch, 1, 1), shared 0; us is the whole call's time (every kernel it
+ * launched, a batch included). A GEMM with a dimension over 4294967295 has
+ * no key.
+ *
+ *   NVIDIA H200,gemm:bf16,4096,2048,1024,3,1,1,0,201.5
+ */
+#ifndef HYSIM_BRIDGE_PROFILE_DB_H
+#define HYSIM_BRIDGE_PROFILE_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct hs_profile_db hs_profile_db;
+
+typedef struct hs_profile_key {
+    const char *gpu;
+    const char *kernel;
+    uint32_t grid[3], block[3];
+    uint64_t shared_bytes;
+} hs_profile_key;
+
+/* NULL on error, with "PATH:LINE: what is wrong" in err. */
+hs_profile_db *hs_profile_db_load(const char *path, char *err, size_t errlen);
+
+/* true and *us when the key is in the database. */
+bool hs_profile_db_lookup(const hs_profile_db *db, const hs_profile_key *key, double *us);
+
+size_t hs_profile_db_size(const hs_profile_db *db);
+
+/*
+ * Writing a database (the profile recorder, interpose/profile/): the first
+ * line and the column comment, then one line per entry. -1 when the key
+ * cannot be written in this format (a comma or line break in a name, a zero
+ * dimension) or us is not positive, or on a write error.
+ */
+int hs_profile_db_write_header(FILE *f);
+int hs_profile_db_write_entry(FILE *f, const hs_profile_key *key, double us);
+
+/*
+ * The key of a GEMM (above) of dtype name `dtype` on `gpu`; the kernel name is
+ * written to name (16 bytes suffice). false when dtype is NULL or m, n, k or
+ * batch is 0 or over UINT32_MAX: such a GEMM is neither looked up nor recorded.
+ */
+#define HS_PROFILE_GEMM_PREFIX "gemm:"
+bool hs_profile_gemm_key(const char *gpu, const char *dtype, uint64_t m, uint64_t n, uint64_t k, uint64_t batch,
+                         char *name, size_t namelen, hs_profile_key *out);
+
+void hs_profile_db_free(hs_profile_db *db);
+
+#endif

@@ -22,12 +22,12 @@ extern char **environ;
 #define HYSIM_CONTAINERS_DIR "containers"
 #endif
 
-#define PID_DIGITS 10
+#define PID_DIGITS      10
 #define REMOVE_ATTEMPTS 3
-#define LAUNCH_PID_ENV "--env=HYSIM_LAUNCH_PID="
+#define LAUNCH_PID_ENV  "--env=HYSIM_LAUNCH_PID="
 
 /* Mount points inside the container that hysim's own image leaves empty. */
-#define HOST_USR "/usr"
+#define HOST_USR      "/usr"
 #define HOST_LD_CACHE "/etc/ld.so.cache"
 
 typedef struct arg_list {
@@ -122,8 +122,10 @@ int podman_launcher_prepare(const hs_scenario *sc, char *err, size_t errlen)
     } else {
         char *info[] = {"podman", "info", NULL};
         run_podman(info, 0); /* its error says why podman does not work */
-        snprintf(err, errlen, "--containers: podman does not work here (podman image exists exited with %d; "
-                              "CONTAINERS_CONF=%s)", status, getenv("CONTAINERS_CONF"));
+        snprintf(err, errlen,
+                 "--containers: podman does not work here (podman image exists exited with %d; "
+                 "CONTAINERS_CONF=%s)",
+                 status, getenv("CONTAINERS_CONF"));
     }
     return -1;
 }
@@ -186,10 +188,10 @@ static void mount_same_path(arg_list *a, const char *dir, const char *mode, int 
 /* The caller's settings for the program's libraries, passed on by name (values stay off the command line). */
 static void pass_caller_env(arg_list *a)
 {
-    static const char *const prefixes[] = {"HYSIM_", "NCCL_", "CUDA_", "ASAN_OPTIONS=", "UBSAN_OPTIONS=",
-                                           "LSAN_OPTIONS=", NULL};
+    static const char *const prefixes[] = {
+        "HYSIM_", "NCCL_", "CUDA_", "ASAN_OPTIONS=", "UBSAN_OPTIONS=", "LSAN_OPTIONS=", NULL};
     /* set per server below */
-    static const char *const own[] = {"HYSIM_ENDPOINT=", "HYSIM_TOKEN=", "HYSIM_SERVER=", "HYSIM_GPUS=",
+    static const char *const own[] = {"HYSIM_ENDPOINT=",  "HYSIM_TOKEN=",    "HYSIM_SERVER=",     "HYSIM_GPUS=",
                                       "HYSIM_HOST_TIME=", "HYSIM_EPOCH_NS=", "HYSIM_LAUNCH_PID=", NULL};
     for (char **e = environ; *e; e++) {
         int skip = 0;
@@ -221,8 +223,7 @@ static void fill_pid(char *arg, pid_t pid)
     *p = '\0';
 }
 
-static void server_command(arg_list *a, const launcher_config *cfg, const char *run_id, int server,
-                           const char *program)
+static void server_command(arg_list *a, const launcher_config *cfg, const char *run_id, int server, const char *program)
 {
     const hs_scenario *sc = cfg->scenario;
     int own_image = !strcmp(image_of(sc), PODMAN_DEFAULT_IMAGE);
@@ -239,8 +240,8 @@ static void server_command(arg_list *a, const launcher_config *cfg, const char *
     socket_dir(cfg->endpoint, dir, sizeof dir);
     add_arg(a, "--network=%s", dir[0] ? "none" : "host");
     size_t dlen = strlen(dir); /* the message clocks' file is shared where it lies in the mounted folder */
-    int clocks_mounted = dlen && cfg->message_clocks && !strncmp(cfg->message_clocks, dir, dlen) &&
-                         cfg->message_clocks[dlen] == '/';
+    int clocks_mounted =
+        dlen && cfg->message_clocks && !strncmp(cfg->message_clocks, dir, dlen) && cfg->message_clocks[dlen] == '/';
     if (own_image) {
         add_arg(a, "--volume=" HOST_USR ":" HOST_USR ":ro");
         if (access(HOST_LD_CACHE, R_OK) == 0)
@@ -284,8 +285,8 @@ static void server_command(arg_list *a, const launcher_config *cfg, const char *
         add_arg(a, "%s", cfg->argv[i]);
 }
 
-int podman_launcher_start(const launcher_config *cfg, const char *run_id, pid_t *pids, int max_pids,
-                          char *err, size_t errlen)
+int podman_launcher_start(const launcher_config *cfg, const char *run_id, pid_t *pids, int max_pids, char *err,
+                          size_t errlen)
 {
     int servers = cfg->scenario->servers.count;
     if (servers > max_pids) {
@@ -348,7 +349,6 @@ int podman_launcher_remove(const char *run_id, int servers, char *err, size_t er
     free_args(&a);
     if (status == 0)
         return 0;
-    snprintf(err, errlen, "podman rm of the containers %s-server* exited with %d: some may be left", run_id,
-             status);
+    snprintf(err, errlen, "podman rm of the containers %s-server* exited with %d: some may be left", run_id, status);
     return -1;
 }

@@ -30,8 +30,8 @@ int podman_launcher_prepare(const hs_scenario *sc, char *err, size_t errlen);
  * hysim.run=RUN_ID; returns how many `podman run` clients were started
  * (pids[0..n)) or -1 with a message (then none is left running).
  */
-int podman_launcher_start(const launcher_config *cfg, const char *run_id, pid_t *pids, int max_pids,
-                          char *err, size_t errlen);
+int podman_launcher_start(const launcher_config *cfg, const char *run_id, pid_t *pids, int max_pids, char *err,
+                          size_t errlen);
 
 /* The container name of server `server` in run `run_id`. */
 void podman_launcher_container_name(const char *run_id, int server, char *out, size_t len);

@@ -24,10 +24,7 @@ const hs_gpu_preset *hs_gpu_preset_find(const char *name)
     return NULL;
 }
 
-const char *hs_gpu_preset_list(void)
-{
-    return "H200, H100";
-}
+const char *hs_gpu_preset_list(void) { return "H200, H100"; }
 
 void hs_gpu_preset_apply(hs_scenario *sc, const hs_gpu_preset *p)
 {
@@ -146,6 +143,6 @@ void hs_scenario_describe(const hs_scenario *sc, char *buf, size_t len)
                      sc->nvlink.gbps_per_gpu);
     if (n < 0 || (size_t)n >= len || !sc->fabric.present)
         return;
-    snprintf(buf + n, len - (size_t)n, ", %d \u00d7 %g Gb/s NICs per server, %s fabric",
-             sc->nics.per_server, sc->nics.gbps, hs_topology_name(sc->fabric.topology));
+    snprintf(buf + n, len - (size_t)n, ", %d \u00d7 %g Gb/s NICs per server, %s fabric", sc->nics.per_server,
+             sc->nics.gbps, hs_topology_name(sc->fabric.topology));
 }

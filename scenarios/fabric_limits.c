@@ -9,10 +9,10 @@
 
 #include "scenario_internal.h"
 
-#define HS_FABRIC_RESERVE_BYTES 4096.0 /* ethernet.cc kReserveBytes: per ingress link */
-#define HS_FABRIC_HEADROOM_RTTS 3.0    /* ethernet.cc kHeadroomRtts */
-#define HS_FABRIC_HEADROOM_MTUS 2.0    /* ethernet.cc kHeadroomMtus */
-#define HS_EXACT_DOUBLE 9007199254740992.0 /* 2^53: past it a sum is far beyond any buffer */
+#define HS_FABRIC_RESERVE_BYTES 4096.0             /* ethernet.cc kReserveBytes: per ingress link */
+#define HS_FABRIC_HEADROOM_RTTS 3.0                /* ethernet.cc kHeadroomRtts */
+#define HS_FABRIC_HEADROOM_MTUS 2.0                /* ethernet.cc kHeadroomMtus */
+#define HS_EXACT_DOUBLE         9007199254740992.0 /* 2^53: past it a sum is far beyond any buffer */
 
 int hs_scn_fat_tree_k(int leaves, int spines)
 {
@@ -24,9 +24,9 @@ int hs_scn_fat_tree_k(int leaves, int spines)
 static void tiers(const hs_scenario *sc, uint64_t *leaves, uint64_t *spines)
 {
     enum hs_topology t = sc->fabric.topology;
-    *leaves = t == HS_TOPOLOGY_SINGLE_SWITCH     ? 1
+    *leaves = t == HS_TOPOLOGY_SINGLE_SWITCH    ? 1
               : t == HS_TOPOLOGY_RAIL_OPTIMIZED ? (uint64_t)sc->nics.per_server
-                                                 : (uint64_t)sc->fabric.leaves;
+                                                : (uint64_t)sc->fabric.leaves;
     *spines = *leaves > 1 ? (uint64_t)sc->fabric.spines : 0;
 }
 
@@ -37,8 +37,8 @@ uint64_t hs_scn_fabric_links(const hs_scenario *sc)
         return 2 * n;
     uint64_t nnics = (uint64_t)sc->servers.count * (uint64_t)sc->nics.per_server, L, S;
     tiers(sc, &L, &S);
-    uint64_t between = sc->fabric.topology == HS_TOPOLOGY_FAT_TREE ? 4 * L * (uint64_t)llround(sqrt((double)S))
-                                                                    : 2 * L * S;
+    uint64_t between =
+        sc->fabric.topology == HS_TOPOLOGY_FAT_TREE ? 4 * L * (uint64_t)llround(sqrt((double)S)) : 2 * L * S;
     return 4 * n + 2 * nnics + between;
 }
 
@@ -71,10 +71,10 @@ double hs_scn_buffer_need(const hs_scenario *sc, char *which, size_t len)
     const double nic = sc->nics.gbps;
     const double oversub = sc->fabric.oversubscription > 0 ? sc->fabric.oversubscription : 1.0;
     const bool fat = sc->fabric.topology == HS_TOPOLOGY_FAT_TREE;
-    const char *leaf_name = sc->fabric.topology == HS_TOPOLOGY_SINGLE_SWITCH     ? "sw"
+    const char *leaf_name = sc->fabric.topology == HS_TOPOLOGY_SINGLE_SWITCH    ? "sw"
                             : sc->fabric.topology == HS_TOPOLOGY_RAIL_OPTIMIZED ? "rail"
-                            : fat                                                ? "edge"
-                                                                                 : "leaf";
+                            : fat                                               ? "edge"
+                                                                                : "leaf";
     double worst = 0, busiest = 0;
     for (uint64_t l = 0; l < L; l++)
         busiest = fmax(busiest, (double)nics_on_leaf(sc, l, L, nnics));

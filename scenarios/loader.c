@@ -23,12 +23,12 @@
 #include "scenario_internal.h"
 
 #define HS_MAX_FILE_BYTES (16u << 20) /* "larger than 16 MiB" below */
-#define HS_MAX_NS 1e12 /* 1000 s: far beyond any latency or per-call host cost */
-#define HS_MAX_GBPS 1e6 /* rates (Gb/s, GB/s): 1 Pb/s, far beyond any link or memory */
-#define HS_MAX_TFLOPS 1e6
+#define HS_MAX_NS         1e12        /* 1000 s: far beyond any latency or per-call host cost */
+#define HS_MAX_GBPS       1e6         /* rates (Gb/s, GB/s): 1 Pb/s, far beyond any link or memory */
+#define HS_MAX_TFLOPS     1e6
 #define HS_MAX_BUFFER_MIB 1048576.0 /* 1 TiB of switch buffer */
-#define HS_MAX_ECN_KB 1e9 /* 1 TB of queue */
-#define HS_MAX_OVERSUB 1000.0
+#define HS_MAX_ECN_KB     1e9       /* 1 TB of queue */
+#define HS_MAX_OVERSUB    1000.0
 
 /* ---------------------------------------------------------------- problems */
 
@@ -123,15 +123,9 @@ static void flush(ctx *c)
 
 /* -------------------------------------------------------------- node helpers */
 
-static yaml_node_t *node_of(ctx *c, int id)
-{
-    return yaml_document_get_node(c->doc, id);
-}
+static yaml_node_t *node_of(ctx *c, int id) { return yaml_document_get_node(c->doc, id); }
 
-static const char *scalar(const yaml_node_t *n)
-{
-    return (const char *)n->data.scalar.value;
-}
+static const char *scalar(const yaml_node_t *n) { return (const char *)n->data.scalar.value; }
 
 /* A scalar whose text has no NUL inside (so C string functions see all of it). */
 static bool clean_scalar(const yaml_node_t *n)
@@ -298,8 +292,8 @@ static bool collect(ctx *c, yaml_node_t *map, const char *where, const char *con
             } else {
                 char list[512];
                 join(keys, list, sizeof list);
-                problem_at(c, AT(k->start_mark), "unknown key %s in %s (expected one of: %s)",
-                           what(k, buf, sizeof buf), in, list);
+                problem_at(c, AT(k->start_mark), "unknown key %s in %s (expected one of: %s)", what(k, buf, sizeof buf),
+                           in, list);
             }
             continue;
         }
@@ -389,10 +383,9 @@ static const char *unit_of(const char *path)
     for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
         if (!strcmp(key, exact[i][0]))
             return exact[i][1];
-    static const char *const suffix[][2] = {{"gbps", "Gb/s"}, {"gbps_per_gpu", "Gb/s"}, {"_tflops", "TFLOP/s"},
-                                            {"_ns", "ns"},    {"_us", "\u00b5s"},        {"_s", "s"},
-                                            {"_kib", "KiB"},  {"_mib", "MiB"},          {"_gib", "GiB"},
-                                            {"_kb", "KB"}};
+    static const char *const suffix[][2] = {
+        {"gbps", "Gb/s"}, {"gbps_per_gpu", "Gb/s"}, {"_tflops", "TFLOP/s"}, {"_ns", "ns"},   {"_us", "\u00b5s"},
+        {"_s", "s"},      {"_kib", "KiB"},          {"_mib", "MiB"},        {"_gib", "GiB"}, {"_kb", "KB"}};
     size_t klen = strlen(key);
     for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++) {
         size_t n = strlen(suffix[i][0]);
@@ -588,10 +581,24 @@ static bool get_enum(ctx *c, const slot *sl, const char *path, const char *const
 
 /* ---------------------------------------------------------------- sections */
 
-static const char *const TOP_KEYS[] = {"name", "gpu", "servers", "nvlink", "pcie", "nics", "fabric", "compute", "run",
-                                       "containers", "nccl", "background", "stats", NULL};
-enum { T_NAME, T_GPU, T_SERVERS, T_NVLINK, T_PCIE, T_NICS, T_FABRIC, T_COMPUTE, T_RUN, T_CONTAINERS, T_NCCL, T_BACKGROUND,
-       T_STATS, T_COUNT };
+static const char *const TOP_KEYS[] = {"name",    "gpu", "servers",    "nvlink", "pcie",       "nics",  "fabric",
+                                       "compute", "run", "containers", "nccl",   "background", "stats", NULL};
+enum {
+    T_NAME,
+    T_GPU,
+    T_SERVERS,
+    T_NVLINK,
+    T_PCIE,
+    T_NICS,
+    T_FABRIC,
+    T_COMPUTE,
+    T_RUN,
+    T_CONTAINERS,
+    T_NCCL,
+    T_BACKGROUND,
+    T_STATS,
+    T_COUNT
+};
 
 static void load_gpu(ctx *c, const slot *sec, hs_scenario *sc)
 {
@@ -614,8 +621,8 @@ static void load_gpu(ctx *c, const slot *sec, hs_scenario *sc)
             for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
                 if (!k[need[i]].key)
                     problem_at(c, AT(k[MODEL].val->start_mark),
-                               "gpu.%s: required because gpu.model \"%s\" is no preset (presets: %s)",
-                               keys[need[i]], model, hs_gpu_preset_list());
+                               "gpu.%s: required because gpu.model \"%s\" is no preset (presets: %s)", keys[need[i]],
+                               model, hs_gpu_preset_list());
         }
     }
 
@@ -708,9 +715,9 @@ static const char *const TOPOLOGIES[] = {"single_switch", "leaf_spine", "fat_tre
 
 static void load_fabric(ctx *c, const slot *sec, hs_scenario *sc)
 {
-    static const char *const keys[] = {"topology",          "leaves", "spines", "oversubscription", "link_latency_ns",
-                                       "switch_buffer_mib", "mtu",    "ecn",    "pfc",              "dcqcn",
-                                       "rto_us",            NULL};
+    static const char *const keys[] = {
+        "topology", "leaves", "spines", "oversubscription", "link_latency_ns", "switch_buffer_mib", "mtu", "ecn", "pfc",
+        "dcqcn",    "rto_us", NULL};
     enum { TOPO, LEAVES, SPINES, OVERSUB, LATENCY, BUFFER, MTU, ECN, PFC, DCQCN, RTO, NK };
     slot k[NK];
 
@@ -883,8 +890,10 @@ static void check_switch_buffer(ctx *c, const slot *fabric, const hs_scenario *s
     }
     char advice[160];
     if ((need + 1) / 1048576.0 > HS_MAX_BUFFER_MIB)
-        snprintf(advice, sizeof advice, "more than the largest buffer allowed (%.0f MiB): spread the NICs over "
-                 "more switches or shorten the links", HS_MAX_BUFFER_MIB);
+        snprintf(advice, sizeof advice,
+                 "more than the largest buffer allowed (%.0f MiB): spread the NICs over "
+                 "more switches or shorten the links",
+                 HS_MAX_BUFFER_MIB);
     else
         snprintf(advice, sizeof advice, "give at least %s", need_text);
     problem_at(c, AT(at->start_mark),
@@ -901,8 +910,7 @@ static void check_switch_buffer(ctx *c, const slot *fabric, const hs_scenario *s
  * several servers. Runs only when servers, nics and fabric were read without
  * a problem, so every figure is the file's.
  */
-static void check_fabric_model(ctx *c, const slot *servers, const slot *nics, const slot *fabric,
-                               const hs_scenario *sc)
+static void check_fabric_model(ctx *c, const slot *servers, const slot *nics, const slot *fabric, const hs_scenario *sc)
 {
     if (!fabric->key || !check_fabric_shape(c, fabric->val, nics->val, sc) || sc->servers.count < 2)
         return;
@@ -1004,8 +1012,8 @@ static void load_run_fabric(ctx *c, const slot *sec, hs_scenario *sc)
 
 static void load_run(ctx *c, const slot *sec, hs_scenario *sc)
 {
-    static const char *const keys[] = {"mode", "host_time", "seed", "stall_timeout_s",
-                                       "checkpoint_interval_us", "checkpoints_max", "fabric", NULL};
+    static const char *const keys[] = {
+        "mode", "host_time", "seed", "stall_timeout_s", "checkpoint_interval_us", "checkpoints_max", "fabric", NULL};
     static const char *const modes[] = {"exact", "optimistic", NULL};
     slot k[7];
     if (!collect(c, sec->val, "run", keys, k))
@@ -1150,8 +1158,8 @@ static void load_bg_flow(ctx *c, yaml_node_t *map, int i, hs_scenario *sc)
     }
     /* The fabric numbers a flow's segments in 40 bits (ns3-glue/model/fabric.cc, AddFlow). */
     if (ok && hs_scn_flow_segments(sc, f->src_gpu, f->dst_gpu, f->bytes) >= HS_FABRIC_MAX_SEGMENTS) {
-        bool nvlink = f->src_gpu / (uint32_t)sc->servers.gpus_per_server ==
-                      f->dst_gpu / (uint32_t)sc->servers.gpus_per_server;
+        bool nvlink =
+            f->src_gpu / (uint32_t)sc->servers.gpus_per_server == f->dst_gpu / (uint32_t)sc->servers.gpus_per_server;
         problem_at(c, AT(k[BYTES].val->start_mark),
                    "%s.bytes: %llu bytes are %llu segments of %u bytes (%s), and the fabric model takes fewer than "
                    "2^40 per flow",
@@ -1199,8 +1207,8 @@ static void load_bg_flows(ctx *c, const slot *sl, hs_scenario *sc)
  */
 static void load_background(ctx *c, const slot *sec, hs_scenario *sc)
 {
-    static const char *const keys[] = {"flows", "pattern", "load", "message_kib", "start_us", "duration_us",
-                                       "target", NULL};
+    static const char *const keys[] = {"flows",    "pattern",     "load",   "message_kib",
+                                       "start_us", "duration_us", "target", NULL};
     static const char *const patterns[] = {"none", "permutation", "incast", NULL};
     enum { FLOWS, PATTERN, LOAD, MSG, START, DURATION, TARGET };
     slot k[7];
@@ -1215,8 +1223,10 @@ static void load_background(ctx *c, const slot *sec, hs_scenario *sc)
     if (pattern == HS_BG_NONE) {
         for (int i = LOAD; i <= TARGET; i++)
             if (k[i].key)
-                problem_at(c, AT(k[i].key->start_mark), "background.%s: only used with a pattern "
-                           "(background.pattern: permutation or incast)", keys[i]);
+                problem_at(c, AT(k[i].key->start_mark),
+                           "background.%s: only used with a pattern "
+                           "(background.pattern: permutation or incast)",
+                           keys[i]);
         return;
     }
     if (sc->servers.count < 2)
@@ -1331,9 +1341,7 @@ static void syntax_problem(ctx *c, const yaml_parser_t *p, const char *text, siz
 {
     const char *problem = p->problem ? p->problem : "unknown problem";
     switch (p->error) {
-    case YAML_MEMORY_ERROR:
-        problem_at(c, 1, 1, "out of memory while reading YAML");
-        return;
+    case YAML_MEMORY_ERROR: problem_at(c, 1, 1, "out of memory while reading YAML"); return;
     case YAML_READER_ERROR: {
         unsigned long line, col;
         offset_to_mark(text, len, p->problem_offset, &line, &col);
@@ -1343,8 +1351,7 @@ static void syntax_problem(ctx *c, const yaml_parser_t *p, const char *text, siz
             problem_at(c, line, col, "invalid input: %s", problem);
         return;
     }
-    default:
-        break;
+    default: break;
     }
     if (p->context)
         problem_at(c, AT(p->problem_mark), "YAML syntax error: %s (%s at %lu:%lu)", problem, p->context,

@@ -10,7 +10,7 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config libns3-dev ns3 libgsl-dev
           libprotobuf-c-dev protobuf-c-compiler libyaml-dev
-          clang libclang-rt-14-dev gnuplot-nox python3-venv)
+          clang clang-format libclang-rt-14-dev gnuplot-nox python3-venv)
 # hysim run --containers: podman with runc (containers/containers.conf, which
 # hysim points CONTAINERS_CONF at, selects it) and catatonit for --init.
 packages+=(podman runc catatonit)

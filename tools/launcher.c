@@ -44,9 +44,7 @@ int launcher_find_lib_dir(char *out, size_t len, char *err, size_t errlen)
     char probe[PATH_MAX + 32];
     snprintf(probe, sizeof probe, "%s/libhysim.so", candidate);
     if (!file_exists(probe)) {
-        snprintf(err, errlen,
-                 "cannot find the interposer libraries: %s does not exist (set HYSIM_LIB_DIR)",
-                 probe);
+        snprintf(err, errlen, "cannot find the interposer libraries: %s does not exist (set HYSIM_LIB_DIR)", probe);
         return -1;
     }
     if (!realpath(candidate, out) || strlen(out) >= len) {
@@ -84,22 +82,12 @@ int launcher_check_program(const char *program, char *err, size_t errlen)
 void launcher_host_time_string(const hs_scenario *sc, char *out, size_t len)
 {
     switch (sc->run.host_time) {
-    case HS_HOST_TIME_FIXED:
-        snprintf(out, len, "fixed:%llu", (unsigned long long)sc->run.host_time_fixed_ns);
-        break;
-    case HS_HOST_TIME_SCALED:
-        snprintf(out, len, "scaled:%.17g", sc->run.host_time_scale);
-        break;
-    case HS_HOST_TIME_ZERO:
-        snprintf(out, len, "zero");
-        break;
-    case HS_HOST_TIME_CALLS:
-        snprintf(out, len, "calls");
-        break;
+    case HS_HOST_TIME_FIXED: snprintf(out, len, "fixed:%llu", (unsigned long long)sc->run.host_time_fixed_ns); break;
+    case HS_HOST_TIME_SCALED: snprintf(out, len, "scaled:%.17g", sc->run.host_time_scale); break;
+    case HS_HOST_TIME_ZERO: snprintf(out, len, "zero"); break;
+    case HS_HOST_TIME_CALLS: snprintf(out, len, "calls"); break;
     case HS_HOST_TIME_REAL:
-    default:
-        snprintf(out, len, "real");
-        break;
+    default: snprintf(out, len, "real"); break;
     }
 }
 
@@ -158,13 +146,11 @@ static void exec_server(const launcher_config *cfg, int server)
     _exit(127);
 }
 
-int launcher_start(const launcher_config *cfg, pid_t *pids, int max_pids, char *err,
-                   size_t errlen)
+int launcher_start(const launcher_config *cfg, pid_t *pids, int max_pids, char *err, size_t errlen)
 {
     int servers = cfg->scenario->servers.count;
     if (servers > max_pids) {
-        snprintf(err, errlen, "%d servers: at most %d processes can be started", servers,
-                 max_pids);
+        snprintf(err, errlen, "%d servers: at most %d processes can be started", servers, max_pids);
         return -1;
     }
     fflush(NULL);

@@ -14,12 +14,12 @@
 
 typedef struct launcher_config {
     const hs_scenario *scenario;
-    const char *endpoint;   /* hysimd's endpoint, "unix:/path" or "tcp:HOST:PORT" */
-    const char *token;      /* the run's secret, HYSIM_TOKEN: hysimd refuses a Register without it */
-    const char *lib_dir;    /* folder holding libhysim.so and the replacement libraries */
-    uint64_t epoch_ns;      /* CLOCK_REALTIME at simulated time 0 */
+    const char *endpoint;       /* hysimd's endpoint, "unix:/path" or "tcp:HOST:PORT" */
+    const char *token;          /* the run's secret, HYSIM_TOKEN: hysimd refuses a Register without it */
+    const char *lib_dir;        /* folder holding libhysim.so and the replacement libraries */
+    uint64_t epoch_ns;          /* CLOCK_REALTIME at simulated time 0 */
     const char *message_clocks; /* the file the processes order their messages' clocks in, or NULL */
-    char **argv;            /* program and arguments, NULL-terminated */
+    char **argv;                /* program and arguments, NULL-terminated */
 } launcher_config;
 
 /*
@@ -35,8 +35,7 @@ int launcher_check_program(const char *program, char *err, size_t errlen);
  * Forks one process per server; returns how many were started (pids[0..n))
  * or -1 with a message (then none is left running).
  */
-int launcher_start(const launcher_config *cfg, pid_t *pids, int max_pids, char *err,
-                   size_t errlen);
+int launcher_start(const launcher_config *cfg, pid_t *pids, int max_pids, char *err, size_t errlen);
 
 /* The scenario's host_time setting as the interposer reads it ("real", "fixed:1000", ...). */
 void launcher_host_time_string(const hs_scenario *sc, char *out, size_t len);

@@ -17,7 +17,7 @@
 #include "cli.h"
 
 #define MAX_SERIES 4096
-#define SHOWN 8 /* links per figure: the busiest */
+#define SHOWN      8 /* links per figure: the busiest */
 
 void cli_plot_help(FILE *out)
 {
@@ -110,7 +110,9 @@ static void read_event(plot_data *p, const char *line)
         fprintf(p->spans[which], "%d %.6f %.6f\n", p->gpu_of_pid[pid] - 1, ts, ts + dur);
         p->nspans[which]++;
         p->t_max = ts + dur > p->t_max ? ts + dur : p->t_max;
-    } else if (sscanf(line, "{\"ph\":\"C\",\"pid\":0,\"tid\":0,\"ts\":%lf,\"name\":\"%15[a-z] %47[^\"]\",\"args\":{\"%31[^\"]\":%lf",
+    } else if (sscanf(line,
+                      "{\"ph\":\"C\",\"pid\":0,\"tid\":0,\"ts\":%lf,\"name\":\"%15[a-z] "
+                      "%47[^\"]\",\"args\":{\"%31[^\"]\":%lf",
                       &ts, kind, link, key, &v) == 5) {
         p->queue_deepest |= !strcmp(key, "deepest_kib");
         series *s = series_for(p, kind, link);
@@ -166,28 +168,37 @@ static void write_script(FILE *g, const char *dir, const char *title, const plot
     for (int i = 0; i < 3; i++) {
         if (!p->nspans[i])
             continue; /* gnuplot warns about an empty file */
-        fprintf(g, "%s '%s/timeline_%s.dat' using (($2+$3)/2):1:(($3-$2)/2):(0.35) with boxxyerror lc rgb '%s' title '%s'",
+        fprintf(g,
+                "%s '%s/timeline_%s.dat' using (($2+$3)/2):1:(($3-$2)/2):(0.35) with boxxyerror lc rgb '%s' title '%s'",
                 sep, dir, file[i], colour[i], title_of[i]);
         sep = ", \\\n    ";
     }
     fprintf(g, "%s\n", *sep == 'p' ? "plot NaN title 'no GPU work'" : "");
-    fprintf(g, "unset yrange\nunset ytics\nset ytics auto\nset terminal pngcairo size 1400,600 noenhanced font 'sans,10'\n");
-    fprintf(g, "set output '%s/links.png'\nset title \"%s: link utilisation (the %d busiest links)\"\n", dir, title, nutil);
+    fprintf(
+        g,
+        "unset yrange\nunset ytics\nset ytics auto\nset terminal pngcairo size 1400,600 noenhanced font 'sans,10'\n");
+    fprintf(g, "set output '%s/links.png'\nset title \"%s: link utilisation (the %d busiest links)\"\n", dir, title,
+            nutil);
     fprintf(g, "set ylabel 'utilisation (%%)'\nset yrange [0:105]\n");
     if (nutil > 0)
-        fprintf(g, "plot for [i=0:%d] '%s/links.dat' index i using 1:2 with steps lw 2 title columnheader(1)\n", nutil - 1, dir);
+        fprintf(g, "plot for [i=0:%d] '%s/links.dat' index i using 1:2 with steps lw 2 title columnheader(1)\n",
+                nutil - 1, dir);
     else
         fprintf(g, "set label 1 'no link carried traffic' at graph 0.4,0.5\nplot NaN notitle\nunset label 1\n");
-    fprintf(g, "set terminal pngcairo size 1400,900 noenhanced font 'sans,10'\nset output '%s/queues.png'\n"
-               "set multiplot layout 2,1\nset autoscale y\n", dir);
+    fprintf(g,
+            "set terminal pngcairo size 1400,900 noenhanced font 'sans,10'\nset output '%s/queues.png'\n"
+            "set multiplot layout 2,1\nset autoscale y\n",
+            dir);
     fprintf(g, "set title \"%s: %s\"\nset ylabel 'KiB'\n", title, queue_label);
     if (nqueue > 0)
-        fprintf(g, "plot for [i=0:%d] '%s/queues.dat' index i using 1:2 with steps lw 2 title columnheader(1)\n", nqueue - 1, dir);
+        fprintf(g, "plot for [i=0:%d] '%s/queues.dat' index i using 1:2 with steps lw 2 title columnheader(1)\n",
+                nqueue - 1, dir);
     else
         fprintf(g, "set label 1 'no switch queue held data' at graph 0.4,0.5\nplot NaN notitle\nunset label 1\n");
     fprintf(g, "set title \"%s: PFC-paused share of time\"\nset ylabel 'paused (%%)'\nset yrange [0:105]\n", title);
     if (npfc > 0)
-        fprintf(g, "plot for [i=0:%d] '%s/pfc.dat' index i using 1:2 with steps lw 2 title columnheader(1)\n", npfc - 1, dir);
+        fprintf(g, "plot for [i=0:%d] '%s/pfc.dat' index i using 1:2 with steps lw 2 title columnheader(1)\n", npfc - 1,
+                dir);
     else
         fprintf(g, "set label 1 'no PFC pauses' at graph 0.45,0.5\nplot NaN notitle\nunset label 1\n");
     fprintf(g, "unset multiplot\n");
@@ -269,8 +280,8 @@ int cli_plot(int argc, char **argv)
     }
     FILE *in = fopen(trace, "r");
     if (!in) {
-        fprintf(stderr, "hysim: cannot read the trace %s: %s (write one with hysim run --out DIR or --trace)\n",
-                trace, strerror(errno));
+        fprintf(stderr, "hysim: cannot read the trace %s: %s (write one with hysim run --out DIR or --trace)\n", trace,
+                strerror(errno));
         return HS_EXIT_USAGE;
     }
     static plot_data p;
@@ -310,7 +321,8 @@ int cli_plot(int argc, char **argv)
             fprintf(stderr, "hysim: cannot write the figures' data in %s\n", dir);
             rc = HS_EXIT_USAGE;
         } else {
-            write_script(g, dir, title, &p, nutil, nqueue, npfc, p.queue_deepest ? "deepest queue so far" : "queue depth");
+            write_script(g, dir, title, &p, nutil, nqueue, npfc,
+                         p.queue_deepest ? "deepest queue so far" : "queue depth");
             fclose(g);
             g = NULL;
             if (run_gnuplot(path) < 0) {

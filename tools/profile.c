@@ -25,40 +25,39 @@
 
 void cli_profile_help(FILE *out)
 {
-    fprintf(out,
-            "usage: hysim profile [--out FILE] [--gpu-model NAME] -- PROGRAM [ARGS]\n"
-            "\n"
-            "On a machine WITH an NVIDIA GPU: runs PROGRAM, unmodified, against the real\n"
-            "CUDA libraries, records the duration of every kernel the GPU runs (CUPTI's\n"
-            "activity API, loaded through CUDA_INJECTION64_PATH) and writes a profile\n"
-            "database: one line per kernel name, grid, block and dynamic shared memory,\n"
-            "with the median duration (format: bridge/compute/profile_db.h). Point a scenario's\n"
-            "compute.profiles at it and `hysim run` gives those kernels the measured time.\n"
-            "cuBLAS / cuBLASLt GEMM calls (not the grouped-batched ones) are also recorded\n"
-            "whole, by type and shape (\"gemm:bf16\", m, n, k, batch; the recorder is\n"
-            "preloaded to wrap them): `hysim run` gives a GEMM of that type and shape the\n"
-            "measured time and any other its GEMM model; cuBLAS's own kernels in the file\n"
-            "are unused. A call captured into a CUDA graph gives a sample at each launch.\n"
-            "\n"
-            "options:\n"
-            "  --out FILE        the database to write (default hysim-profile.csv); an\n"
-            "                    existing file is replaced\n"
-            "  --gpu-model NAME  key the entries by NAME instead of the name the GPU reports;\n"
-            "                    it must equal the gpu.model the scenario reports (the H200\n"
-            "                    and H100 presets report \"NVIDIA H200\" and\n"
-            "                    \"NVIDIA H100 80GB HBM3\", the names those GPUs give)\n"
-            "\n"
-            "Profile one CUDA process at a time: every CUDA process PROGRAM starts writes FILE.\n"
-            "\n"
-            "example:\n"
-            "  hysim profile --out h200.csv -- build/bin/gemm_bench -i 5\n"
-            "\n"
-            "environment:\n"
-            "  HYSIM_LIB_DIR   folder of " RECORDER " (default: ../lib/hysim or ../lib\n"
-            "                  beside the hysim executable)\n"
-            "\n"
-            "exit codes: 0 ok, 1 the program failed, 2 usage error or no GPU here,\n"
-            "            3 no profile was recorded\n");
+    fprintf(out, "usage: hysim profile [--out FILE] [--gpu-model NAME] -- PROGRAM [ARGS]\n"
+                 "\n"
+                 "On a machine WITH an NVIDIA GPU: runs PROGRAM, unmodified, against the real\n"
+                 "CUDA libraries, records the duration of every kernel the GPU runs (CUPTI's\n"
+                 "activity API, loaded through CUDA_INJECTION64_PATH) and writes a profile\n"
+                 "database: one line per kernel name, grid, block and dynamic shared memory,\n"
+                 "with the median duration (format: bridge/compute/profile_db.h). Point a scenario's\n"
+                 "compute.profiles at it and `hysim run` gives those kernels the measured time.\n"
+                 "cuBLAS / cuBLASLt GEMM calls (not the grouped-batched ones) are also recorded\n"
+                 "whole, by type and shape (\"gemm:bf16\", m, n, k, batch; the recorder is\n"
+                 "preloaded to wrap them): `hysim run` gives a GEMM of that type and shape the\n"
+                 "measured time and any other its GEMM model; cuBLAS's own kernels in the file\n"
+                 "are unused. A call captured into a CUDA graph gives a sample at each launch.\n"
+                 "\n"
+                 "options:\n"
+                 "  --out FILE        the database to write (default hysim-profile.csv); an\n"
+                 "                    existing file is replaced\n"
+                 "  --gpu-model NAME  key the entries by NAME instead of the name the GPU reports;\n"
+                 "                    it must equal the gpu.model the scenario reports (the H200\n"
+                 "                    and H100 presets report \"NVIDIA H200\" and\n"
+                 "                    \"NVIDIA H100 80GB HBM3\", the names those GPUs give)\n"
+                 "\n"
+                 "Profile one CUDA process at a time: every CUDA process PROGRAM starts writes FILE.\n"
+                 "\n"
+                 "example:\n"
+                 "  hysim profile --out h200.csv -- build/bin/gemm_bench -i 5\n"
+                 "\n"
+                 "environment:\n"
+                 "  HYSIM_LIB_DIR   folder of " RECORDER " (default: ../lib/hysim or ../lib\n"
+                 "                  beside the hysim executable)\n"
+                 "\n"
+                 "exit codes: 0 ok, 1 the program failed, 2 usage error or no GPU here,\n"
+                 "            3 no profile was recorded\n");
 }
 
 static int file_exists(const char *path)
@@ -121,8 +120,10 @@ static int find_gpu(char *name, size_t namelen, char *why, size_t whylen)
     const char *from = loaded_from(cuda);
     /* hysim's libcuda.so.1 brings libhysim.so, whose client functions the real driver lacks */
     if (dlsym(cuda, "hs_client_comm_init")) {
-        snprintf(why, whylen, "libcuda.so.1 is hysim's replacement (%s): take hysim's library folder off "
-                              "LD_LIBRARY_PATH", from);
+        snprintf(why, whylen,
+                 "libcuda.so.1 is hysim's replacement (%s): take hysim's library folder off "
+                 "LD_LIBRARY_PATH",
+                 from);
         return -1;
     }
     cu_init_fn cu_init = (cu_init_fn)(uintptr_t)dlsym(cuda, "cuInit");
@@ -155,8 +156,10 @@ static int find_gpu(char *name, size_t namelen, char *why, size_t whylen)
 static int check_database(const char *path)
 {
     if (!file_exists(path)) {
-        fprintf(stderr, "hysim profile: no profile database was written to %s (did the program initialise "
-                        "CUDA? the recorder's own messages above say why otherwise)\n", path);
+        fprintf(stderr,
+                "hysim profile: no profile database was written to %s (did the program initialise "
+                "CUDA? the recorder's own messages above say why otherwise)\n",
+                path);
         return -1;
     }
     char err[4352];
@@ -259,19 +262,25 @@ int cli_profile(int argc, char **argv)
         return HS_EXIT_USAGE;
     }
     if (gpu_model && strpbrk(gpu_model, ",\r\n")) {
-        fprintf(stderr, "hysim profile: --gpu-model \"%s\": a profile database's GPU name cannot hold a comma "
-                        "or line break\n", gpu_model);
+        fprintf(stderr,
+                "hysim profile: --gpu-model \"%s\": a profile database's GPU name cannot hold a comma "
+                "or line break\n",
+                gpu_model);
         return HS_EXIT_USAGE;
     }
     char recorder[PATH_MAX + 32], why[PATH_MAX + 256], gpu[256];
     if (find_recorder(recorder, sizeof recorder) != 0) {
-        fprintf(stderr, "hysim profile: %s not found (%s): hysim was built without CUPTI (cupti.h, libcupti) "
-                        "or HYSIM_LIB_DIR is wrong\n", RECORDER, recorder);
+        fprintf(stderr,
+                "hysim profile: %s not found (%s): hysim was built without CUPTI (cupti.h, libcupti) "
+                "or HYSIM_LIB_DIR is wrong\n",
+                RECORDER, recorder);
         return HS_EXIT_USAGE;
     }
     if (find_gpu(gpu, sizeof gpu, why, sizeof why) != 0) {
-        fprintf(stderr, "hysim profile: no CUDA GPU here (%s); profile on a machine with an NVIDIA GPU and "
-                        "its driver, then use the database anywhere\n", why);
+        fprintf(stderr,
+                "hysim profile: no CUDA GPU here (%s); profile on a machine with an NVIDIA GPU and "
+                "its driver, then use the database anywhere\n",
+                why);
         return HS_EXIT_USAGE;
     }
     char path[PATH_MAX];

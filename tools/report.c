@@ -16,17 +16,16 @@
 #include "report.h"
 #include "run_stats.h"
 
-#define TOP_LINKS 5
+#define TOP_LINKS     5
 #define GPU_TABLE_MAX 16 /* more GPUs: one line of minimum / mean / maximum */
 
 void report_options_help(FILE *out)
 {
-    fprintf(out,
-            "  --report FILE.json      write the run's report (schema hysim-report/2, tools/REPORT.md)\n"
-            "  --trace FILE.json       write a Chrome/Perfetto trace: GPU streams, blocking calls,\n"
-            "                          link counters (open it in ui.perfetto.dev or chrome://tracing)\n"
-            "  --out DIR               both, as DIR/report.json and DIR/trace.json (for hysim plot DIR),\n"
-            "                          and the run's wall time and speed as DIR/host.json\n");
+    fprintf(out, "  --report FILE.json      write the run's report (schema hysim-report/2, tools/REPORT.md)\n"
+                 "  --trace FILE.json       write a Chrome/Perfetto trace: GPU streams, blocking calls,\n"
+                 "                          link counters (open it in ui.perfetto.dev or chrome://tracing)\n"
+                 "  --out DIR               both, as DIR/report.json and DIR/trace.json (for hysim plot DIR),\n"
+                 "                          and the run's wall time and speed as DIR/host.json\n");
 }
 
 static const char *option_value(int argc, char **argv, int *i, const char *name)
@@ -92,20 +91,11 @@ int report_parse_option(report_options *o, int argc, char **argv, int *i)
 
 /* ------------------------------------------------------------- helpers */
 
-static double s_of(uint64_t ps)
-{
-    return (double)ps * 1e-12;
-}
+static double s_of(uint64_t ps) { return (double)ps * 1e-12; }
 
-static double pct(uint64_t part, uint64_t whole)
-{
-    return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
+static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0.0; }
 
-static double gib(uint64_t bytes)
-{
-    return (double)bytes / (1024.0 * 1024 * 1024);
-}
+static double gib(uint64_t bytes) { return (double)bytes / (1024.0 * 1024 * 1024); }
 
 /* Average utilisation of a link over the simulated run, in percent. */
 static double link_util(const hs_fabric_link_stats *l, uint64_t end_ps)
@@ -174,7 +164,8 @@ static void print_gpu_range(hs_daemon *d, uint32_t ngpus, uint64_t end)
         clo = c < clo ? c : clo, chi = c > chi ? c : chi, csum += c;
         mem = st.peak_memory_bytes > mem ? st.peak_memory_bytes : mem;
     }
-    fprintf(stderr, "hysim: %u GPUs busy %.1f%% / %.1f%% / %.1f%% (min / mean / max), communicating "
+    fprintf(stderr,
+            "hysim: %u GPUs busy %.1f%% / %.1f%% / %.1f%% (min / mean / max), communicating "
             "%.1f%% / %.1f%% / %.1f%%, peak memory up to %.2f GiB\n",
             ngpus, lo, sum / ngpus, hi, clo, csum / ngpus, chi, gib(mem));
 }
@@ -248,9 +239,9 @@ static void json_gpus(FILE *f, hs_daemon *d, const report_run *run)
                 "%s\n    {\"gpu\": %u, \"server\": %u, \"busy_s\": %.12g, \"idle_s\": %.12g, \"compute_s\": %.12g, "
                 "\"communication_s\": %.12g, \"last_activity_s\": %.12g, \"peak_memory_bytes\": %llu, "
                 "\"kernels\": %llu, \"copies\": %llu, \"collectives\": %llu}",
-                g ? "," : "", g, g / (uint32_t)per_server, s_of(st.busy_ps), s_of(end - (st.busy_ps < end ? st.busy_ps : end)),
-                s_of(st.compute_ps), s_of(st.comm_ps), s_of(st.last_done_ps),
-                (unsigned long long)st.peak_memory_bytes, (unsigned long long)st.kernels,
+                g ? "," : "", g, g / (uint32_t)per_server, s_of(st.busy_ps),
+                s_of(end - (st.busy_ps < end ? st.busy_ps : end)), s_of(st.compute_ps), s_of(st.comm_ps),
+                s_of(st.last_done_ps), (unsigned long long)st.peak_memory_bytes, (unsigned long long)st.kernels,
                 (unsigned long long)st.copies, (unsigned long long)st.collectives);
     }
     fputs("\n  ],\n", f);
@@ -266,8 +257,8 @@ static void json_link(FILE *f, const ranked_link *l)
             "\"retransmissions\": %llu, \"cnps\": %llu, \"max_queue_bytes\": %llu}",
             l->st.gbps, (unsigned long long)l->st.bytes, (unsigned long long)l->st.packets, l->util,
             (unsigned long long)l->st.pfc_pauses, s_of(l->st.pfc_paused_ps), (unsigned long long)l->st.ecn_marks,
-            (unsigned long long)l->st.drops, (unsigned long long)l->st.retransmissions,
-            (unsigned long long)l->st.cnps, (unsigned long long)l->st.max_queue_bytes);
+            (unsigned long long)l->st.drops, (unsigned long long)l->st.retransmissions, (unsigned long long)l->st.cnps,
+            (unsigned long long)l->st.max_queue_bytes);
 }
 
 static void json_names(FILE *f, const ranked_link *l, size_t n, bool pauses)
@@ -363,20 +354,19 @@ int report_write_json(hs_daemon *d, const report_run *run, const char *path)
     json_text(f, description);
     fprintf(f, "},\n  \"exit_code\": %d,\n  \"error\": ", run->exit_code);
     json_text(f, s->error);
-    fprintf(f,
-            ",\n  \"time\": {\"simulated_s\": %.12g, \"simulated_ps\": %llu, \"last_gpu_activity_ps\": %llu},\n",
+    fprintf(f, ",\n  \"time\": {\"simulated_s\": %.12g, \"simulated_ps\": %llu, \"last_gpu_activity_ps\": %llu},\n",
             sim, (unsigned long long)s->sim_end_ps, (unsigned long long)gpu_end);
     fprintf(f,
             "  \"counts\": {\"processes\": %llu, \"kernels\": %llu, \"copies\": %llu, \"collectives\": %llu, "
             "\"flows\": %llu, \"packet_hops\": %llu},\n",
             (unsigned long long)s->sessions, (unsigned long long)s->kernels, (unsigned long long)s->copies,
-            (unsigned long long)s->collectives, (unsigned long long)s->flows,
-            (unsigned long long)s->packet_hops);
-    fprintf(f,
-            "  \"kernels_by_time_source\": {\"profile\": {\"kernels\": %llu, \"time_s\": %.12g}, "
-            "\"roofline\": {\"kernels\": %llu, \"time_s\": %.12g}, \"default\": {\"kernels\": %llu, \"time_s\": %.12g}},\n",
-            (unsigned long long)s->kernels_profile, s_of(s->kernel_ps_profile), (unsigned long long)s->kernels_roofline,
-            s_of(s->kernel_ps_roofline), (unsigned long long)s->kernels_default, s_of(s->kernel_ps_default));
+            (unsigned long long)s->collectives, (unsigned long long)s->flows, (unsigned long long)s->packet_hops);
+    fprintf(
+        f,
+        "  \"kernels_by_time_source\": {\"profile\": {\"kernels\": %llu, \"time_s\": %.12g}, "
+        "\"roofline\": {\"kernels\": %llu, \"time_s\": %.12g}, \"default\": {\"kernels\": %llu, \"time_s\": %.12g}},\n",
+        (unsigned long long)s->kernels_profile, s_of(s->kernel_ps_profile), (unsigned long long)s->kernels_roofline,
+        s_of(s->kernel_ps_roofline), (unsigned long long)s->kernels_default, s_of(s->kernel_ps_default));
     write_default_kernels(f, d);
     /* run.mode (bridge/speculation/speculate.c): answers given ahead of the safe time and how many were later revised */
     fprintf(f,

@@ -14,9 +14,9 @@
 #include "hysim/scenario.h"
 
 typedef struct report_options {
-    const char *report_path; /* --report FILE.json */
-    const char *trace_path;  /* --trace FILE.json */
-    const char *host_path;   /* --out DIR: DIR/host.json; NULL: none */
+    const char *report_path;                                /* --report FILE.json */
+    const char *trace_path;                                 /* --trace FILE.json */
+    const char *host_path;                                  /* --out DIR: DIR/host.json; NULL: none */
     char out_report[4096], out_trace[4096], out_host[4096]; /* --out DIR: report.json, trace.json, host.json */
 } report_options;
 

@@ -29,46 +29,44 @@
 
 void cli_run_help(FILE *out)
 {
-    fprintf(out,
-            "usage: hysim run [OPTIONS] SCENARIO.yaml -- PROGRAM [ARGS]\n"
-            "\n"
-            "Runs PROGRAM, an unmodified CUDA + NCCL program, once per server of the\n"
-            "scenario's simulated cluster. GPU work is timed by hysim's models, NCCL\n"
-            "traffic crosses the simulated fabric, and the program's clocks read\n"
-            "simulated time, so the program's own output reports the simulated cluster.\n"
-            "A summary of the run is printed on stderr at the end.\n"
-            "\n"
-            "options:\n"
-            "  --endpoint unix         hysimd listens on a Unix socket in a private folder\n"
-            "                          (the default)\n"
-            "  --endpoint tcp          ... on a TCP port of the loopback address (127.0.0.1)\n"
-            "  --endpoint tcp:HOST:PORT  ... on that address and port (port 0: any free one)\n"
-            "  Either way every process must present the run's token (HYSIM_TOKEN, set\n"
-            "  for the program); other connections are refused and counted.\n"
-            "  --containers            one podman container per server (hostname serverN),\n"
-            "                          from the scenario's containers.image or hysim's own\n"
-            "                          image (containers/build-image.sh); all are removed\n"
-            "                          at the end\n"
-            "  --stats DIR             write DIR/links.csv, flows.csv, link_timeseries.csv\n"
-            "                          (every stats.interval_us of simulated time) and\n"
-            "                          summary.json at the end (scenarios/README.md)\n");
+    fprintf(out, "usage: hysim run [OPTIONS] SCENARIO.yaml -- PROGRAM [ARGS]\n"
+                 "\n"
+                 "Runs PROGRAM, an unmodified CUDA + NCCL program, once per server of the\n"
+                 "scenario's simulated cluster. GPU work is timed by hysim's models, NCCL\n"
+                 "traffic crosses the simulated fabric, and the program's clocks read\n"
+                 "simulated time, so the program's own output reports the simulated cluster.\n"
+                 "A summary of the run is printed on stderr at the end.\n"
+                 "\n"
+                 "options:\n"
+                 "  --endpoint unix         hysimd listens on a Unix socket in a private folder\n"
+                 "                          (the default)\n"
+                 "  --endpoint tcp          ... on a TCP port of the loopback address (127.0.0.1)\n"
+                 "  --endpoint tcp:HOST:PORT  ... on that address and port (port 0: any free one)\n"
+                 "  Either way every process must present the run's token (HYSIM_TOKEN, set\n"
+                 "  for the program); other connections are refused and counted.\n"
+                 "  --containers            one podman container per server (hostname serverN),\n"
+                 "                          from the scenario's containers.image or hysim's own\n"
+                 "                          image (containers/build-image.sh); all are removed\n"
+                 "                          at the end\n"
+                 "  --stats DIR             write DIR/links.csv, flows.csv, link_timeseries.csv\n"
+                 "                          (every stats.interval_us of simulated time) and\n"
+                 "                          summary.json at the end (scenarios/README.md)\n");
     report_options_help(out);
-    fprintf(out,
-            "  While the run lasts, a progress line goes to stderr at most once a second\n"
-            "  (simulated time, wall time, events/s) when stderr is a terminal.\n"
-            "\n"
-            "examples:\n"
-            "  hysim run scenarios/h200x8.yaml -- build/bin/allreduce_bench -b 1M -e 1G\n"
-            "  hysim run --out run1 scenarios/h200x8.yaml -- build/bin/allreduce_bench -b 1M -e 64M\n"
-            "  hysim plot run1     # PNG figures from run1/report.json and run1/trace.json\n"
-            "\n"
-            "environment:\n"
-            "  HYSIM_LIB_DIR   folder of the replacement libraries (default: ../lib/hysim\n"
-            "                  installed, or ../lib, beside the hysim executable)\n"
-            "\n"
-            "exit codes: 0 ok, 1 the program failed (a process exited with an error or was\n"
-            "            killed), 2 usage or scenario error (or PROGRAM cannot be started),\n"
-            "            3 simulation error (a deadlock, a signal to hysim such as Ctrl-C)\n");
+    fprintf(out, "  While the run lasts, a progress line goes to stderr at most once a second\n"
+                 "  (simulated time, wall time, events/s) when stderr is a terminal.\n"
+                 "\n"
+                 "examples:\n"
+                 "  hysim run scenarios/h200x8.yaml -- build/bin/allreduce_bench -b 1M -e 1G\n"
+                 "  hysim run --out run1 scenarios/h200x8.yaml -- build/bin/allreduce_bench -b 1M -e 64M\n"
+                 "  hysim plot run1     # PNG figures from run1/report.json and run1/trace.json\n"
+                 "\n"
+                 "environment:\n"
+                 "  HYSIM_LIB_DIR   folder of the replacement libraries (default: ../lib/hysim\n"
+                 "                  installed, or ../lib, beside the hysim executable)\n"
+                 "\n"
+                 "exit codes: 0 ok, 1 the program failed (a process exited with an error or was\n"
+                 "            killed), 2 usage or scenario error (or PROGRAM cannot be started),\n"
+                 "            3 simulation error (a deadlock, a signal to hysim such as Ctrl-C)\n");
 }
 
 static pid_t g_children[MAX_SERVERS];
@@ -160,16 +158,16 @@ static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double
     fprintf(stderr, "hysim: simulated %.6f s in %.*f s of wall time", simulated, wall < 0.1 ? 4 : 2, wall);
     if (simulated > 0 && wall / simulated >= 0.1)
         fprintf(stderr, " (slowdown %.1fx)", wall / simulated);
-    else if (simulated > 0 && wall > 0) /* sleeps and long kernels simulate faster than real time: not "slowdown 0.0x" */
+    else if (simulated > 0 &&
+             wall > 0) /* sleeps and long kernels simulate faster than real time: not "slowdown 0.0x" */
         fprintf(stderr, " (%.0fx faster than real time)", simulated / wall);
     fprintf(stderr, " on %s\n", description);
     fprintf(stderr,
             "hysim: %llu process%s, %llu kernels (%llu timed by the default duration), "
             "%llu copies, %llu collectives, %llu flows, %llu packet-hops, "
             "peak GPU memory %.2f GiB\n",
-            (unsigned long long)s->sessions, s->sessions == 1 ? "" : "es",
-            (unsigned long long)s->kernels, (unsigned long long)s->kernels_default,
-            (unsigned long long)s->copies, (unsigned long long)s->collectives,
+            (unsigned long long)s->sessions, s->sessions == 1 ? "" : "es", (unsigned long long)s->kernels,
+            (unsigned long long)s->kernels_default, (unsigned long long)s->copies, (unsigned long long)s->collectives,
             (unsigned long long)s->flows, (unsigned long long)s->packet_hops,
             (double)s->peak_memory_bytes_max / (1024.0 * 1024 * 1024));
     print_kernel_sources(sc, s);
@@ -257,11 +255,10 @@ static int report_child(int server, pid_t pid, int status)
     if (WIFEXITED(status)) {
         if (WEXITSTATUS(status) == 0)
             return 0;
-        fprintf(stderr, "hysim: server %d (pid %d) exited with status %d\n", server, (int)pid,
-                WEXITSTATUS(status));
+        fprintf(stderr, "hysim: server %d (pid %d) exited with status %d\n", server, (int)pid, WEXITSTATUS(status));
     } else if (WIFSIGNALED(status)) {
-        fprintf(stderr, "hysim: server %d (pid %d) was killed by signal %d (%s)\n", server,
-                (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)));
+        fprintf(stderr, "hysim: server %d (pid %d) was killed by signal %d (%s)\n", server, (int)pid, WTERMSIG(status),
+                strsignal(WTERMSIG(status)));
     }
     return 1;
 }
@@ -343,8 +340,7 @@ int cli_run(int argc, char **argv)
         return HS_EXIT_USAGE;
     }
     if (sc.servers.count > MAX_SERVERS) {
-        fprintf(stderr, "hysim: %d servers: at most %d are supported\n", sc.servers.count,
-                MAX_SERVERS);
+        fprintf(stderr, "hysim: %d servers: at most %d are supported\n", sc.servers.count, MAX_SERVERS);
         return HS_EXIT_USAGE;
     }
     if (use_containers && podman_launcher_prepare(&sc, err, sizeof err)) {
@@ -393,7 +389,8 @@ int cli_run(int argc, char **argv)
     }
 
     const char *progress_ms = getenv("HYSIM_PROGRESS_INTERVAL_MS"); /* for tests: a shorter run shows it */
-    hs_run_options run_options = {.trace_path = outputs.trace_path, .progress = isatty(STDERR_FILENO),
+    hs_run_options run_options = {.trace_path = outputs.trace_path,
+                                  .progress = isatty(STDERR_FILENO),
                                   .progress_interval_ms = progress_ms ? (unsigned)atoi(progress_ms) : 0,
                                   .fabric_sampler = !stats_dir}; /* --stats holds the fabric's sampler */
     if (hs_daemon_set_options(daemon, &run_options, err, sizeof err) < 0) {
@@ -405,14 +402,17 @@ int cli_run(int argc, char **argv)
 
     install_signal_forwarding();
     launcher_config cfg = {
-        .scenario = &sc, .endpoint = hs_daemon_endpoint(daemon), .token = token, .lib_dir = lib_dir,
-        .epoch_ns = epoch, .message_clocks = message_clocks,
+        .scenario = &sc,
+        .endpoint = hs_daemon_endpoint(daemon),
+        .token = token,
+        .lib_dir = lib_dir,
+        .epoch_ns = epoch,
+        .message_clocks = message_clocks,
         .argv = program,
     };
     const char *run_id = strrchr(run_dir, '/') + 1; /* names the containers: unique while the folder exists */
-    int started = use_containers
-                      ? podman_launcher_start(&cfg, run_id, g_children, MAX_SERVERS, err, sizeof err)
-                      : launcher_start(&cfg, g_children, MAX_SERVERS, err, sizeof err);
+    int started = use_containers ? podman_launcher_start(&cfg, run_id, g_children, MAX_SERVERS, err, sizeof err)
+                                 : launcher_start(&cfg, g_children, MAX_SERVERS, err, sizeof err);
     if (started < 0) {
         fprintf(stderr, "hysim: %s\n", err);
         hs_daemon_destroy(daemon);
@@ -450,8 +450,8 @@ int cli_run(int argc, char **argv)
         print_summary(&sc, &summary, wall);
         print_default_kernels(daemon);
     }
-    report_run results = {.sc = &sc, .scenario_path = scenario_path, .sum = &summary, .wall_s = wall,
-                          .exit_code = code};
+    report_run results = {
+        .sc = &sc, .scenario_path = scenario_path, .sum = &summary, .wall_s = wall, .exit_code = code};
     if (sim_status == 0)
         report_print_details(daemon, &results);
     if (outputs.report_path)

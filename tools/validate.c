@@ -9,15 +9,14 @@
 
 void cli_validate_help(FILE *out)
 {
-    fprintf(out,
-            "usage: hysim validate SCENARIO.yaml...\n"
-            "\n"
-            "Reads each scenario, fills defaults and checks every value. Prints\n"
-            "\"FILE: ok\" and a one-line description per valid file, and every problem\n"
-            "as FILE:LINE:COL: message otherwise. Exit code 2 if any file has a problem.\n"
-            "\n"
-            "example:\n"
-            "  hysim validate scenarios/h200x8.yaml\n");
+    fprintf(out, "usage: hysim validate SCENARIO.yaml...\n"
+                 "\n"
+                 "Reads each scenario, fills defaults and checks every value. Prints\n"
+                 "\"FILE: ok\" and a one-line description per valid file, and every problem\n"
+                 "as FILE:LINE:COL: message otherwise. Exit code 2 if any file has a problem.\n"
+                 "\n"
+                 "example:\n"
+                 "  hysim validate scenarios/h200x8.yaml\n");
 }
 
 int cli_validate(int argc, char **argv)

@@ -105,9 +105,8 @@ static int leaf_spine(int argc, char **argv)
     int nflows = 0;
     for (int i = incast ? 1 : 0; i < hosts; i++)
         for (int q = 0; q < qps; q++, nflows++)
-            if (hs_fabric_add_flow(f, (uint64_t)nflows, (uint32_t)i,
-                                   incast ? 0u : (uint32_t)((i + hosts / 2) % hosts), bytes, 0,
-                                   err, sizeof err) != 0) {
+            if (hs_fabric_add_flow(f, (uint64_t)nflows, (uint32_t)i, incast ? 0u : (uint32_t)((i + hosts / 2) % hosts),
+                                   bytes, 0, err, sizeof err) != 0) {
                 fprintf(stderr, "hs_fabric_add_flow: %s\n", err);
                 return 1;
             }
@@ -136,12 +135,11 @@ static int leaf_spine(int argc, char **argv)
     hs_fabric_destroy(f);
     const double sim = t / 1e12;
     printf("leaf-spine: %d hosts x 400G, 2 leaves, 2 spines, MTU 4096, PFC %s, DCQCN %s: "
-           "%d flows of %g MiB%s\n", hosts, pfc ? "on" : "off", dcqcn ? "on" : "off", nflows, mib,
-           incast ? ", incast into host 0" : "");
-    printf("simulated time      %.3f us (one flow at 400G: %.3f us)\n", sim * 1e6,
-           bytes * 8 / 400e9 * 1e6);
-    printf("pauses / marks / drops / retransmissions  %" PRIu64 " / %" PRIu64 " / %" PRIu64
-           " / %" PRIu64 "\n", pauses, marks, drops, retx);
+           "%d flows of %g MiB%s\n",
+           hosts, pfc ? "on" : "off", dcqcn ? "on" : "off", nflows, mib, incast ? ", incast into host 0" : "");
+    printf("simulated time      %.3f us (one flow at 400G: %.3f us)\n", sim * 1e6, bytes * 8 / 400e9 * 1e6);
+    printf("pauses / marks / drops / retransmissions  %" PRIu64 " / %" PRIu64 " / %" PRIu64 " / %" PRIu64 "\n", pauses,
+           marks, drops, retx);
     printf("CNPs                %" PRIu64 "\n", cnps);
     print_cost(w1 - w0, c1 - c0, sim, &st);
     return 0;
@@ -205,8 +203,7 @@ int main(int argc, char **argv)
     uint64_t id = 0, t = 0;
     for (int s = 0; s < steps; s++) {
         for (int g = 0; g < gpus; g++) {
-            if (hs_fabric_add_flow(f, id++, (uint32_t)g, (uint32_t)((g + 1) % gpus), chunk, t, err,
-                                   sizeof err) != 0) {
+            if (hs_fabric_add_flow(f, id++, (uint32_t)g, (uint32_t)((g + 1) % gpus), chunk, t, err, sizeof err) != 0) {
                 fprintf(stderr, "hs_fabric_add_flow: %s\n", err);
                 return 1;
             }

@@ -16,15 +16,15 @@
 static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n"
                           ".visible .entry driver_empty() { ret; }\n";
 
-#define CU(call)                                                                    \
-    do {                                                                            \
-        CUresult r_ = (call);                                                       \
-        if (r_ != CUDA_SUCCESS) {                                                   \
-            const char *s_ = NULL;                                                  \
-            cuGetErrorName(r_, &s_);                                                \
-            fprintf(stderr,      "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, s_); \
-            exit(1);                                                                \
-        }                                                                           \
+#define CU(call)                                                               \
+    do {                                                                       \
+        CUresult r_ = (call);                                                  \
+        if (r_ != CUDA_SUCCESS) {                                              \
+            const char *s_ = NULL;                                             \
+            cuGetErrorName(r_, &s_);                                           \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, s_); \
+            exit(1);                                                           \
+        }                                                                      \
     } while (0)
 
 static void say(const char *what, long long v) { printf("%-44s = %lld\n", what, v); }

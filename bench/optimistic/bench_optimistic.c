@@ -23,7 +23,7 @@
 
 #include "daemon_test.h"
 
-#define PROCS 4
+#define PROCS         4
 #define GPUS_PER_PROC 4
 
 typedef struct bench_args {
@@ -96,9 +96,11 @@ int main(int argc, char **argv)
                     .slow_ms = argc > 2 ? atoi(argv[2]) : 30,
                     .fast_ms = argc > 3 ? atoi(argv[3]) : 2,
                     .copy_bytes = (argc > 4 ? strtoull(argv[4], NULL, 10) : 4096) << 10};
-    printf("2 servers x 8 GPUs, %d processes x %d GPUs, %d iterations, stall %d ms (1 in %d) / %d ms, copies of %llu KiB\n",
+    printf("2 servers x 8 GPUs, %d processes x %d GPUs, %d iterations, stall %d ms (1 in %d) / %d ms, copies of %llu "
+           "KiB\n",
            PROCS, GPUS_PER_PROC, a.iterations, a.slow_ms, PROCS, a.fast_ms, (unsigned long long)(a.copy_bytes >> 10));
-    printf("mode       | wall (s) | sim end us | optimistic | revised | largest ns | speculations | ms each | fork ms\n");
+    printf(
+        "mode       | wall (s) | sim end us | optimistic | revised | largest ns | speculations | ms each | fork ms\n");
     dt_result *ex = run(HS_MODE_EXACT, 0, &a);
     row("exact", ex);
     dt_result *op = run(HS_MODE_OPTIMISTIC, 0, &a);
@@ -115,9 +117,9 @@ int main(int argc, char **argv)
     printf("exact, speculating worker fabric: %.2fx the in-process wall time (worker alone %.2fx); "
            "%llu completions computed ahead, %llu withdrawn, %llu rollbacks, %llu flows replayed; "
            "results identical\n",
-           ws->wall_s / ex->wall_s, wk->wall_s / ex->wall_s,
-           (unsigned long long)ws->sum.fabric_speculative_completions, (unsigned long long)ws->sum.fabric_withdrawn,
-           (unsigned long long)ws->sum.fabric_rollbacks, (unsigned long long)ws->sum.fabric_replayed_flows);
+           ws->wall_s / ex->wall_s, wk->wall_s / ex->wall_s, (unsigned long long)ws->sum.fabric_speculative_completions,
+           (unsigned long long)ws->sum.fabric_withdrawn, (unsigned long long)ws->sum.fabric_rollbacks,
+           (unsigned long long)ws->sum.fabric_replayed_flows);
     dt_free(ex);
     dt_free(op);
     dt_free(wk);

@@ -40,12 +40,16 @@ typedef struct call_stats {
     double sum_ns;
 } call_stats;
 
-#define CALLS(X)                                                                                                  \
-    X(cudaLaunchKernel, 0) X(__cudaLaunchKernel, 0) X(cudaMemcpyAsync, 0) X(cudaMemsetAsync, 0) X(cudaEventRecord, 0)                      \
-    X(cudaStreamWaitEvent, 0) X(cudaSetDevice, 0) X(cudaGetLastError, 0) X(cudaEventElapsedTime, 0)                 \
-    X(cudaStreamSynchronize, 1) X(cudaEventSynchronize, 1) X(cudaDeviceSynchronize, 1) X(cublasGemmEx, 0)         \
-    X(cublasGemmStridedBatchedEx, 0) X(cublasSgemm_v2, 0) X(ncclGroupStart, 0) X(ncclGroupEnd, 0) X(ncclSend, 0)  \
-    X(ncclRecv, 0) X(ncclAllReduce, 0) X(ncclAllGather, 0) X(ncclReduceScatter, 0) X(ncclAlltoAll, 0)
+/* One X-macro list, not code to wrap. */
+/* clang-format off */
+#define CALLS(X) \
+    X(cudaLaunchKernel, 0) X(__cudaLaunchKernel, 0) X(cudaMemcpyAsync, 0) X(cudaMemsetAsync, 0) \
+    X(cudaEventRecord, 0) X(cudaStreamWaitEvent, 0) X(cudaSetDevice, 0) X(cudaGetLastError, 0) \
+    X(cudaEventElapsedTime, 0) X(cudaStreamSynchronize, 1) X(cudaEventSynchronize, 1) \
+    X(cudaDeviceSynchronize, 1) X(cublasGemmEx, 0) X(cublasGemmStridedBatchedEx, 0) X(cublasSgemm_v2, 0) \
+    X(ncclGroupStart, 0) X(ncclGroupEnd, 0) X(ncclSend, 0) X(ncclRecv, 0) X(ncclAllReduce, 0) \
+    X(ncclAllGather, 0) X(ncclReduceScatter, 0) X(ncclAlltoAll, 0)
+/* clang-format on */
 
 #define CALL_ENUM(name, blocking) CALL_##name,
 enum { CALLS(CALL_ENUM) CALL_COUNT };
@@ -87,19 +91,19 @@ static void record(int call, uint64_t ns)
 }
 
 /* One wrapper: resolve the next definition once, time the outermost call. */
-#define WRAP(ret, name, params, args)                                                                             \
-    ret name params                                                                                               \
-    {                                                                                                             \
-        static ret(*real) params;                                                                                 \
-        if (!real)                                                                                                \
-            real = (ret(*) params)next_symbol(#name);                                                             \
-        if (t_depth++)                                                                                            \
-            return t_depth--, real args;                                                                          \
-        uint64_t t0 = now_ns();                                                                                   \
-        ret r = real args;                                                                                        \
-        record(CALL_##name, now_ns() - t0);                                                                       \
-        t_depth--;                                                                                                \
-        return r;                                                                                                 \
+#define WRAP(ret, name, params, args)                 \
+    ret name params                                   \
+    {                                                 \
+        static ret(*real) params;                     \
+        if (!real)                                    \
+            real = (ret(*) params)next_symbol(#name); \
+        if (t_depth++)                                \
+            return t_depth--, real args;              \
+        uint64_t t0 = now_ns();                       \
+        ret r = real args;                            \
+        record(CALL_##name, now_ns() - t0);           \
+        t_depth--;                                    \
+        return r;                                     \
     }
 
 WRAP(cudaError_t, cudaLaunchKernel, (const void *f, dim3 g, dim3 b, void **a, size_t sh, cudaStream_t s),
@@ -119,15 +123,14 @@ WRAP(cudaError_t, cudaStreamSynchronize, (cudaStream_t s), (s))
 WRAP(cudaError_t, cudaEventSynchronize, (cudaEvent_t e), (e))
 WRAP(cudaError_t, cudaDeviceSynchronize, (void), ())
 WRAP(cublasStatus_t, cublasGemmEx,
-     (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void *al,
-      const void *A, cudaDataType at, int lda, const void *B, cudaDataType bt, int ldb, const void *be, void *C,
-      cudaDataType ct, int ldc, cublasComputeType_t cmp, cublasGemmAlgo_t algo),
+     (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void *al, const void *A,
+      cudaDataType at, int lda, const void *B, cudaDataType bt, int ldb, const void *be, void *C, cudaDataType ct,
+      int ldc, cublasComputeType_t cmp, cublasGemmAlgo_t algo),
      (h, ta, tb, m, n, k, al, A, at, lda, B, bt, ldb, be, C, ct, ldc, cmp, algo))
 WRAP(cublasStatus_t, cublasGemmStridedBatchedEx,
-     (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void *al,
-      const void *A, cudaDataType at, int lda, long long sa, const void *B, cudaDataType bt, int ldb, long long sb,
-      const void *be, void *C, cudaDataType ct, int ldc, long long sc, int batch, cublasComputeType_t cmp,
-      cublasGemmAlgo_t algo),
+     (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void *al, const void *A,
+      cudaDataType at, int lda, long long sa, const void *B, cudaDataType bt, int ldb, long long sb, const void *be,
+      void *C, cudaDataType ct, int ldc, long long sc, int batch, cublasComputeType_t cmp, cublasGemmAlgo_t algo),
      (h, ta, tb, m, n, k, al, A, at, lda, sa, B, bt, ldb, sb, be, C, ct, ldc, sc, batch, cmp, algo))
 WRAP(cublasStatus_t, cublasSgemm_v2,
      (cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const float *al,
@@ -156,10 +159,7 @@ static int by_value(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-__attribute__((constructor)) static void host_calls_start(void)
-{
-    g_start_ns = now_ns();
-}
+__attribute__((constructor)) static void host_calls_start(void) { g_start_ns = now_ns(); }
 
 __attribute__((destructor)) static void host_calls_report(void)
 {
@@ -180,8 +180,8 @@ __attribute__((destructor)) static void host_calls_report(void)
             med = c->ns[c->kept / 2] / 1e3;
             p90 = c->ns[c->kept * 9 / 10] / 1e3;
         }
-        fprintf(out, "%-28s %9zu %9.3f %9.3f %9.3f %12.1f%s\n", c->name, c->count, med, c->sum_ns / 1e3 / c->count,
-                p90, c->sum_ns / 1e3, c->blocking ? "  (blocking)" : "");
+        fprintf(out, "%-28s %9zu %9.3f %9.3f %9.3f %12.1f%s\n", c->name, c->count, med, c->sum_ns / 1e3 / c->count, p90,
+                c->sum_ns / 1e3, c->blocking ? "  (blocking)" : "");
         if (!c->blocking)
             host_us += c->sum_ns / 1e3;
     }

@@ -93,8 +93,7 @@ static double run_known(const hs_scenario *sc, const flow *fl, size_t n, uint64_
     if (!f)
         die("create", err);
     for (size_t i = 0; i < n; i++)
-        if (hs_fabric_add_flow(f, fl[i].id, fl[i].src, fl[i].dst, fl[i].bytes, fl[i].start, err,
-                               sizeof err) != 0)
+        if (hs_fabric_add_flow(f, fl[i].id, fl[i].src, fl[i].dst, fl[i].bytes, fl[i].start, err, sizeof err) != 0)
             die("add", err);
     hs_flow_done d;
     while (hs_fabric_next_completion(f, UINT64_MAX, &d) == 1)
@@ -104,12 +103,11 @@ static double run_known(const hs_scenario *sc, const flow *fl, size_t n, uint64_
 }
 
 /* Flows handed over in arrival order (fl sorted by arrival); returns wall seconds. */
-static double run_late(const hs_scenario *sc, const flow *fl, size_t n, uint64_t interval_ps,
-                       uint32_t max, int safe, uint64_t *fin, hs_fabric_checkpoint_stats *cs)
+static double run_late(const hs_scenario *sc, const flow *fl, size_t n, uint64_t interval_ps, uint32_t max, int safe,
+                       uint64_t *fin, hs_fabric_checkpoint_stats *cs)
 {
     char err[512] = "";
-    hs_fabric_options o = {.worker = 1, .checkpoint_interval_ps = interval_ps,
-                           .checkpoints_max = max};
+    hs_fabric_options o = {.worker = 1, .checkpoint_interval_ps = interval_ps, .checkpoints_max = max};
     const double t0 = wall_s();
     hs_fabric *f = hs_fabric_create_opts(sc, &o, err, sizeof err);
     if (!f)
@@ -119,8 +117,7 @@ static double run_late(const hs_scenario *sc, const flow *fl, size_t n, uint64_t
     for (size_t i = 0; i < n; i++) {
         while (hs_fabric_next_completion(f, fl[i].arrive, &d) == 1)
             fin[d.flow_id] = d.finish_ps;
-        if (hs_fabric_add_flow(f, fl[i].id, fl[i].src, fl[i].dst, fl[i].bytes, fl[i].start, err,
-                               sizeof err) != 0)
+        if (hs_fabric_add_flow(f, fl[i].id, fl[i].src, fl[i].dst, fl[i].bytes, fl[i].start, err, sizeof err) != 0)
             die("add", err);
         hs_flow_done w;
         while (hs_fabric_next_revision(f, &w) == 1)
@@ -129,8 +126,7 @@ static double run_late(const hs_scenario *sc, const flow *fl, size_t n, uint64_t
             min_after = UINT64_MAX;
             for (size_t j = i + 1; j < n; j++)
                 min_after = fl[j].start < min_after ? fl[j].start : min_after;
-            if (hs_fabric_set_safe_time(f, min_after == UINT64_MAX ? fl[i].arrive : min_after,
-                                        err, sizeof err) != 0)
+            if (hs_fabric_set_safe_time(f, min_after == UINT64_MAX ? fl[i].arrive : min_after, err, sizeof err) != 0)
                 die("safe time", err);
         }
     }
@@ -149,14 +145,22 @@ int main(int argc, char **argv)
     for (int i = 1; i + 1 < argc; i += 2) {
         const char *k = argv[i];
         const uint64_t v = strtoull(argv[i + 1], NULL, 0);
-        if (!strcmp(k, "--servers")) servers = (uint32_t)v;
-        else if (!strcmp(k, "--flows")) n = v;
-        else if (!strcmp(k, "--late-pct")) late_pct = (uint32_t)v;
-        else if (!strcmp(k, "--span-us")) span_us = v;
-        else if (!strcmp(k, "--max-late-us")) max_late_us = v;
-        else if (!strcmp(k, "--kib")) kib = v;
-        else if (!strcmp(k, "--interval-us")) interval_us = v;
-        else if (!strcmp(k, "--seed")) rng_state = v;
+        if (!strcmp(k, "--servers"))
+            servers = (uint32_t)v;
+        else if (!strcmp(k, "--flows"))
+            n = v;
+        else if (!strcmp(k, "--late-pct"))
+            late_pct = (uint32_t)v;
+        else if (!strcmp(k, "--span-us"))
+            span_us = v;
+        else if (!strcmp(k, "--max-late-us"))
+            max_late_us = v;
+        else if (!strcmp(k, "--kib"))
+            kib = v;
+        else if (!strcmp(k, "--interval-us"))
+            interval_us = v;
+        else if (!strcmp(k, "--seed"))
+            rng_state = v;
         else {
             fprintf(stderr, "bench_rollback: unknown option %s\n", k);
             return 2;
@@ -190,11 +194,11 @@ int main(int argc, char **argv)
            "(up to %" PRIu64 " us), starts over %" PRIu64 " us\n",
            servers, n, kib, late, max_late_us, span_us);
     printf("known        %.3f s (every flow at time 0, in-process)\n", t_known);
-    printf("checkpoints  %.3f s (every %" PRIu64 " us: %" PRIu64 " taken, %" PRIu64
-           " rollbacks, %" PRIu64 " flows replayed)\n",
+    printf("checkpoints  %.3f s (every %" PRIu64 " us: %" PRIu64 " taken, %" PRIu64 " rollbacks, %" PRIu64
+           " flows replayed)\n",
            t_ckpt, interval_us, cb.taken, cb.rollbacks, cb.replayed_flows);
-    printf("from zero    %.3f s (%" PRIu64 " rollbacks to time 0, %" PRIu64 " flows replayed)\n",
-           t_zero, cc.rollbacks, cc.replayed_flows);
+    printf("from zero    %.3f s (%" PRIu64 " rollbacks to time 0, %" PRIu64 " flows replayed)\n", t_zero, cc.rollbacks,
+           cc.replayed_flows);
     printf("identical    %zu of %zu completion times\n", same, n);
     return same == n ? 0 : 1;
 }

@@ -57,8 +57,7 @@ int hs_coll_comm_init(hs_daemon *d, hs_session *s, const Hysim__Op *m)
     char who[256];
     if (ci->nranks == 0 || ci->rank >= ci->nranks) {
         hs_daemon_fail(d, "hysim: %s: CommInit of comm 0x%llx with rank %u of %u ranks",
-                       hs_session_name(s, who, sizeof(who)), (unsigned long long)ci->comm_key, ci->rank,
-                       ci->nranks);
+                       hs_session_name(s, who, sizeof(who)), (unsigned long long)ci->comm_key, ci->rank, ci->nranks);
         return -1;
     }
     hs_comm *c = hs_u64map_get(&d->comms, ci->comm_key);
@@ -70,14 +69,13 @@ int hs_coll_comm_init(hs_daemon *d, hs_session *s, const Hysim__Op *m)
         hs_u64map_put(&d->comms, c->key, c);
     } else if (c->nranks != ci->nranks) {
         hs_daemon_fail(d, "hysim: %s: CommInit of comm 0x%llx with %u ranks, but other ranks said %u",
-                       hs_session_name(s, who, sizeof(who)), (unsigned long long)ci->comm_key, ci->nranks,
-                       c->nranks);
+                       hs_session_name(s, who, sizeof(who)), (unsigned long long)ci->comm_key, ci->nranks, c->nranks);
         return -1;
     }
     hs_comm_rank *r = &c->ranks[ci->rank];
     if (r->joined) {
-        hs_daemon_fail(d, "hysim: %s: rank %u of comm 0x%llx joined twice",
-                       hs_session_name(s, who, sizeof(who)), ci->rank, (unsigned long long)ci->comm_key);
+        hs_daemon_fail(d, "hysim: %s: rank %u of comm 0x%llx joined twice", hs_session_name(s, who, sizeof(who)),
+                       ci->rank, (unsigned long long)ci->comm_key);
         return -1;
     }
     r->s = s;
@@ -187,22 +185,25 @@ static bool tuned_kind(Hysim__CollKind k)
            k == HYSIM__COLL_KIND__REDUCE_SCATTER || k == HYSIM__COLL_KIND__BROADCAST || k == HYSIM__COLL_KIND__REDUCE;
 }
 
-static bool known_kind(Hysim__CollKind k) { return k >= HYSIM__COLL_KIND__ALL_REDUCE && k <= HYSIM__COLL_KIND__ALL_TO_ALL; }
+static bool known_kind(Hysim__CollKind k)
+{
+    return k >= HYSIM__COLL_KIND__ALL_REDUCE && k <= HYSIM__COLL_KIND__ALL_TO_ALL;
+}
 
 /* The collective (comm, seq) the part belongs to, created by its first part; NULL after failing. */
 static hs_coll *find_collective(hs_daemon *d, const char *who, hs_comm *c, const Hysim__Collective *k)
 {
     hs_comm_rank *cr = &c->ranks[k->rank];
     if (k->seq != cr->next_seq) {
-        hs_daemon_fail(d, "hysim: %s: collective seq %llu on comm 0x%llx rank %u, expected seq %llu",
-                       who, (unsigned long long)k->seq, (unsigned long long)k->comm_key, k->rank,
+        hs_daemon_fail(d, "hysim: %s: collective seq %llu on comm 0x%llx rank %u, expected seq %llu", who,
+                       (unsigned long long)k->seq, (unsigned long long)k->comm_key, k->rank,
                        (unsigned long long)cr->next_seq);
         return NULL;
     }
     bool rooted = k->kind == HYSIM__COLL_KIND__BROADCAST || k->kind == HYSIM__COLL_KIND__REDUCE;
     if (rooted && (k->root < 0 || (uint32_t)k->root >= c->nranks)) {
-        hs_daemon_fail(d, "hysim: %s: %s on comm 0x%llx with root %d of %u ranks", who,
-                       hs_coll_kind_name(k->kind), (unsigned long long)k->comm_key, k->root, c->nranks);
+        hs_daemon_fail(d, "hysim: %s: %s on comm 0x%llx with root %d of %u ranks", who, hs_coll_kind_name(k->kind),
+                       (unsigned long long)k->comm_key, k->root, c->nranks);
         return NULL;
     }
     hs_coll *co = hs_u64map_get(&c->colls, k->seq);
@@ -212,11 +213,12 @@ static hs_coll *find_collective(hs_daemon *d, const char *who, hs_comm *c, const
             return NULL;
         hs_u64map_put(&c->colls, co->seq, co);
     } else if (co->kind != k->kind || co->bytes != k->bytes || (rooted && co->root != k->root)) {
-        hs_daemon_fail(d, "hysim: %s: rank %u's part of collective seq %llu on comm 0x%llx is %s of %llu bytes "
-                          "(root %d), but another rank's is %s of %llu bytes (root %d)",
+        hs_daemon_fail(d,
+                       "hysim: %s: rank %u's part of collective seq %llu on comm 0x%llx is %s of %llu bytes "
+                       "(root %d), but another rank's is %s of %llu bytes (root %d)",
                        who, k->rank, (unsigned long long)k->seq, (unsigned long long)k->comm_key,
-                       hs_coll_kind_name(k->kind), (unsigned long long)k->bytes, k->root,
-                       hs_coll_kind_name(co->kind), (unsigned long long)co->bytes, co->root);
+                       hs_coll_kind_name(k->kind), (unsigned long long)k->bytes, k->root, hs_coll_kind_name(co->kind),
+                       (unsigned long long)co->bytes, co->root);
         return NULL;
     }
     cr->next_seq++;
@@ -228,8 +230,8 @@ static hs_coll *find_pair(hs_daemon *d, const char *who, hs_comm *c, const Hysim
 {
     bool send = k->kind == HYSIM__COLL_KIND__SEND;
     if (k->root < 0 || (uint32_t)k->root >= c->nranks) {
-        hs_daemon_fail(d, "hysim: %s: %s on comm 0x%llx with peer %d of %u ranks", who,
-                       hs_coll_kind_name(k->kind), (unsigned long long)k->comm_key, k->root, c->nranks);
+        hs_daemon_fail(d, "hysim: %s: %s on comm 0x%llx with peer %d of %u ranks", who, hs_coll_kind_name(k->kind),
+                       (unsigned long long)k->comm_key, k->root, c->nranks);
         return NULL;
     }
     uint32_t from = send ? k->rank : (uint32_t)k->root, to = send ? (uint32_t)k->root : k->rank;
@@ -258,8 +260,9 @@ static hs_coll *find_pair(hs_daemon *d, const char *who, hs_comm *c, const Hysim
         co->local = from == to;
         hs_u64map_put(&ch->pairs, co->seq, co);
     } else if (co->bytes != k->bytes) {
-        hs_daemon_fail(d, "hysim: %s: Send #%llu from rank %u to rank %u on comm 0x%llx: one side has %llu bytes, "
-                          "the other %llu",
+        hs_daemon_fail(d,
+                       "hysim: %s: Send #%llu from rank %u to rank %u on comm 0x%llx: one side has %llu bytes, "
+                       "the other %llu",
                        who, (unsigned long long)k->seq, from, to, (unsigned long long)k->comm_key,
                        (unsigned long long)k->bytes, (unsigned long long)co->bytes);
         return NULL;
@@ -276,14 +279,14 @@ int hs_coll_attach(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op)
     hs_session_name(s, who, sizeof(who));
     hs_comm *c = hs_u64map_get(&d->comms, k->comm_key);
     if (!c || k->rank >= c->nranks || !c->ranks[k->rank].joined || c->ranks[k->rank].s != s) {
-        hs_daemon_fail(d, "hysim: %s: collective on comm 0x%llx as rank %u, which it never joined (no CommInit)",
-                       who, (unsigned long long)k->comm_key, k->rank);
+        hs_daemon_fail(d, "hysim: %s: collective on comm 0x%llx as rank %u, which it never joined (no CommInit)", who,
+                       (unsigned long long)k->comm_key, k->rank);
         return -1;
     }
     hs_comm_rank *cr = &c->ranks[k->rank];
     if (cr->gpu != m->gpu) {
-        hs_daemon_fail(d, "hysim: %s: rank %u of comm 0x%llx joined on GPU %u but issues a collective on GPU %u",
-                       who, k->rank, (unsigned long long)k->comm_key, cr->gpu, m->gpu);
+        hs_daemon_fail(d, "hysim: %s: rank %u of comm 0x%llx joined on GPU %u but issues a collective on GPU %u", who,
+                       k->rank, (unsigned long long)k->comm_key, cr->gpu, m->gpu);
         return -1;
     }
     if (!known_kind(k->kind)) {
@@ -397,9 +400,10 @@ static size_t describe_pairs(const hs_comm *c, char *buf, size_t len, size_t at,
         for (size_t j = 0; j < npairs; j++) {
             const hs_coll *co = hs_u64map_get(&ch->pairs, ks[j]);
             at = hs_appendf(buf, len, at, "\n  Send #%llu from rank %u to rank %u on comm 0x%llx: %s",
-                         (unsigned long long)co->seq, ch->from, ch->to, (unsigned long long)c->key,
-                         !co->parts[0] ? "its Send is missing" : !co->parts[1] ? "its Recv is missing"
-                                                                               : "both issued");
+                            (unsigned long long)co->seq, ch->from, ch->to, (unsigned long long)c->key,
+                            !co->parts[0]   ? "its Send is missing"
+                            : !co->parts[1] ? "its Recv is missing"
+                                            : "both issued");
             (*count)++;
         }
         free(ks);
@@ -419,7 +423,7 @@ size_t hs_coll_describe_unfinished(const hs_daemon *d, char *buf, size_t len)
         for (size_t j = 0; j < nseq; j++) {
             const hs_coll *co = hs_u64map_get(&c->colls, seqs[j]);
             at = hs_appendf(buf, len, at, "\n  %s on comm 0x%llx, seq %llu: ranks joined ", hs_coll_kind_name(co->kind),
-                         (unsigned long long)c->key, (unsigned long long)co->seq);
+                            (unsigned long long)c->key, (unsigned long long)co->seq);
             at = rank_list(buf, len, at, co, true);
             at = hs_appendf(buf, len, at, ", missing ");
             at = rank_list(buf, len, at, co, false);

@@ -12,9 +12,9 @@
 struct hs_comm;
 struct hs_p2p_chan;
 
-enum { HS_PART_REACHED = 1, HS_PART_DONE = 2 };    /* hs_coll.pstate bits */
+enum { HS_PART_REACHED = 1, HS_PART_DONE = 2 };                   /* hs_coll.pstate bits */
 enum { HS_FLOW_IDLE = 0, HS_FLOW_RUNNING = 1, HS_FLOW_DONE = 2 }; /* hs_coll.fstate */
-#define HS_TREE_ROOT UINT32_MAX /* hs_coll.parent of a tree's root */
+#define HS_TREE_ROOT UINT32_MAX                                   /* hs_coll.parent of a tree's root */
 
 /*
  * One collective: every rank's part with one (comm_key, seq), or one Send and
@@ -30,24 +30,24 @@ typedef struct hs_coll {
     Hysim__CollKind kind;
     uint64_t bytes;
     int32_t root;
-    uint32_t n;             /* parts */
-    uint32_t comm_ranks;    /* the communicator's ranks (a Send/Recv pair has n = 2 parts) */
-    uint32_t nparts;        /* parts issued */
+    uint32_t n;          /* parts */
+    uint32_t comm_ranks; /* the communicator's ranks (a Send/Recv pair has n = 2 parts) */
+    uint32_t nparts;     /* parts issued */
     uint32_t parts_done;
-    hs_op **parts;          /* [n] (ref) */
-    uint8_t *pstate;        /* [n] HS_PART_* */
+    hs_op **parts;   /* [n] (ref) */
+    uint8_t *pstate; /* [n] HS_PART_* */
     /* flows: per channel a grid of rows × cols states; its meaning depends on the kind */
-    hs_nccl_plan plan;      /* algorithm, protocol, channels, wire cost */
+    hs_nccl_plan plan; /* algorithm, protocol, channels, wire cost */
     uint32_t rows, cols;
-    uint64_t chunk;         /* ring: bytes per flow; chain: bytes per full chunk */
-    uint64_t ch_bytes;      /* chain: bytes one channel moves */
-    uint8_t *fstate;        /* [channels × rows × cols] HS_FLOW_* */
-    uint64_t *fmin;         /* [channels × rows × cols] earliest end of each flow (a channel's rate cap); NULL: none */
-    uint32_t *left;         /* per rank: AllToAll flows, ring/chain channels not done */
-    uint32_t *order;        /* ring: [channels × n] rank at each ring position */
-    uint32_t *pos;          /* ring: [channels × n] position of each rank */
-    uint32_t *parent;       /* tree: [channels × n] parent rank, HS_TREE_ROOT at the channel's root */
-    uint8_t *tdone;         /* tree: [channels × n] rank done with the channel */
+    uint64_t chunk;    /* ring: bytes per flow; chain: bytes per full chunk */
+    uint64_t ch_bytes; /* chain: bytes one channel moves */
+    uint8_t *fstate;   /* [channels × rows × cols] HS_FLOW_* */
+    uint64_t *fmin;    /* [channels × rows × cols] earliest end of each flow (a channel's rate cap); NULL: none */
+    uint32_t *left;    /* per rank: AllToAll flows, ring/chain channels not done */
+    uint32_t *order;   /* ring: [channels × n] rank at each ring position */
+    uint32_t *pos;     /* ring: [channels × n] position of each rank */
+    uint32_t *parent;  /* tree: [channels × n] parent rank, HS_TREE_ROOT at the channel's root */
+    uint8_t *tdone;    /* tree: [channels × n] rank done with the channel */
     uint64_t flows_running;
 } hs_coll;
 

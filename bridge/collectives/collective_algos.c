@@ -71,7 +71,7 @@
  * NCCL's own chunks are smaller (a 512 KiB Simple step); a chunk here is
  * at least HS_TREE_MIN_CHUNK_BYTES.
  */
-#define HS_TREE_MAX_CHUNKS 16
+#define HS_TREE_MAX_CHUNKS      16
 #define HS_TREE_MIN_CHUNK_BYTES (64ull << 10)
 
 static uint8_t *fs(hs_coll *co, uint32_t ch, uint32_t row, uint32_t col)
@@ -85,10 +85,7 @@ static bool is_ring(Hysim__CollKind k)
            k == HYSIM__COLL_KIND__REDUCE_SCATTER;
 }
 
-static bool is_chain(Hysim__CollKind k)
-{
-    return k == HYSIM__COLL_KIND__BROADCAST || k == HYSIM__COLL_KIND__REDUCE;
-}
+static bool is_chain(Hysim__CollKind k) { return k == HYSIM__COLL_KIND__BROADCAST || k == HYSIM__COLL_KIND__REDUCE; }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
@@ -196,9 +193,10 @@ int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t en
     char err[256];
     /* a Send/Recv pair's p2p channels depend on its communicator's size, not the pair's */
     uint32_t ranks = co->kind == HYSIM__COLL_KIND__SEND && co->comm_ranks ? co->comm_ranks : n;
-    if (hs_tuner_plan(&d->sc, co->kind, co->bytes, ranks, nnodes, env_algo, env_proto, &co->plan, err, sizeof err) < 0) {
-        hs_daemon_fail(d, "hysim: %s on comm 0x%llx: %s", hs_coll_kind_name(co->kind),
-                       (unsigned long long)co->comm_key, err);
+    if (hs_tuner_plan(&d->sc, co->kind, co->bytes, ranks, nnodes, env_algo, env_proto, &co->plan, err, sizeof err) <
+        0) {
+        hs_daemon_fail(d, "hysim: %s on comm 0x%llx: %s", hs_coll_kind_name(co->kind), (unsigned long long)co->comm_key,
+                       err);
         return -1;
     }
     if (n < 2 || co->bytes == 0)
@@ -215,7 +213,7 @@ int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t en
         co->rows = co->kind == HYSIM__COLL_KIND__ALL_REDUCE ? 2 * (n - 1) : n - 1;
         co->cols = n;
         co->chunk = co->kind == HYSIM__COLL_KIND__ALL_REDUCE ? ceil_div(co->bytes, (uint64_t)n * nch)
-                                                              : ceil_div(co->bytes, nch);
+                                                             : ceil_div(co->bytes, nch);
         ring_orders(co, server);
     } else if (is_chain(co->kind)) {
         co->ch_bytes = ceil_div(co->bytes, nch);
@@ -237,8 +235,8 @@ int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t en
 }
 
 /* Starts flow (ch, row, col) of `bytes` payload from part src's GPU to part dst's, `delay` after t. */
-static void start_flow(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t row, uint32_t col, uint32_t src,
-                       uint32_t dst, uint64_t bytes, uint64_t t, uint64_t delay)
+static void start_flow(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t row, uint32_t col, uint32_t src, uint32_t dst,
+                       uint64_t bytes, uint64_t t, uint64_t delay)
 {
     uint32_t sg = co->parts[src]->gpu, dg = co->parts[dst]->gpu;
     if (sg == dg) {
@@ -438,8 +436,8 @@ static void tree_try_down(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t c, ui
         return;
     if (c > 0 && *fs(co, ch, c - 1, n + r) != HS_FLOW_DONE)
         return;
-    bool have = tree_parent(co, ch, p) == HS_TREE_ROOT ? tree_children_up(co, ch, c, p)
-                                                        : *fs(co, ch, c, n + p) == HS_FLOW_DONE;
+    bool have =
+        tree_parent(co, ch, p) == HS_TREE_ROOT ? tree_children_up(co, ch, c, p) : *fs(co, ch, c, n + p) == HS_FLOW_DONE;
     if (have)
         tree_start(d, co, ch, c, n + r, p, r, t, 0);
 }
@@ -476,7 +474,8 @@ static void tree_check_done(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t r, 
         (*fs(co, ch, last, r) != HS_FLOW_DONE || *fs(co, ch, last, n + r) != HS_FLOW_DONE))
         return;
     for (uint32_t x = 0; x < n; x++)
-        if (tree_parent(co, ch, x) == r && (*fs(co, ch, last, x) != HS_FLOW_DONE || *fs(co, ch, last, n + x) != HS_FLOW_DONE))
+        if (tree_parent(co, ch, x) == r &&
+            (*fs(co, ch, last, x) != HS_FLOW_DONE || *fs(co, ch, last, n + x) != HS_FLOW_DONE))
             return;
     *done = 1;
     channel_done(d, co, r, t);

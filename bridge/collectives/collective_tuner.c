@@ -127,7 +127,7 @@ static const uint32_t THREAD_BYTES[NPROTO] = {0, 512 * 16, 640 * 8, 512 * 64};
 #define CALIBRATED_FROM_BYTES (64ull << 20) /* smallest size of the fit */
 
 /* P2P channel rates, GB/s of payload (see the file comment): one channel for one peer; one shared by several */
-#define P2P_CHANNEL_GBS 21.8
+#define P2P_CHANNEL_GBS        21.8
 #define P2P_SHARED_CHANNEL_GBS 29.1
 /* NCCL's bounds on one peer's part of a channel on one server: NCCL_P2P_NVL_CHUNKSIZE / 8 and × 32 */
 #define P2P_MIN_PART_BYTES (64ull << 10)
@@ -137,7 +137,9 @@ static const uint32_t THREAD_BYTES[NPROTO] = {0, 512 * 16, 640 * 8, 512 * 64};
 
 /* Measured on 2 × H200 (see the file comment): fraction of the link rate, start-up µs,
  * one channel's most wire GB/s (0: p2p, whose channels follow P2P_*_GBS). */
-typedef struct calib { double efficiency, startup_us, channel_gbps; } calib;
+typedef struct calib {
+    double efficiency, startup_us, channel_gbps;
+} calib;
 
 static calib calibration(Hysim__CollKind k)
 {
@@ -159,7 +161,10 @@ const char *hs_tuner_algo_name(enum hs_nccl_algo a)
 
 const char *hs_tuner_proto_name(enum hs_nccl_proto p)
 {
-    return p == HS_NCCL_PROTO_LL ? "LL" : p == HS_NCCL_PROTO_LL128 ? "LL128" : p == HS_NCCL_PROTO_SIMPLE ? "Simple" : "auto";
+    return p == HS_NCCL_PROTO_LL       ? "LL"
+           : p == HS_NCCL_PROTO_LL128  ? "LL128"
+           : p == HS_NCCL_PROTO_SIMPLE ? "Simple"
+                                       : "auto";
 }
 
 static bool is_ring_kind(Hysim__CollKind k)
@@ -215,8 +220,8 @@ static uint64_t tuned_bytes(Hysim__CollKind k, uint64_t bytes, uint32_t n)
     return k == HYSIM__COLL_KIND__ALL_GATHER || k == HYSIM__COLL_KIND__REDUCE_SCATTER ? bytes * n : bytes;
 }
 
-static double ring_time_us(const hs_scenario *sc, Hysim__CollKind k, enum hs_nccl_proto p, uint64_t nbytes,
-                           uint32_t n, uint32_t nnodes)
+static double ring_time_us(const hs_scenario *sc, Hysim__CollKind k, enum hs_nccl_proto p, uint64_t nbytes, uint32_t n,
+                           uint32_t nnodes)
 {
     double algbw = bus_gbs(sc, p, nnodes) * n / ring_steps(k, n);
     return latency_us(k, p, n, nnodes) + (double)nbytes / (1000.0 * algbw);
@@ -247,11 +252,11 @@ static double tree_bus_gbs(const hs_scenario *sc, enum hs_nccl_proto p, uint32_t
     return b < cap ? b : cap;
 }
 
-static double tree_time_us(const hs_scenario *sc, enum hs_nccl_proto p, uint64_t nbytes, uint32_t n,
-                           uint32_t nnodes, uint32_t channels)
+static double tree_time_us(const hs_scenario *sc, enum hs_nccl_proto p, uint64_t nbytes, uint32_t n, uint32_t nnodes,
+                           uint32_t channels)
 {
-    double lat = TREE_BASE_LAT_US[p] + 2 * ((double)(n / nnodes - 1) * TREE_HW_LAT_NVLINK_US[p] +
-                                            log2_floor(nnodes) * TREE_HW_LAT_NET_US[p]);
+    double lat = TREE_BASE_LAT_US[p] +
+                 2 * ((double)(n / nnodes - 1) * TREE_HW_LAT_NVLINK_US[p] + log2_floor(nnodes) * TREE_HW_LAT_NET_US[p]);
     double algbw = tree_bus_gbs(sc, p, nnodes, channels) * 0.5;
     uint32_t l = log2_floor(nbytes >> 6);
     if (nbytes >> 6 && l < TREE_CORRECTION_SIZES)
@@ -346,9 +351,8 @@ static double p2p_channel_share(const hs_scenario *sc, double efficiency, uint32
     return (sharing == 1 ? P2P_CHANNEL_GBS : P2P_SHARED_CHANNEL_GBS / sharing) / efficiency;
 }
 
-int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, uint32_t nranks,
-                  uint32_t nnodes, uint32_t env_algo, uint32_t env_proto, hs_nccl_plan *out, char *err,
-                  size_t errlen)
+int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, uint32_t nranks, uint32_t nnodes,
+                  uint32_t env_algo, uint32_t env_proto, hs_nccl_plan *out, char *err, size_t errlen)
 {
     enum hs_nccl_algo algo = sc->nccl.algo ? sc->nccl.algo : (enum hs_nccl_algo)env_algo;
     enum hs_nccl_proto proto = sc->nccl.proto ? sc->nccl.proto : (enum hs_nccl_proto)env_proto;
@@ -405,9 +409,8 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
         out->p2p_channels = p2p_channels(sc, nnodes);
         out->p2p_parts = p2p_parts(out->p2p_channels, nranks, bytes);
         /* AllToAll: every round, its own GPU's included, is one peer's; a Send/Recv pair is one round */
-        out->p2p_sharing = kind == HYSIM__COLL_KIND__ALL_TO_ALL
-                               ? p2p_sharing(out->p2p_channels, out->p2p_parts, nranks)
-                               : 1;
+        out->p2p_sharing =
+            kind == HYSIM__COLL_KIND__ALL_TO_ALL ? p2p_sharing(out->p2p_channels, out->p2p_parts, nranks) : 1;
     }
     if (!sc->nccl.calibrated)
         return 0; /* the bare link model: payload × protocol factor at the link's rate */

@@ -191,8 +191,9 @@ void hs_split_call(hs_daemon *d, hs_session *s, const Hysim__CommSplit *m)
     for (size_t i = 0; i < m->n_calls; i++) {
         const Hysim__SplitCall *c = m->calls[i];
         if (c->rank >= sp->nranks || sp->by[c->rank] || (c->color < 0 && c->color != NOCOLOR)) {
-            hs_daemon_fail(d, "hysim: %s: split #%llu of comm 0x%llx: rank %u (of %u) called twice, or is out of "
-                              "range, or gave the negative color %d",
+            hs_daemon_fail(d,
+                           "hysim: %s: split #%llu of comm 0x%llx: rank %u (of %u) called twice, or is out of "
+                           "range, or gave the negative color %d",
                            who, (unsigned long long)m->gen, (unsigned long long)m->parent_key, c->rank, sp->nranks,
                            c->color);
             return;
@@ -234,16 +235,16 @@ size_t hs_split_describe_unfinished(const hs_daemon *d, char *buf, size_t len)
         const hs_split *next = NULL;
         for (size_t i = 0; i < d->splits.cap; i++) {
             const hs_split *sp = d->splits.used[i] ? d->splits.vals[i] : NULL;
-            bool after = sp && (!prev || sp->parent > prev->parent ||
-                                (sp->parent == prev->parent && sp->gen > prev->gen));
+            bool after =
+                sp && (!prev || sp->parent > prev->parent || (sp->parent == prev->parent && sp->gen > prev->gen));
             if (after && (!next || sp->parent < next->parent || (sp->parent == next->parent && sp->gen < next->gen)))
                 next = sp;
         }
         if (!next)
             return count;
         size_t at = strlen(buf);
-        at = hs_appendf(buf, len, at, "\n  ncclCommSplit #%llu of comm 0x%llx: ranks called ", (unsigned long long)next->gen,
-                     (unsigned long long)next->parent);
+        at = hs_appendf(buf, len, at, "\n  ncclCommSplit #%llu of comm 0x%llx: ranks called ",
+                        (unsigned long long)next->gen, (unsigned long long)next->parent);
         at = rank_list(buf, len, at, next, true);
         at = hs_appendf(buf, len, at, ", missing ");
         rank_list(buf, len, at, next, false);

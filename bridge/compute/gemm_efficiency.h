@@ -5,8 +5,8 @@
  */
 #ifndef HYSIM_BRIDGE_GEMM_EFFICIENCY_H
 #define HYSIM_BRIDGE_GEMM_EFFICIENCY_H
-#define HS_GEMM_TILE 128 /* output tile edge of the wave-traffic and idle-SM terms */
-#define HS_GEMM_IDLE_CAP 5 /* most idle SMs per tile charged */
+#define HS_GEMM_TILE     128 /* output tile edge of the wave-traffic and idle-SM terms */
+#define HS_GEMM_IDLE_CAP 5   /* most idle SMs per tile charged */
 /* H100: fitted on bench/real/data/gemm_h100.csv and bench/real/data/gemm_h100_offgrid.csv and bench/real/data/gemm_h100_offgrid_d.csv, peaks 989 BF16/FP16 (TF32 half) and 67 FP32 TFLOP/s, 3350 GB/s HBM, 132 SMs.
  * Rows measured under 32.453 us (1.5 x the 256^3 launch floor 21.635 us) left out.
  * t0 at most the shortest kernel time of the type + the median kernel gap (tf32=8.240 fp16=6.225 bf16=6.225 fp32=10.032).
@@ -16,42 +16,42 @@
  * bf16: 466 of 598 GPU-bound rows within 10 %, worst 40.8 %
  */
 #define HS_GEMM_H100_LAUNCH_FLOOR_US 21.635
-#define HS_GEMM_H100_EFF_FP32 0.72  /* share of peak FLOP/s */
-#define HS_GEMM_H100_AB_FP32 0.00   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H100_C_FP32 0.70    /* share of the HBM time of writing C once */
-#define HS_GEMM_H100_T0_US_FP32 8.0 /* fixed cost per GEMM */
-#define HS_GEMM_H100_L2_FP32 0.00   /* share of the HBM time of the waves operand reads */
-#define HS_GEMM_H100_FILL_FP32 0.02 /* share of the idle SMs time charged when tiles < SMs */
-#define HS_GEMM_H100_QUANT_FP32 0.150 /* share of the last wave and padding waste charged */
-#define HS_GEMM_H100_EFF_ALIGN8_FP32 0.71 /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
-#define HS_GEMM_H100_EFF_ALIGN2_FP32 0.72 /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
-#define HS_GEMM_H100_EFF_TF32 0.77  /* share of peak FLOP/s */
-#define HS_GEMM_H100_AB_TF32 0.25   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H100_C_TF32 1.05    /* share of the HBM time of writing C once */
-#define HS_GEMM_H100_T0_US_TF32 8.0 /* fixed cost per GEMM */
-#define HS_GEMM_H100_L2_TF32 0.02   /* share of the HBM time of the waves operand reads */
-#define HS_GEMM_H100_FILL_TF32 0.30 /* share of the idle SMs time charged when tiles < SMs */
-#define HS_GEMM_H100_QUANT_TF32 0.700 /* share of the last wave and padding waste charged */
-#define HS_GEMM_H100_EFF_ALIGN8_TF32 0.24 /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
-#define HS_GEMM_H100_EFF_ALIGN2_TF32 0.77 /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
-#define HS_GEMM_H100_EFF_FP16 0.80  /* share of peak FLOP/s */
-#define HS_GEMM_H100_AB_FP16 0.10   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H100_C_FP16 0.90    /* share of the HBM time of writing C once */
-#define HS_GEMM_H100_T0_US_FP16 5.0 /* fixed cost per GEMM */
-#define HS_GEMM_H100_L2_FP16 0.08   /* share of the HBM time of the waves operand reads */
-#define HS_GEMM_H100_FILL_FP16 0.12 /* share of the idle SMs time charged when tiles < SMs */
-#define HS_GEMM_H100_QUANT_FP16 0.100 /* share of the last wave and padding waste charged */
-#define HS_GEMM_H100_EFF_ALIGN8_FP16 0.21 /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
-#define HS_GEMM_H100_EFF_ALIGN2_FP16 0.11 /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
-#define HS_GEMM_H100_EFF_BF16 0.82  /* share of peak FLOP/s */
-#define HS_GEMM_H100_AB_BF16 0.20   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H100_C_BF16 0.95    /* share of the HBM time of writing C once */
-#define HS_GEMM_H100_T0_US_BF16 4.5 /* fixed cost per GEMM */
-#define HS_GEMM_H100_L2_BF16 0.04   /* share of the HBM time of the waves operand reads */
-#define HS_GEMM_H100_FILL_BF16 0.10 /* share of the idle SMs time charged when tiles < SMs */
-#define HS_GEMM_H100_QUANT_BF16 0.100 /* share of the last wave and padding waste charged */
-#define HS_GEMM_H100_EFF_ALIGN8_BF16 0.21 /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
-#define HS_GEMM_H100_EFF_ALIGN2_BF16 0.12 /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
+#define HS_GEMM_H100_EFF_FP32        0.72  /* share of peak FLOP/s */
+#define HS_GEMM_H100_AB_FP32         0.00  /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H100_C_FP32          0.70  /* share of the HBM time of writing C once */
+#define HS_GEMM_H100_T0_US_FP32      8.0   /* fixed cost per GEMM */
+#define HS_GEMM_H100_L2_FP32         0.00  /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H100_FILL_FP32       0.02  /* share of the idle SMs time charged when tiles < SMs */
+#define HS_GEMM_H100_QUANT_FP32      0.150 /* share of the last wave and padding waste charged */
+#define HS_GEMM_H100_EFF_ALIGN8_FP32 0.71  /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
+#define HS_GEMM_H100_EFF_ALIGN2_FP32 0.72  /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
+#define HS_GEMM_H100_EFF_TF32        0.77  /* share of peak FLOP/s */
+#define HS_GEMM_H100_AB_TF32         0.25  /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H100_C_TF32          1.05  /* share of the HBM time of writing C once */
+#define HS_GEMM_H100_T0_US_TF32      8.0   /* fixed cost per GEMM */
+#define HS_GEMM_H100_L2_TF32         0.02  /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H100_FILL_TF32       0.30  /* share of the idle SMs time charged when tiles < SMs */
+#define HS_GEMM_H100_QUANT_TF32      0.700 /* share of the last wave and padding waste charged */
+#define HS_GEMM_H100_EFF_ALIGN8_TF32 0.24  /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
+#define HS_GEMM_H100_EFF_ALIGN2_TF32 0.77  /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
+#define HS_GEMM_H100_EFF_FP16        0.80  /* share of peak FLOP/s */
+#define HS_GEMM_H100_AB_FP16         0.10  /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H100_C_FP16          0.90  /* share of the HBM time of writing C once */
+#define HS_GEMM_H100_T0_US_FP16      5.0   /* fixed cost per GEMM */
+#define HS_GEMM_H100_L2_FP16         0.08  /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H100_FILL_FP16       0.12  /* share of the idle SMs time charged when tiles < SMs */
+#define HS_GEMM_H100_QUANT_FP16      0.100 /* share of the last wave and padding waste charged */
+#define HS_GEMM_H100_EFF_ALIGN8_FP16 0.21  /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
+#define HS_GEMM_H100_EFF_ALIGN2_FP16 0.11  /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
+#define HS_GEMM_H100_EFF_BF16        0.82  /* share of peak FLOP/s */
+#define HS_GEMM_H100_AB_BF16         0.20  /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H100_C_BF16          0.95  /* share of the HBM time of writing C once */
+#define HS_GEMM_H100_T0_US_BF16      4.5   /* fixed cost per GEMM */
+#define HS_GEMM_H100_L2_BF16         0.04  /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H100_FILL_BF16       0.10  /* share of the idle SMs time charged when tiles < SMs */
+#define HS_GEMM_H100_QUANT_BF16      0.100 /* share of the last wave and padding waste charged */
+#define HS_GEMM_H100_EFF_ALIGN8_BF16 0.21  /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
+#define HS_GEMM_H100_EFF_ALIGN2_BF16 0.12  /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
 /* H200: fitted on bench/real/data/gemm_h200.csv and bench/real/data/gemm_h200_offgrid.csv and bench/real/data/gemm_h200_offgrid_d.csv, peaks 989 BF16/FP16 (TF32 half) and 67 FP32 TFLOP/s, 4800 GB/s HBM, 132 SMs.
  * Rows measured under 31.852 us (1.5 x the 256^3 launch floor 21.235 us) left out.
  * t0 at most the shortest kernel time of the type + the median kernel gap (tf32=7.959 fp16=6.087 bf16=6.087 fp32=9.743).
@@ -61,40 +61,40 @@
  * bf16: 471 of 596 GPU-bound rows within 10 %, worst 38.3 %
  */
 #define HS_GEMM_H200_LAUNCH_FLOOR_US 21.235
-#define HS_GEMM_H200_EFF_FP32 0.73  /* share of peak FLOP/s */
-#define HS_GEMM_H200_AB_FP32 0.00   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H200_C_FP32 0.90    /* share of the HBM time of writing C once */
-#define HS_GEMM_H200_T0_US_FP32 8.0 /* fixed cost per GEMM */
-#define HS_GEMM_H200_L2_FP32 0.04   /* share of the HBM time of the waves operand reads */
-#define HS_GEMM_H200_FILL_FP32 0.02 /* share of the idle SMs time charged when tiles < SMs */
-#define HS_GEMM_H200_QUANT_FP32 0.200 /* share of the last wave and padding waste charged */
-#define HS_GEMM_H200_EFF_ALIGN8_FP32 0.71 /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
-#define HS_GEMM_H200_EFF_ALIGN2_FP32 0.73 /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
-#define HS_GEMM_H200_EFF_TF32 0.89  /* share of peak FLOP/s */
-#define HS_GEMM_H200_AB_TF32 0.20   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H200_C_TF32 1.05    /* share of the HBM time of writing C once */
-#define HS_GEMM_H200_T0_US_TF32 7.5 /* fixed cost per GEMM */
-#define HS_GEMM_H200_L2_TF32 0.32   /* share of the HBM time of the waves operand reads */
-#define HS_GEMM_H200_FILL_TF32 0.34 /* share of the idle SMs time charged when tiles < SMs */
-#define HS_GEMM_H200_QUANT_TF32 1.125 /* share of the last wave and padding waste charged */
-#define HS_GEMM_H200_EFF_ALIGN8_TF32 0.25 /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
-#define HS_GEMM_H200_EFF_ALIGN2_TF32 0.89 /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
-#define HS_GEMM_H200_EFF_FP16 0.80  /* share of peak FLOP/s */
-#define HS_GEMM_H200_AB_FP16 0.00   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H200_C_FP16 1.15    /* share of the HBM time of writing C once */
-#define HS_GEMM_H200_T0_US_FP16 5.0 /* fixed cost per GEMM */
-#define HS_GEMM_H200_L2_FP16 0.16   /* share of the HBM time of the waves operand reads */
-#define HS_GEMM_H200_FILL_FP16 0.16 /* share of the idle SMs time charged when tiles < SMs */
-#define HS_GEMM_H200_QUANT_FP16 0.075 /* share of the last wave and padding waste charged */
-#define HS_GEMM_H200_EFF_ALIGN8_FP16 0.20 /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
-#define HS_GEMM_H200_EFF_ALIGN2_FP16 0.12 /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
-#define HS_GEMM_H200_EFF_BF16 0.85  /* share of peak FLOP/s */
-#define HS_GEMM_H200_AB_BF16 0.05   /* share of the HBM time of reading A and B once */
-#define HS_GEMM_H200_C_BF16 1.05    /* share of the HBM time of writing C once */
-#define HS_GEMM_H200_T0_US_BF16 5.0 /* fixed cost per GEMM */
-#define HS_GEMM_H200_L2_BF16 0.20   /* share of the HBM time of the waves operand reads */
-#define HS_GEMM_H200_FILL_BF16 0.10 /* share of the idle SMs time charged when tiles < SMs */
-#define HS_GEMM_H200_QUANT_BF16 0.100 /* share of the last wave and padding waste charged */
-#define HS_GEMM_H200_EFF_ALIGN8_BF16 0.21 /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
-#define HS_GEMM_H200_EFF_ALIGN2_BF16 0.12 /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
+#define HS_GEMM_H200_EFF_FP32        0.73  /* share of peak FLOP/s */
+#define HS_GEMM_H200_AB_FP32         0.00  /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H200_C_FP32          0.90  /* share of the HBM time of writing C once */
+#define HS_GEMM_H200_T0_US_FP32      8.0   /* fixed cost per GEMM */
+#define HS_GEMM_H200_L2_FP32         0.04  /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H200_FILL_FP32       0.02  /* share of the idle SMs time charged when tiles < SMs */
+#define HS_GEMM_H200_QUANT_FP32      0.200 /* share of the last wave and padding waste charged */
+#define HS_GEMM_H200_EFF_ALIGN8_FP32 0.71  /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
+#define HS_GEMM_H200_EFF_ALIGN2_FP32 0.73  /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
+#define HS_GEMM_H200_EFF_TF32        0.89  /* share of peak FLOP/s */
+#define HS_GEMM_H200_AB_TF32         0.20  /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H200_C_TF32          1.05  /* share of the HBM time of writing C once */
+#define HS_GEMM_H200_T0_US_TF32      7.5   /* fixed cost per GEMM */
+#define HS_GEMM_H200_L2_TF32         0.32  /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H200_FILL_TF32       0.34  /* share of the idle SMs time charged when tiles < SMs */
+#define HS_GEMM_H200_QUANT_TF32      1.125 /* share of the last wave and padding waste charged */
+#define HS_GEMM_H200_EFF_ALIGN8_TF32 0.25  /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
+#define HS_GEMM_H200_EFF_ALIGN2_TF32 0.89  /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
+#define HS_GEMM_H200_EFF_FP16        0.80  /* share of peak FLOP/s */
+#define HS_GEMM_H200_AB_FP16         0.00  /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H200_C_FP16          1.15  /* share of the HBM time of writing C once */
+#define HS_GEMM_H200_T0_US_FP16      5.0   /* fixed cost per GEMM */
+#define HS_GEMM_H200_L2_FP16         0.16  /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H200_FILL_FP16       0.16  /* share of the idle SMs time charged when tiles < SMs */
+#define HS_GEMM_H200_QUANT_FP16      0.075 /* share of the last wave and padding waste charged */
+#define HS_GEMM_H200_EFF_ALIGN8_FP16 0.20  /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
+#define HS_GEMM_H200_EFF_ALIGN2_FP16 0.12  /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
+#define HS_GEMM_H200_EFF_BF16        0.85  /* share of peak FLOP/s */
+#define HS_GEMM_H200_AB_BF16         0.05  /* share of the HBM time of reading A and B once */
+#define HS_GEMM_H200_C_BF16          1.05  /* share of the HBM time of writing C once */
+#define HS_GEMM_H200_T0_US_BF16      5.0   /* fixed cost per GEMM */
+#define HS_GEMM_H200_L2_BF16         0.20  /* share of the HBM time of the waves operand reads */
+#define HS_GEMM_H200_FILL_BF16       0.10  /* share of the idle SMs time charged when tiles < SMs */
+#define HS_GEMM_H200_QUANT_BF16      0.100 /* share of the last wave and padding waste charged */
+#define HS_GEMM_H200_EFF_ALIGN8_BF16 0.21  /* share of peak FLOP/s, rows aligned to 4 or 8 bytes */
+#define HS_GEMM_H200_EFF_ALIGN2_BF16 0.12  /* share of peak FLOP/s, rows aligned to 1 or 2 bytes */
 #endif

@@ -31,9 +31,11 @@ typedef struct curve {
 
 /* gemm_efficiency.h's nine constants of one GPU and type */
 #define HS_CURVE(GPU, T)                                                                                   \
-    {HS_GEMM_##GPU##_EFF_##T,   HS_GEMM_##GPU##_AB_##T, HS_GEMM_##GPU##_C_##T,   HS_GEMM_##GPU##_T0_US_##T, \
-     HS_GEMM_##GPU##_L2_##T,    HS_GEMM_##GPU##_FILL_##T, HS_GEMM_##GPU##_QUANT_##T,                       \
-     HS_GEMM_##GPU##_EFF_ALIGN8_##T, HS_GEMM_##GPU##_EFF_ALIGN2_##T}
+    {                                                                                                      \
+        HS_GEMM_##GPU##_EFF_##T, HS_GEMM_##GPU##_AB_##T, HS_GEMM_##GPU##_C_##T, HS_GEMM_##GPU##_T0_US_##T, \
+            HS_GEMM_##GPU##_L2_##T, HS_GEMM_##GPU##_FILL_##T, HS_GEMM_##GPU##_QUANT_##T,                   \
+            HS_GEMM_##GPU##_EFF_ALIGN8_##T, HS_GEMM_##GPU##_EFF_ALIGN2_##T                                 \
+    }
 
 /* One GPU's measured curves. */
 typedef struct gpu_curves {
@@ -56,20 +58,42 @@ static void type_params(const hs_scenario *sc, int dtype, double *tflops, double
 {
     const gpu_curves *g = curves_of(sc);
     switch (dtype) {
-    case HS_GEMM_FP16: *tflops = sc->gpu.bf16_tflops; *in_bytes = *out_bytes = 2; *cv = &g->fp16; return;
-    case HS_GEMM_BF16: *tflops = sc->gpu.bf16_tflops; *in_bytes = *out_bytes = 2; *cv = &g->bf16; return;
-    case HS_GEMM_TF32: *tflops = sc->gpu.bf16_tflops / 2; *in_bytes = *out_bytes = 4; *cv = &g->tf32; return;
-    case HS_GEMM_FP8: *tflops = sc->gpu.bf16_tflops * 2; *in_bytes = 1; *out_bytes = 2; *cv = &g->bf16; return;
-    case HS_GEMM_FP64: *tflops = sc->gpu.fp32_tflops; *in_bytes = *out_bytes = 8; *cv = &g->fp32; return;
-    default: *tflops = sc->gpu.fp32_tflops; *in_bytes = *out_bytes = 4; *cv = &g->fp32; return;
+    case HS_GEMM_FP16:
+        *tflops = sc->gpu.bf16_tflops;
+        *in_bytes = *out_bytes = 2;
+        *cv = &g->fp16;
+        return;
+    case HS_GEMM_BF16:
+        *tflops = sc->gpu.bf16_tflops;
+        *in_bytes = *out_bytes = 2;
+        *cv = &g->bf16;
+        return;
+    case HS_GEMM_TF32:
+        *tflops = sc->gpu.bf16_tflops / 2;
+        *in_bytes = *out_bytes = 4;
+        *cv = &g->tf32;
+        return;
+    case HS_GEMM_FP8:
+        *tflops = sc->gpu.bf16_tflops * 2;
+        *in_bytes = 1;
+        *out_bytes = 2;
+        *cv = &g->bf16;
+        return;
+    case HS_GEMM_FP64:
+        *tflops = sc->gpu.fp32_tflops;
+        *in_bytes = *out_bytes = 8;
+        *cv = &g->fp32;
+        return;
+    default:
+        *tflops = sc->gpu.fp32_tflops;
+        *in_bytes = *out_bytes = 4;
+        *cv = &g->fp32;
+        return;
     }
 }
 
 /* Output tiles of HS_GEMM_TILE along a dimension of x elements. */
-static uint64_t tiles_along(uint64_t x)
-{
-    return (x + HS_GEMM_TILE - 1) / HS_GEMM_TILE;
-}
+static uint64_t tiles_along(uint64_t x) { return (x + HS_GEMM_TILE - 1) / HS_GEMM_TILE; }
 
 /* Bytes of A and B the GPU's waves of HS_GEMM_TILE² output tiles read from HBM:
  * the SMs run min(tiles, SMs) tiles at once, laid out along n first; a wave

@@ -24,9 +24,9 @@ enum hs_gemm_dtype {
 
 typedef struct hs_gemm_shape {
     uint64_t m, n, k;
-    uint64_t batch;          /* 0 is read as 1 */
-    int dtype;               /* enum hs_gemm_dtype */
-    uint64_t lda, ldb, ldc;  /* leading dimensions in elements; 0: packed, not transposed (m, k, m) */
+    uint64_t batch;         /* 0 is read as 1 */
+    int dtype;              /* enum hs_gemm_dtype */
+    uint64_t lda, ldb, ldc; /* leading dimensions in elements; 0: packed, not transposed (m, k, m) */
 } hs_gemm_shape;
 
 /*

@@ -48,10 +48,13 @@ enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const Hys
     double us;
     hs_gemm_shape g = {0};
     if (k->gemm)
-        g = (hs_gemm_shape){k->gemm->m,   k->gemm->n,   k->gemm->k,   k->gemm->batch, (int)k->gemm->dtype,
-                            k->gemm->lda, k->gemm->ldb, k->gemm->ldc};
-    hs_profile_key key = {d->sc.gpu.model, k->name ? k->name : "", {k->grid_x, k->grid_y, k->grid_z},
-                          {k->block_x, k->block_y, k->block_z}, k->shared_bytes};
+        g = (hs_gemm_shape){k->gemm->m,          k->gemm->n,   k->gemm->k,   k->gemm->batch,
+                            (int)k->gemm->dtype, k->gemm->lda, k->gemm->ldb, k->gemm->ldc};
+    hs_profile_key key = {d->sc.gpu.model,
+                          k->name ? k->name : "",
+                          {k->grid_x, k->grid_y, k->grid_z},
+                          {k->block_x, k->block_y, k->block_z},
+                          k->shared_bytes};
     if (d->profiles && ((k->gemm && profiled_gemm(d, &g, &us)) || hs_profile_db_lookup(d->profiles, &key, &us))) {
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_PROFILE;

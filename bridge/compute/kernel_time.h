@@ -26,8 +26,7 @@ int hs_kernel_time_init(struct hs_daemon *d, char *err, size_t errlen);
 void hs_kernel_time_free(struct hs_daemon *d);
 
 /* The kernel's duration on global GPU `gpu` in *dur_ps; returns its source. */
-enum hs_kernel_source hs_kernel_time(const struct hs_daemon *d, uint32_t gpu, const Hysim__Kernel *k,
-                                     uint64_t *dur_ps);
+enum hs_kernel_source hs_kernel_time(const struct hs_daemon *d, uint32_t gpu, const Hysim__Kernel *k, uint64_t *dur_ps);
 
 /* Adds a finished kernel to the run summary. */
 void hs_kernel_time_count(struct hs_daemon *d, int source, uint64_t dur_ps);

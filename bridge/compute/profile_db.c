@@ -41,8 +41,11 @@ static int cmp_key(const entry *a, const hs_profile_key *k)
 
 static hs_profile_key key_of(const entry *e)
 {
-    hs_profile_key k = {e->gpu, e->kernel, {e->grid[0], e->grid[1], e->grid[2]},
-                        {e->block[0], e->block[1], e->block[2]}, e->shared_bytes};
+    hs_profile_key k = {e->gpu,
+                        e->kernel,
+                        {e->grid[0], e->grid[1], e->grid[2]},
+                        {e->block[0], e->block[1], e->block[2]},
+                        e->shared_bytes};
     return k;
 }
 
@@ -85,7 +88,8 @@ static const char *parse_entry(char *line, entry *e)
 {
     char *f[10];
     if (!split_fields(line, f))
-        return "expected 10 comma-separated fields: gpu,kernel,grid_x,grid_y,grid_z,block_x,block_y,block_z,shared_bytes,us";
+        return "expected 10 comma-separated fields: "
+               "gpu,kernel,grid_x,grid_y,grid_z,block_x,block_y,block_z,shared_bytes,us";
     if (!*f[0] || !*f[1])
         return "empty gpu or kernel name";
     uint64_t v[7];
@@ -142,8 +146,9 @@ static bool check_duplicates(hs_profile_db *db, const char *path, char *err, siz
     for (size_t i = 1; i < db->n; i++)
         if (!cmp_entries(&db->e[i - 1], &db->e[i])) {
             size_t a = db->e[i - 1].line, b = db->e[i].line;
-            snprintf(err, errlen, "%s:%zu: kernel %s on %s with this grid, block and shared memory is already on line %zu",
-                     path, a > b ? a : b, db->e[i].kernel, db->e[i].gpu, a < b ? a : b);
+            snprintf(err, errlen,
+                     "%s:%zu: kernel %s on %s with this grid, block and shared memory is already on line %zu", path,
+                     a > b ? a : b, db->e[i].kernel, db->e[i].gpu, a < b ? a : b);
             return false;
         }
     return true;

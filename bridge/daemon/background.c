@@ -40,8 +40,12 @@ static void add_explicit(struct hs_background *bg, const hs_scenario *sc)
     for (int i = 0; i < sc->background.nflows; i++) {
         const struct hs_bg_flow *f = &sc->background.flows[i];
         bg->src[bg->nsrc++] = (hs_bg_source){
-            .src = f->src_gpu, .dst = f->dst_gpu, .bytes = f->bytes, .next_ps = f->start_ns * 1000,
-            .period_ps = f->repeat_ns * 1000, .end_ps = UINT64_MAX,
+            .src = f->src_gpu,
+            .dst = f->dst_gpu,
+            .bytes = f->bytes,
+            .next_ps = f->start_ns * 1000,
+            .period_ps = f->repeat_ns * 1000,
+            .end_ps = UINT64_MAX,
         };
     }
 }
@@ -83,8 +87,12 @@ static void add_pattern(struct hs_background *bg, const hs_scenario *sc)
         if (dst_of[g] == g)
             continue;
         bg->src[bg->nsrc++] = (hs_bg_source){
-            .src = g, .dst = dst_of[g], .bytes = sc->background.message_bytes,
-            .next_ps = start + rng_next(&rng) % period, .period_ps = period, .end_ps = end,
+            .src = g,
+            .dst = dst_of[g],
+            .bytes = sc->background.message_bytes,
+            .next_ps = start + rng_next(&rng) % period,
+            .period_ps = period,
+            .end_ps = end,
         };
         if (bg->src[bg->nsrc - 1].next_ps >= end)
             bg->src[bg->nsrc - 1].next_ps = UINT64_MAX;

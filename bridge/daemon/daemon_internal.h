@@ -64,7 +64,7 @@ typedef struct hs_u64map {
 
 void *hs_u64map_get(const hs_u64map *m, uint64_t key);
 void hs_u64map_put(hs_u64map *m, uint64_t key, void *val); /* inserts or replaces */
-void *hs_u64map_del(hs_u64map *m, uint64_t key);          /* returns the removed value */
+void *hs_u64map_del(hs_u64map *m, uint64_t key);           /* returns the removed value */
 void hs_u64map_free(hs_u64map *m);
 
 /* ------------------------------------------------------------- timeline */
@@ -80,7 +80,7 @@ typedef struct hs_op_part {
 
 enum hs_op_kind {
     HS_OP_KERNEL,
-    HS_OP_COPY,       /* H2D, D2H, H2H, same-device D2D: fixed duration */
+    HS_OP_COPY, /* H2D, D2H, H2H, same-device D2D: fixed duration */
     HS_OP_MEMSET,
     HS_OP_PEER_COPY,  /* D2D between two GPUs: one fabric flow */
     HS_OP_RECORD,     /* EventRecord: zero duration */
@@ -96,23 +96,23 @@ enum hs_op_kind {
 typedef struct hs_op {
     int refs;
     uint8_t kind;
-    uint8_t copy_kind;  /* Hysim__CopyKind, for HS_OP_COPY */
+    uint8_t copy_kind;     /* Hysim__CopyKind, for HS_OP_COPY */
     uint8_t kernel_source; /* enum hs_kernel_source (kernel_time.h), for HS_OP_KERNEL */
     bool started, done;
     struct hs_session *s;
-    uint32_t gpu;       /* global GPU index */
-    uint32_t peer;      /* HS_OP_PEER_COPY: the other GPU */
-    bool from_peer;     /* HS_OP_PEER_COPY: bytes flow peer → gpu (else gpu → peer) */
-    uint32_t npending;  /* predecessors not yet done */
-    uint64_t seq;       /* per-session op number: the canonical tie-break */
-    uint64_t issue_ps;  /* host time of issue */
-    uint64_t ready_ps;  /* max(issue, predecessors' completions) */
+    uint32_t gpu;      /* global GPU index */
+    uint32_t peer;     /* HS_OP_PEER_COPY: the other GPU */
+    bool from_peer;    /* HS_OP_PEER_COPY: bytes flow peer → gpu (else gpu → peer) */
+    uint32_t npending; /* predecessors not yet done */
+    uint64_t seq;      /* per-session op number: the canonical tie-break */
+    uint64_t issue_ps; /* host time of issue */
+    uint64_t ready_ps; /* max(issue, predecessors' completions) */
     uint64_t start_ps, done_ps;
-    uint64_t dur_ps;    /* fixed-duration ops */
+    uint64_t dur_ps;        /* fixed-duration ops */
     uint64_t launch_gap_ps; /* HS_OP_KERNEL: the GPU's idle time after the op before it on its stream */
     uint64_t bytes;
-    uint64_t stream;    /* the stream it was issued on (trace tracks) */
-    uint32_t label;     /* its name in run_stats (kernel, collective kind; 0: none) */
+    uint64_t stream; /* the stream it was issued on (trace tracks) */
+    uint32_t label;  /* its name in run_stats (kernel, collective kind; 0: none) */
     /* HS_OP_COLLECTIVE: its parts; several when parts of one NCCL group on
      * one stream were fused (Collective.group). Done when all parts are. */
     uint64_t group;
@@ -131,11 +131,11 @@ typedef struct hs_stream {
 
 /* One GPU as one session sees it. */
 typedef struct hs_sgpu {
-    hs_stream legacy;       /* stream 0 */
-    hs_u64map streams;      /* id → hs_stream* (live ones) */
-    hs_stream **all;        /* every stream created, destroyed ones too */
+    hs_stream legacy;  /* stream 0 */
+    hs_u64map streams; /* id → hs_stream* (live ones) */
+    hs_stream **all;   /* every stream created, destroyed ones too */
     size_t nall, capall;
-    uint64_t pending;       /* ops issued and not done */
+    uint64_t pending; /* ops issued and not done */
     uint64_t last_done_ps;
 } hs_sgpu;
 
@@ -152,7 +152,7 @@ int hs_tl_ingest(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *op)
 
 uint64_t hs_tl_next_time(const struct hs_daemon *d); /* HS_TIME_INF if the heap is empty */
 bool hs_tl_empty(const struct hs_daemon *d);
-void hs_tl_process_one(struct hs_daemon *d);         /* pops and runs the earliest event */
+void hs_tl_process_one(struct hs_daemon *d); /* pops and runs the earliest event */
 /* Completes a flow-driven op (peer copy, collective part) at time t. */
 void hs_tl_op_complete(struct hs_daemon *d, hs_op *op, uint64_t t);
 /* One collective part of op is done at time t; the op completes with its last part. */
@@ -216,8 +216,8 @@ typedef struct hs_flow {
 } hs_flow;
 
 /* Hands a flow to the fabric at `start_ps`; the id is the next daemon-wide one. */
-int hs_loop_start_flow(struct hs_daemon *d, const hs_flow *owner, uint32_t src, uint32_t dst,
-                        uint64_t bytes, uint64_t start_ps);
+int hs_loop_start_flow(struct hs_daemon *d, const hs_flow *owner, uint32_t src, uint32_t dst, uint64_t bytes,
+                       uint64_t start_ps);
 /* Simulates as far as the safe time allows and answers the Waits that became final. */
 void hs_loop_advance(struct hs_daemon *d);
 /* True, after failing the run, when every live session waits and nothing can move. */
@@ -240,7 +240,7 @@ typedef struct hs_wait {
     uint64_t host_ns;
     uint32_t gpu;
     uint64_t stream_id, event_id; /* for messages */
-    hs_op *target;      /* STREAM_IDLE: the stream's tail; EVENT_DONE: the last record (ref) */
+    hs_op *target;                /* STREAM_IDLE: the stream's tail; EVENT_DONE: the last record (ref) */
     uint64_t *timed;
     size_t ntimed;
     uint64_t spec_mark; /* speculate.c: work issued when a speculation last found no answer (0: never tried) */
@@ -248,8 +248,8 @@ typedef struct hs_wait {
     uint64_t thread_id; /* THREAD_EXIT: the thread waited for */
     bool exited;        /* THREAD_EXIT: its exit arrived, at exit_ns */
     uint64_t exit_ns;
-    uint64_t until_ns;  /* UNTIL: when the sleep ends */
-    bool woken;         /* UNTIL: a Wake came first, at wake_ns */
+    uint64_t until_ns; /* UNTIL: when the sleep ends */
+    bool woken;        /* UNTIL: a Wake came first, at wake_ns */
     uint64_t wake_ns;
 } hs_wait;
 
@@ -261,30 +261,30 @@ const char *hs_wait_describe(const hs_wait *w, char *buf, size_t len);
 
 typedef struct hs_session {
     struct hs_daemon *d;
-    uint32_t index;         /* connection order: a last-resort tie-break only */
-    int64_t connected_ms;   /* CLOCK_MONOTONIC at accept: a connection must register soon after */
-    int fd;                 /* -1 once closed */
+    uint32_t index;       /* connection order: a last-resort tie-break only */
+    int64_t connected_ms; /* CLOCK_MONOTONIC at accept: a connection must register soon after */
+    int fd;               /* -1 once closed */
     hs_frame_reader rd;
-    bool eof;               /* the peer closed its end */
+    bool eof; /* the peer closed its end */
     bool io_error;
 
     enum hs_sess_state state;
     bool registered, said_bye;
-    bool active;            /* joined: it issues work (until then it bounds only as a non-launcher) */
-    bool outside;           /* every thread blocks outside hysimd (Threads.outside) until it joins again */
-    bool launcher;          /* a descendant registered while it was not active: it does not bound */
+    bool active;   /* joined: it issues work (until then it bounds only as a non-launcher) */
+    bool outside;  /* every thread blocks outside hysimd (Threads.outside) until it joins again */
+    bool launcher; /* a descendant registered while it was not active: it does not bound */
     uint32_t server, pid, first_gpu, gpu_count;
     uint32_t rank, world_size;            /* Register's (world_size 0: not a launcher's job) */
     uint32_t ancestors[HS_MAX_ANCESTORS]; /* Register.ancestors, nearest first */
     size_t nancestors;
     char program[128];
-    uint64_t host_ns;       /* latest host time seen */
-    uint64_t floor_ns;      /* its ops start no earlier (session.c, late_thread) */
+    uint64_t host_ns;  /* latest host time seen */
+    uint64_t floor_ns; /* its ops start no earlier (session.c, late_thread) */
 
     uint64_t next_seq;
-    hs_sgpu *gpus;          /* [gpu_count] */
-    hs_u64map events;       /* event id → hs_op* (last record) */
-    uint64_t pending;       /* ops issued and not done */
+    hs_sgpu *gpus;    /* [gpu_count] */
+    hs_u64map events; /* event id → hs_op* (last record) */
+    uint64_t pending; /* ops issued and not done */
     uint64_t last_done_ps;
 
     /* Unanswered Waits, oldest first: wait, then more_waits[0..nwaits-2]. The
@@ -294,8 +294,8 @@ typedef struct hs_session {
     hs_wait *more_waits;
     size_t nwaits, capwaits;
     uint32_t threads;
-    bool threaded;          /* has had several threads: a new one may still come (no deadlock is certain) */
-    bool split_waiting;     /* its CommSplit is unanswered (comm_split.c); state stays RUNNING */
+    bool threaded;      /* has had several threads: a new one may still come (no deadlock is certain) */
+    bool split_waiting; /* its CommSplit is unanswered (comm_split.c); state stays RUNNING */
 } hs_session;
 
 hs_session *hs_session_new(struct hs_daemon *d, int fd);
@@ -325,7 +325,7 @@ int hs_session_cmp(const hs_session *a, const hs_session *b);
 
 typedef struct hs_child {
     pid_t pid;
-    int pidfd;      /* -1 where pidfd_open is unavailable */
+    int pidfd; /* -1 where pidfd_open is unavailable */
     bool exited;
     bool registered; /* a session registered with its pid */
     bool launcher;   /* a descendant of it registered: it does not bound */
@@ -334,8 +334,8 @@ typedef struct hs_child {
 
 typedef struct hs_heap_ev {
     uint64_t time;
-    hs_op *op;      /* ref */
-    uint8_t type;   /* HS_EV_START, HS_EV_DONE, HS_EV_LOCAL_COPY, HS_EV_COLL_FLOW */
+    hs_op *op;            /* ref */
+    uint8_t type;         /* HS_EV_START, HS_EV_DONE, HS_EV_LOCAL_COPY, HS_EV_COLL_FLOW */
     struct hs_coll *coll; /* HS_EV_LOCAL_COPY, HS_EV_COLL_FLOW: the collective */
     uint32_t step, rank;  /* HS_EV_COLL_FLOW: the flow within it */
 } hs_heap_ev;
@@ -362,45 +362,45 @@ struct hs_daemon {
     size_t heaplen, heapcap;
 
     /* collectives */
-    hs_u64map comms;        /* comm_key → hs_comm* */
-    hs_u64map splits;       /* (parent comm, split number) → hs_split*, unanswered (comm_split.c) */
+    hs_u64map comms;  /* comm_key → hs_comm* */
+    hs_u64map splits; /* (parent comm, split number) → hs_split*, unanswered (comm_split.c) */
 
     /* flows, indexed by id */
     hs_flow *flows;
     size_t flowcap;
     uint64_t next_flow_id;
 
-    hs_run_summary sum;     /* counters; error is copied in at the end */
-    struct hs_profile_db *profiles; /* scenario's compute.profiles, NULL when none */
+    hs_run_summary sum;                 /* counters; error is copied in at the end */
+    struct hs_profile_db *profiles;     /* scenario's compute.profiles, NULL when none */
     struct hs_default_kernel *defaults; /* kernels the default timed, by name (kernel_time.c) */
     size_t ndefaults, capdefaults;
-    hs_u64map default_of;   /* name's hash -> index + 1 in defaults */
-    uint64_t processed_ps;  /* latest time the timeline or the fabric has simulated */
+    hs_u64map default_of;  /* name's hash -> index + 1 in defaults */
+    uint64_t processed_ps; /* latest time the timeline or the fabric has simulated */
 
     /* The job a launcher started (Register.rank, world_size): the safe time
      * stays at 0 until each of its ranks has registered. */
     uint32_t world_size;
     uint32_t ranks_seen;
-    uint8_t *rank_seen;     /* [world_size] */
-    uint64_t steps;         /* events processed, for draining sockets regularly */
+    uint8_t *rank_seen; /* [world_size] */
+    uint64_t steps;     /* events processed, for draining sockets regularly */
 
     bool failed;
     char error[1024];
-    bool running;           /* inside hs_daemon_run */
+    bool running; /* inside hs_daemon_run */
 
-    char token[256];        /* HYSIM_TOKEN at create: every Register must carry it ("" = none needed) */
+    char token[256]; /* HYSIM_TOKEN at create: every Register must carry it ("" = none needed) */
 
     /* stall watchdog (stall.c) */
     uint64_t stall_mark;    /* fingerprint of the simulation's state at the last progress */
     int64_t stall_since_ms; /* CLOCK_MONOTONIC ms of that progress */
 
-    struct hs_run_stats *stats; /* run_stats.c: per-GPU times, trace, progress (NULL until used) */
-    struct hs_background *bg;   /* background.c: other tenants' traffic (NULL: none) */
+    struct hs_run_stats *stats;    /* run_stats.c: per-GPU times, trace, progress (NULL until used) */
+    struct hs_background *bg;      /* background.c: other tenants' traffic (NULL: none) */
     struct hs_statsout *stats_out; /* stats_output.c: `hysim run --stats` files (NULL: not asked for) */
 
     /* speculate.c (run.mode: optimistic) */
-    struct hs_spec *spec;   /* answered speculations awaiting their true answer, fork fault injection */
-    bool spec_child;        /* this process is a speculation: no output, no bound, answers the target only */
+    struct hs_spec *spec; /* answered speculations awaiting their true answer, fork fault injection */
+    bool spec_child;      /* this process is a speculation: no output, no bound, answers the target only */
 
     struct hs_fspec *fspec; /* fabric_speculation.c: completions computed ahead (NULL: no speculation) */
 };

@@ -26,13 +26,13 @@
 #include "stats_output.h"
 #include "transport.h"
 
-#define HS_KILL_GRACE_MS 2000
-#define HS_LOST_GRACE_MS 200 /* how long to wait for a lost session's process to exit */
+#define HS_KILL_GRACE_MS    2000
+#define HS_LOST_GRACE_MS    200 /* how long to wait for a lost session's process to exit */
 #define HS_NO_PIDFD_POLL_MS 50
 /* A connection that has not registered by then is not the program's (the interposer registers at once). */
 #define HS_REGISTER_GRACE_MS 10000
 /* Inside a stretch of simulation: children are looked at every this many ms, the clock every so many steps. */
-#define HS_INTERRUPT_CHECK_MS 100
+#define HS_INTERRUPT_CHECK_MS    100
 #define HS_INTERRUPT_CLOCK_EVERY 256
 #pragma weak hs_fabric_set_interrupt
 

@@ -19,39 +19,39 @@ typedef struct hs_daemon hs_daemon;
 
 /* What a finished run reports (the CLI prints it; the JSON report comes later). */
 typedef struct hs_run_summary {
-    uint64_t sim_end_ps;      /* latest simulated time any GPU or process reached */
-    uint64_t sessions;        /* processes that registered */
-    uint64_t kernels;         /* kernels timed */
-    uint64_t kernels_default; /* ... of which by the per-kernel default */
+    uint64_t sim_end_ps;       /* latest simulated time any GPU or process reached */
+    uint64_t sessions;         /* processes that registered */
+    uint64_t kernels;          /* kernels timed */
+    uint64_t kernels_default;  /* ... of which by the per-kernel default */
     uint64_t kernels_profile;  /* ... of which by the profile database (compute.profiles) */
     uint64_t kernels_roofline; /* ... of which by the GEMM roofline (cuBLAS/cuBLASLt calls) */
     uint64_t kernel_ps_default, kernel_ps_profile, kernel_ps_roofline; /* their summed durations */
     uint64_t copies;
-    uint64_t collectives;     /* collectives completed (counted once, not per rank) */
-    uint64_t flows;           /* fabric flows completed */
+    uint64_t collectives; /* collectives completed (counted once, not per rank) */
+    uint64_t flows;       /* fabric flows completed */
     uint64_t packet_hops;
     uint64_t peak_memory_bytes_max; /* largest per-device peak reported by any process */
     /* Connections refused without failing the run (a stray or hostile peer, not the program): */
-    uint64_t rejected_token;        /* Register with a token other than the run's (HYSIM_TOKEN) */
-    uint64_t rejected_unknown;      /* a connection that sent something other than Register first */
-    uint64_t rejected_oversize;     /* frames longer than HS_FRAME_MAX (from any session) */
+    uint64_t rejected_token;    /* Register with a token other than the run's (HYSIM_TOKEN) */
+    uint64_t rejected_unknown;  /* a connection that sent something other than Register first */
+    uint64_t rejected_oversize; /* frames longer than HS_FRAME_MAX (from any session) */
     /* A thread's first work came after the simulation passed its process's clock: started later. */
     uint64_t late_threads;
     /* run.mode: optimistic (docs/time.md; bridge/speculation/speculate.c). All 0 in exact mode. */
-    uint64_t optimistic_answers;    /* blocking calls answered by speculation, ahead of the safe time */
-    uint64_t answers_revised;       /* ... whose answer the authoritative simulation later changed */
-    uint64_t max_revision_ns;       /* the largest change of a time such an answer carried (ns) */
-    uint64_t speculations;          /* forks to speculate, answered or not */
-    uint64_t speculation_wall_ns;   /* wall time in them: fork, simulating ahead, reading the answer */
-    uint64_t fork_wall_ns;          /* ... of which in fork() itself */
+    uint64_t optimistic_answers;  /* blocking calls answered by speculation, ahead of the safe time */
+    uint64_t answers_revised;     /* ... whose answer the authoritative simulation later changed */
+    uint64_t max_revision_ns;     /* the largest change of a time such an answer carried (ns) */
+    uint64_t speculations;        /* forks to speculate, answered or not */
+    uint64_t speculation_wall_ns; /* wall time in them: fork, simulating ahead, reading the answer */
+    uint64_t fork_wall_ns;        /* ... of which in fork() itself */
     /* run.fabric.speculate with a worker-process fabric (bridge/speculation/fabric_speculation.c). They depend on
      * wall-clock timing (how far the fabric got while hysimd waited), not on results; all 0 otherwise. */
     uint64_t fabric_speculative_completions; /* completions computed ahead of the safe time, held back */
-    uint64_t fabric_withdrawn;      /* ... of those, withdrawn by a rollback before they were applied */
-    uint64_t fabric_rollbacks;      /* late flows that rolled the fabric back to a checkpoint */
-    uint64_t fabric_replayed_flows; /* flows handed again to a resumed checkpoint */
-    char error[1024];         /* non-empty: the simulation failed, and why */
-    bool program_failed;      /* ... because a program process exited with an error or was killed */
+    uint64_t fabric_withdrawn;               /* ... of those, withdrawn by a rollback before they were applied */
+    uint64_t fabric_rollbacks;               /* late flows that rolled the fabric back to a checkpoint */
+    uint64_t fabric_replayed_flows;          /* flows handed again to a resumed checkpoint */
+    char error[1024];                        /* non-empty: the simulation failed, and why */
+    bool program_failed;                     /* ... because a program process exited with an error or was killed */
 } hs_run_summary;
 
 /*
@@ -73,8 +73,7 @@ const char *hs_daemon_endpoint(const hs_daemon *d);
  * hangs on a dead process: a child that exits while others wait on it ends
  * the run with an error naming it.
  */
-int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_status,
-                  hs_run_summary *summary);
+int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_status, hs_run_summary *summary);
 
 /*
  * The kernels the per-kernel default timed, by name, most time first: up to

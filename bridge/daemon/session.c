@@ -60,8 +60,8 @@ const char *hs_session_name(const hs_session *s, char *buf, size_t len)
 
 int hs_session_cmp(const hs_session *a, const hs_session *b)
 {
-#define CMP(f)                                                                                      \
-    if (a->f != b->f)                                                                               \
+#define CMP(f)        \
+    if (a->f != b->f) \
         return a->f < b->f ? -1 : 1;
     CMP(server)
     CMP(first_gpu)
@@ -151,10 +151,7 @@ static bool token_ok(const char *want, const char *got)
 
 /* What has been simulated for good, in ps: not where a speculating fabric runs ahead. A process entering
  * the simulation (Register, Join) or a thread's late first work starts no earlier. */
-static uint64_t simulated_ps(const hs_daemon *d)
-{
-    return hs_max_u64(d->processed_ps, hs_fspec_now(d));
-}
+static uint64_t simulated_ps(const hs_daemon *d) { return hs_max_u64(d->processed_ps, hs_fspec_now(d)); }
 
 /* Its ancestors that registered or that hysim run started, and have issued no work, are launchers. */
 static void mark_launchers(hs_daemon *d, const hs_session *s)
@@ -189,7 +186,8 @@ static void note_rank(hs_daemon *d, hs_session *s, uint32_t rank, uint32_t world
     }
     if (world_size != d->world_size) {
         char who[256];
-        fprintf(stderr, "hysimd: note: %s says WORLD_SIZE=%u, another process %u; only the first job's ranks are awaited\n",
+        fprintf(stderr,
+                "hysimd: note: %s says WORLD_SIZE=%u, another process %u; only the first job's ranks are awaited\n",
                 hs_session_name(s, who, sizeof(who)), world_size, d->world_size);
         return;
     }
@@ -217,9 +215,8 @@ static void on_register(hs_session *s, const Hysim__Register *m)
     if (m->gpu_count == 0 || m->first_gpu >= d->total_gpus || m->gpu_count > d->total_gpus - m->first_gpu ||
         m->server >= (uint32_t)d->sc.servers.count) {
         snprintf(what, sizeof(what),
-                 "Register of server %u, GPUs %u..%u (%u GPUs), but the scenario has %d servers and %u GPUs",
-                 m->server, m->first_gpu, m->first_gpu + m->gpu_count - 1, m->gpu_count,
-                 d->sc.servers.count, d->total_gpus);
+                 "Register of server %u, GPUs %u..%u (%u GPUs), but the scenario has %d servers and %u GPUs", m->server,
+                 m->first_gpu, m->first_gpu + m->gpu_count - 1, m->gpu_count, d->sc.servers.count, d->total_gpus);
         violation(s, what);
         return;
     }
@@ -270,10 +267,7 @@ static void on_register(hs_session *s, const Hysim__Register *m)
     hs_session_reply(s, &r);
 }
 
-hs_wait *hs_session_wait(hs_session *s, size_t i)
-{
-    return i == 0 ? &s->wait : &s->more_waits[i - 1];
-}
+hs_wait *hs_session_wait(hs_session *s, size_t i) { return i == 0 ? &s->wait : &s->more_waits[i - 1]; }
 
 /* WAITING once every thread that issued work waits. */
 static void settle(hs_session *s)
@@ -533,9 +527,7 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
         s->launcher = false;
     }
     switch (m->msg_case) {
-    case HYSIM__CLIENT_MSG__MSG_JOIN:
-        on_join(s, m->join);
-        break;
+    case HYSIM__CLIENT_MSG__MSG_JOIN: on_join(s, m->join); break;
     case HYSIM__CLIENT_MSG__MSG_BATCH:
         for (size_t i = 0; i < m->batch->n_ops && !s->d->failed; i++) {
             Hysim__Op *op = m->batch->ops[i];
@@ -546,25 +538,15 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
             hs_tl_ingest(s->d, s, op);
         }
         break;
-    case HYSIM__CLIENT_MSG__MSG_WAIT:
-        on_wait(s, m->wait);
-        break;
-    case HYSIM__CLIENT_MSG__MSG_BYE:
-        on_bye(s, m->bye);
-        break;
-    case HYSIM__CLIENT_MSG__MSG_THREADS:
-        on_threads(s, m->threads);
-        break;
-    case HYSIM__CLIENT_MSG__MSG_WAKE:
-        on_wake(s, m->wake);
-        break;
+    case HYSIM__CLIENT_MSG__MSG_WAIT: on_wait(s, m->wait); break;
+    case HYSIM__CLIENT_MSG__MSG_BYE: on_bye(s, m->bye); break;
+    case HYSIM__CLIENT_MSG__MSG_THREADS: on_threads(s, m->threads); break;
+    case HYSIM__CLIENT_MSG__MSG_WAKE: on_wake(s, m->wake); break;
     case HYSIM__CLIENT_MSG__MSG_COMM_SPLIT:
         if (host_ok(s, m->comm_split->host_ns, "CommSplit"))
             hs_split_call(s->d, s, m->comm_split); /* answered once every parent rank has called */
         break;
-    default:
-        violation(s, "unknown ClientMsg");
-        break;
+    default: violation(s, "unknown ClientMsg"); break;
     }
 }
 

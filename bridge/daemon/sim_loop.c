@@ -96,7 +96,7 @@ void hs_loop_saw(hs_daemon *d, uint64_t t_ps)
 /* ------------------------------------------------------------- flows */
 
 int hs_loop_start_flow(hs_daemon *d, const hs_flow *owner, uint32_t src, uint32_t dst, uint64_t bytes,
-                        uint64_t start_ps)
+                       uint64_t start_ps)
 {
     uint64_t id = d->next_flow_id++;
     hs_grow((void **)&d->flows, &d->flowcap, (size_t)id + 1, sizeof(*d->flows));
@@ -110,12 +110,11 @@ int hs_loop_start_flow(hs_daemon *d, const hs_flow *owner, uint32_t src, uint32_
         return -1;
     }
     hs_stats_flow_started(d, start_ps);
-    hs_statsout_flow_started(d, id, owner->owner == HS_FLOW_PEER_COPY ? HS_FLOWKIND_COPY : HS_FLOWKIND_COLLECTIVE,
-                             src, dst, bytes, start_ps);
+    hs_statsout_flow_started(d, id, owner->owner == HS_FLOW_PEER_COPY ? HS_FLOWKIND_COPY : HS_FLOWKIND_COLLECTIVE, src,
+                             dst, bytes, start_ps);
     if (hs_fspec_add_flow(d, id, src, dst, bytes, start_ps, err, sizeof(err)) < 0) {
         hs_daemon_fail(d, "hysim: the fabric refused flow %llu (GPU %u → GPU %u, %llu bytes at %llu ps): %s",
-                       (unsigned long long)id, src, dst, (unsigned long long)bytes,
-                       (unsigned long long)start_ps, err);
+                       (unsigned long long)id, src, dst, (unsigned long long)bytes, (unsigned long long)start_ps, err);
         return -1;
     }
     return 0;
@@ -148,10 +147,7 @@ static void flow_completed(hs_daemon *d, const hs_flow_done *done)
 }
 
 /* The program's flows in the fabric: background flows never hold anything up. */
-static uint64_t program_flows(const hs_daemon *d)
-{
-    return hs_fspec_in_flight(d) - hs_bg_in_flight(d);
-}
+static uint64_t program_flows(const hs_daemon *d) { return hs_fspec_in_flight(d) - hs_bg_in_flight(d); }
 
 /* ------------------------------------------------------------- bound */
 
@@ -200,9 +196,7 @@ static bool wait_cond(const hs_session *s, const hs_wait *w, uint64_t *t_ps)
     case HYSIM__WAIT__COND__UNTIL: /* a sleep: its end is known from the start (woken: not done) */
         *t_ps = hs_ns_to_ps(w->until_ns);
         return true;
-    default: /* PROCESS_IDLE */
-        *t_ps = s->last_done_ps;
-        return s->pending == 0;
+    default: /* PROCESS_IDLE */ *t_ps = s->last_done_ps; return s->pending == 0;
     }
 }
 
@@ -358,7 +352,7 @@ void hs_loop_advance(hs_daemon *d)
         }
         if (next >= hs_min_u64(bound, cap_tl)) {
             if (hs_spec_step(d) > 0)
-                continue; /* optimistic answers: those sessions run again */
+                continue;          /* optimistic answers: those sessions run again */
             hs_fspec_run_ahead(d); /* one bounded step; the poll loop comes back while there is more */
             break;
         }
@@ -376,21 +370,13 @@ const char *hs_wait_describe(const hs_wait *w, char *buf, size_t len)
     case HYSIM__WAIT__COND__STREAM_IDLE:
         snprintf(buf, len, "stream %llu of GPU %u to go idle", (unsigned long long)w->stream_id, w->gpu);
         break;
-    case HYSIM__WAIT__COND__EVENT_DONE:
-        snprintf(buf, len, "event %llu", (unsigned long long)w->event_id);
-        break;
-    case HYSIM__WAIT__COND__DEVICE_IDLE:
-        snprintf(buf, len, "GPU %u to go idle", w->gpu);
-        break;
-    case HYSIM__WAIT__COND__THREAD_EXIT:
-        snprintf(buf, len, "one of its threads to exit (pthread_join)");
-        break;
+    case HYSIM__WAIT__COND__EVENT_DONE: snprintf(buf, len, "event %llu", (unsigned long long)w->event_id); break;
+    case HYSIM__WAIT__COND__DEVICE_IDLE: snprintf(buf, len, "GPU %u to go idle", w->gpu); break;
+    case HYSIM__WAIT__COND__THREAD_EXIT: snprintf(buf, len, "one of its threads to exit (pthread_join)"); break;
     case HYSIM__WAIT__COND__UNTIL:
         snprintf(buf, len, "a sleep or timed wait to end at %llu ns", (unsigned long long)w->until_ns);
         break;
-    default:
-        snprintf(buf, len, "all its GPU work to finish");
-        break;
+    default: snprintf(buf, len, "all its GPU work to finish"); break;
     }
     return buf;
 }

@@ -62,13 +62,14 @@ static void fail_stalled(hs_daemon *d, double waited_s)
             at += (size_t)snprintf(msg + at, sizeof(msg) - at, "\n  %s waits in ncclCommSplit",
                                    hs_session_name(s, who, sizeof(who)));
         else if (s->state == HS_SESS_RUNNING && s->nwaits > 0)
-            at += (size_t)snprintf(msg + at, sizeof(msg) - at,
-                                   "\n  %s: %zu of its threads wait (the first for %s), and another that issued "
-                                   "work has sent nothing since host time %llu ns: it computes, or blocks where hysim "
-                                   "does not see it (a robust or process-shared lock, an OpenMP task wait, a loop on a flag, "
-                                   "a pipe or socket, a wait with a deadline on the machine's clock)",
-                                   hs_session_name(s, who, sizeof(who)), s->nwaits,
-                                   hs_wait_describe(&s->wait, what, sizeof(what)), (unsigned long long)s->host_ns);
+            at += (size_t)snprintf(
+                msg + at, sizeof(msg) - at,
+                "\n  %s: %zu of its threads wait (the first for %s), and another that issued "
+                "work has sent nothing since host time %llu ns: it computes, or blocks where hysim "
+                "does not see it (a robust or process-shared lock, an OpenMP task wait, a loop on a flag, "
+                "a pipe or socket, a wait with a deadline on the machine's clock)",
+                hs_session_name(s, who, sizeof(who)), s->nwaits, hs_wait_describe(&s->wait, what, sizeof(what)),
+                (unsigned long long)s->host_ns);
         else if (s->state == HS_SESS_RUNNING && s->outside)
             at += (size_t)snprintf(msg + at, sizeof(msg) - at,
                                    "\n  %s blocks outside CUDA, every thread of it (a socket, a pipe, poll, or a "
@@ -77,7 +78,8 @@ static void fail_stalled(hs_daemon *d, double waited_s)
         else if (s->state == HS_SESS_RUNNING && s->launcher)
             at += (size_t)snprintf(msg + at, sizeof(msg) - at,
                                    "\n  %s launched other processes and issued no GPU work: it does not hold the "
-                                   "simulation back", hs_session_name(s, who, sizeof(who)));
+                                   "simulation back",
+                                   hs_session_name(s, who, sizeof(who)));
         else if (s->state == HS_SESS_RUNNING)
             at += (size_t)snprintf(msg + at, sizeof(msg) - at,
                                    "\n  %s runs on the host and has sent nothing since host time %llu ns",
@@ -86,7 +88,8 @@ static void fail_stalled(hs_daemon *d, double waited_s)
     if (d->ranks_seen < d->world_size && at < sizeof(msg))
         at += (size_t)snprintf(msg + at, sizeof(msg) - at,
                                "\n  %u of the job's %u ranks (WORLD_SIZE) have registered: the simulation waits at "
-                               "time 0 for the others' first CUDA call", d->ranks_seen, d->world_size);
+                               "time 0 for the others' first CUDA call",
+                               d->ranks_seen, d->world_size);
     if (at < sizeof(msg) && hs_coll_describe_unfinished(d, msg, sizeof(msg)) == 0)
         snprintf(msg + at, sizeof(msg) - at, "\n  (no collective is unfinished)");
     hs_daemon_fail(d, "%s", msg);

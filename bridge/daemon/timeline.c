@@ -140,10 +140,7 @@ bool hs_tl_empty(const hs_daemon *d) { return d->heaplen == 0; }
 
 /* ------------------------------------------------------------- streams */
 
-void hs_tl_session_init(hs_session *s)
-{
-    s->gpus = hs_xcalloc(s->gpu_count, sizeof(*s->gpus));
-}
+void hs_tl_session_init(hs_session *s) { s->gpus = hs_xcalloc(s->gpu_count, sizeof(*s->gpus)); }
 
 void hs_tl_session_free(hs_session *s)
 {
@@ -216,10 +213,7 @@ static uint64_t bits_ps(uint64_t bytes, double gbps)
 }
 
 /* bytes moved through HBM at `gBps` GB/s, in ps */
-static uint64_t hbm_ps(uint64_t bytes, double gBps)
-{
-    return bits_ps(bytes, gBps * 8.0);
-}
+static uint64_t hbm_ps(uint64_t bytes, double gBps) { return bits_ps(bytes, gBps * 8.0); }
 
 uint64_t hs_tl_local_copy_ps(const hs_daemon *d, uint64_t bytes)
 {
@@ -233,10 +227,10 @@ uint64_t hs_tl_local_copy_ps(const hs_daemon *d, uint64_t bytes)
  * bench/RESULTS.md "Pitched memory"). A row narrower than a 32-byte sector
  * written to the GPU costs more (the GPU reads and rewrites the sector).
  */
-#define HS_COPY_ROW_PS 1400
+#define HS_COPY_ROW_PS        1400
 #define HS_COPY_SECTOR_ROW_PS 3400
-#define HS_COPY_SECTOR_BYTES 32
-#define HS_MEMSET_ROW_PS 600
+#define HS_COPY_SECTOR_BYTES  32
+#define HS_MEMSET_ROW_PS      600
 
 /*
  * A host copy's fixed cost (pcie.copy_latency_ns) is partly done while the
@@ -256,10 +250,7 @@ static void take_early(hs_op *op, uint64_t early)
 }
 
 /* A 2D op's rows as the wire gives them: 0 or 1, or more rows than bytes, is one contiguous range. */
-static uint64_t op_rows(uint64_t rows, uint64_t bytes)
-{
-    return rows > 1 && rows <= bytes ? rows : 1;
-}
+static uint64_t op_rows(uint64_t rows, uint64_t bytes) { return rows > 1 && rows <= bytes ? rows : 1; }
 
 /* A 2D op's time: its bytes' time or its rows' floor, whichever is longer (rows from op_rows). */
 static uint64_t rows_floor_ps(uint64_t bytes_ps, uint64_t rows, uint64_t row_ps)
@@ -282,17 +273,17 @@ static uint64_t rows_floor_ps(uint64_t bytes_ps, uint64_t rows, uint64_t row_ps)
  * reaches the GPU (take_early), the rest with its bytes.
  */
 #define HS_MEMSET_SMALL_BYTES 4096
-#define HS_MEMSET_SMALL_PS 2800000
-#define HS_MEMSET_PS 5500000
-#define HS_MEMSET_QUEUED_PS 1500000
-#define HS_MEMSET_HBM_SHARE 0.95
+#define HS_MEMSET_SMALL_PS    2800000
+#define HS_MEMSET_PS          5500000
+#define HS_MEMSET_QUEUED_PS   1500000
+#define HS_MEMSET_HBM_SHARE   0.95
 
 /* A memset's fixed cost and, into *body_ps, the time of its bytes (2D: rows > 1). */
 static uint64_t memset_fixed_ps(uint64_t bytes, uint64_t rows, double hbm_gbps, uint64_t *body_ps)
 {
-    *body_ps = bytes ? rows_floor_ps(hbm_ps(bytes, HS_MEMSET_HBM_SHARE * hbm_gbps), op_rows(rows, bytes),
-                                     HS_MEMSET_ROW_PS)
-                     : 0;
+    *body_ps =
+        bytes ? rows_floor_ps(hbm_ps(bytes, HS_MEMSET_HBM_SHARE * hbm_gbps), op_rows(rows, bytes), HS_MEMSET_ROW_PS)
+              : 0;
     return !bytes ? 0 : bytes <= HS_MEMSET_SMALL_BYTES ? HS_MEMSET_SMALL_PS : HS_MEMSET_PS;
 }
 
@@ -303,7 +294,7 @@ static uint64_t memset_fixed_ps(uint64_t bytes, uint64_t rows, double hbm_gbps, 
  * 256 MiB, bench/real/memcpy_kinds_real.sh, bench/RESULTS.md "Host copies").
  * NCCL's copies to self run inside its kernels: hs_tl_local_copy_ps.
  */
-#define HS_DEVICE_COPY_PS 5500000
+#define HS_DEVICE_COPY_PS        5500000
 #define HS_DEVICE_COPY_HBM_SHARE 0.87
 
 /* Fills kind and duration of a copy op; -1 after failing on a bad message. */
@@ -349,8 +340,7 @@ static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op
         op->from_peer = c->from_peer;
         return 0;
     default:
-        hs_daemon_fail(d, "hysim: %s: unknown copy kind %d", hs_session_name(s, who, sizeof(who)),
-                       (int)c->kind);
+        hs_daemon_fail(d, "hysim: %s: unknown copy kind %d", hs_session_name(s, who, sizeof(who)), (int)c->kind);
         return -1;
     }
 }
@@ -413,9 +403,8 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
     s->host_ns = m->host_ns;
     hs_loop_saw(d, hs_ns_to_ps(m->host_ns));
     if (m->gpu < s->first_gpu || m->gpu - s->first_gpu >= s->gpu_count) {
-        hs_daemon_fail(d, "hysim: %s: op on GPU %u, outside its GPUs %u..%u",
-                       hs_session_name(s, who, sizeof(who)), m->gpu, s->first_gpu,
-                       s->first_gpu + s->gpu_count - 1);
+        hs_daemon_fail(d, "hysim: %s: op on GPU %u, outside its GPUs %u..%u", hs_session_name(s, who, sizeof(who)),
+                       m->gpu, s->first_gpu, s->first_gpu + s->gpu_count - 1);
         return -1;
     }
     if (m->kind_case == HYSIM__OP__KIND__NOT_SET || bad_kind_payload(m)) {
@@ -476,9 +465,7 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
         take_early(op, early);
         break;
     }
-    case HYSIM__OP__KIND_EVENT_RECORD:
-        op->kind = HS_OP_RECORD;
-        break;
+    case HYSIM__OP__KIND_EVENT_RECORD: op->kind = HS_OP_RECORD; break;
     case HYSIM__OP__KIND_WAIT_EVENT:
         op->kind = HS_OP_WAIT_EVENT;
         /* the most recent record issued before it; never recorded: no wait */
@@ -492,8 +479,7 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
             goto fail;
         break;
     default:
-        hs_daemon_fail(d, "hysim: %s: unknown op kind %d", hs_session_name(s, who, sizeof(who)),
-                       (int)m->kind_case);
+        hs_daemon_fail(d, "hysim: %s: unknown op kind %d", hs_session_name(s, who, sizeof(who)), (int)m->kind_case);
         goto fail;
     }
 
@@ -532,15 +518,10 @@ fail:
 static void count_done(hs_daemon *d, const hs_op *op)
 {
     switch (op->kind) {
-    case HS_OP_KERNEL:
-        hs_kernel_time_count(d, op->kernel_source, op->dur_ps);
-        break;
+    case HS_OP_KERNEL: hs_kernel_time_count(d, op->kernel_source, op->dur_ps); break;
     case HS_OP_COPY:
-    case HS_OP_PEER_COPY:
-        d->sum.copies++;
-        break;
-    default:
-        break;
+    case HS_OP_PEER_COPY: d->sum.copies++; break;
+    default: break;
     }
 }
 
@@ -594,12 +575,8 @@ static void op_start(hs_daemon *d, hs_op *op, uint64_t t)
             hs_loop_start_flow(d, &f, src, dst, op->bytes, t);
         }
         break;
-    case HS_OP_COLLECTIVE:
-        hs_coll_reached(d, op, 0, t);
-        break;
-    default:
-        heap_push(d, t > HS_TIME_INF - op->dur_ps ? HS_TIME_INF : t + op->dur_ps, op, HS_EV_DONE);
-        break;
+    case HS_OP_COLLECTIVE: hs_coll_reached(d, op, 0, t); break;
+    default: heap_push(d, t > HS_TIME_INF - op->dur_ps ? HS_TIME_INF : t + op->dur_ps, op, HS_EV_DONE); break;
     }
 }
 

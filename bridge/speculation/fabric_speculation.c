@@ -57,14 +57,14 @@
 /* Simulated time one run-ahead step may cover: the window in this many steps. */
 #define HS_FSPEC_STEPS_PER_WINDOW 16
 /* Back-off (see above). */
-#define HS_FSPEC_CLEAN_TO_GROW 8
-#define HS_FSPEC_MAX_STRIKES 2
-#define HS_FSPEC_MIN_WINDOW_SHIFT 5         /* the window never goes below 1/32 of the configured one */
-#define HS_FSPEC_PAUSE_COMPLETIONS 256      /* the first pause */
-#define HS_FSPEC_PAUSE_GROWTH_SHIFT 4       /* each pause in a row is 16 times the one before */
-#define HS_FSPEC_MAX_PAUSE_SHIFT 16         /* at most 65536 times the first: speculation is off */
-#define HS_FSPEC_REPLAYS_PER_STRIKE 256     /* a rollback that re-simulates many flows counts more */
-#define HS_FSPEC_PAUSE_PER_REPLAYED 4       /* and pauses for 4 completions per flow it re-simulated */
+#define HS_FSPEC_CLEAN_TO_GROW      8
+#define HS_FSPEC_MAX_STRIKES        2
+#define HS_FSPEC_MIN_WINDOW_SHIFT   5   /* the window never goes below 1/32 of the configured one */
+#define HS_FSPEC_PAUSE_COMPLETIONS  256 /* the first pause */
+#define HS_FSPEC_PAUSE_GROWTH_SHIFT 4   /* each pause in a row is 16 times the one before */
+#define HS_FSPEC_MAX_PAUSE_SHIFT    16  /* at most 65536 times the first: speculation is off */
+#define HS_FSPEC_REPLAYS_PER_STRIKE 256 /* a rollback that re-simulates many flows counts more */
+#define HS_FSPEC_PAUSE_PER_REPLAYED 4   /* and pauses for 4 completions per flow it re-simulated */
 
 typedef struct hs_done_list {
     hs_flow_done *v;
@@ -73,19 +73,19 @@ typedef struct hs_done_list {
 
 struct hs_fspec {
     bool on;
-    uint64_t window_ps;    /* how far the fabric may be ahead of `applied_ps` now (back-off) */
+    uint64_t window_ps;     /* how far the fabric may be ahead of `applied_ps` now (back-off) */
     uint64_t window_max_ps; /* the configured window */
-    uint32_t clean;        /* held completions applied since the last rollback or growth */
-    uint32_t strikes;      /* rollbacks since the last clean stretch */
-    uint32_t pauses;       /* pauses in a row (no clean stretch at full window between) */
-    uint64_t pause_left;   /* completions to apply before running ahead again */
-    uint64_t replayed;     /* the fabric's replayed_flows when last weighed */
-    bool weigh;            /* a rollback since: weigh its replayed flows */
-    uint64_t chunk_ps;     /* simulated time per run-ahead step */
-    uint64_t applied_ps;   /* every completion before it is applied (the fabric time the clock sees) */
-    uint64_t safe_sent_ps; /* the last safe time told to the worker */
-    hs_done_list held;     /* computed ahead, not applied: finish >= applied_ps */
-    hs_done_list reapply;  /* applied, withdrawn by a rollback: the fabric reports them again */
+    uint32_t clean;         /* held completions applied since the last rollback or growth */
+    uint32_t strikes;       /* rollbacks since the last clean stretch */
+    uint32_t pauses;        /* pauses in a row (no clean stretch at full window between) */
+    uint64_t pause_left;    /* completions to apply before running ahead again */
+    uint64_t replayed;      /* the fabric's replayed_flows when last weighed */
+    bool weigh;             /* a rollback since: weigh its replayed flows */
+    uint64_t chunk_ps;      /* simulated time per run-ahead step */
+    uint64_t applied_ps;    /* every completion before it is applied (the fabric time the clock sees) */
+    uint64_t safe_sent_ps;  /* the last safe time told to the worker */
+    hs_done_list held;      /* computed ahead, not applied: finish >= applied_ps */
+    hs_done_list reapply;   /* applied, withdrawn by a rollback: the fabric reports them again */
 };
 
 /* ------------------------------------------------------------- lists */
@@ -361,8 +361,8 @@ static bool worth_running_ahead(const hs_daemon *d)
     const struct hs_fspec *fs = d->fspec;
     uint64_t now = hs_fabric_now_ps(d->fabric);
     return fs->pause_left == 0 && list_size(&fs->held) == 0 && hs_fspec_in_flight(d) > hs_bg_in_flight(d) &&
-           hs_fabric_flows_in_flight(d->fabric) > 0 &&
-           now < fs->applied_ps + fs->window_ps && now < HS_TIME_INF - fs->window_ps;
+           hs_fabric_flows_in_flight(d->fabric) > 0 && now < fs->applied_ps + fs->window_ps &&
+           now < HS_TIME_INF - fs->window_ps;
 }
 
 bool hs_fspec_more(const hs_daemon *d)

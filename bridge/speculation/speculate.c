@@ -68,10 +68,10 @@
 /* One speculative answer, kept until the authoritative simulation knows the true one. */
 typedef struct hs_spec_rec {
     bool query;
-    uint64_t host_ns;    /* of the Wait */
-    hs_op **covered;     /* the condition holds once all are done (refs) */
+    uint64_t host_ns; /* of the Wait */
+    hs_op **covered;  /* the condition holds once all are done (refs) */
     size_t ncovered;
-    hs_op **timed;       /* the event records the answer timed (refs; NULL: never recorded) */
+    hs_op **timed; /* the event records the answer timed (refs; NULL: never recorded) */
     size_t ntimed;
     /* what was answered */
     uint64_t n_ns;
@@ -202,9 +202,9 @@ static void write_all(int fd, const void *buf, size_t len)
     }
 }
 
-static int g_answer_fd = -1;         /* the child's end of the pipe */
-static const hs_session *g_target;   /* the session the child answers */
-static hs_spec_msg g_msg;            /* its answer, once given */
+static int g_answer_fd = -1;       /* the child's end of the pipe */
+static const hs_session *g_target; /* the session the child answers */
+static hs_spec_msg g_msg;          /* its answer, once given */
 static hs_spec_ev *g_ev;
 
 void hs_spec_child_answered(hs_daemon *d, const hs_session *s, const Hysim__Reply *r)
@@ -278,7 +278,7 @@ static void child_main(hs_daemon *d, hs_session *target, int fd, pid_t parent)
     d->stats = NULL; /* fresh statistics: no trace file, no progress line */
     for (size_t i = 0; i < d->nsessions; i++)
         d->sessions[i]->fd = -1; /* never read nor answered here */
-    hs_loop_advance(d); /* everything issued so far: nothing bounds it here */
+    hs_loop_advance(d);          /* everything issued so far: nothing bounds it here */
     if (g_msg.status != HS_SPEC_ANSWERED) {
         /* not answered: it needs work nobody has issued; or the simulation
          * failed, which the authoritative one will report in its turn */
@@ -337,12 +337,8 @@ static hs_op **covered_ops(hs_session *s, size_t *n)
     *n = 0;
     switch (w->cond) {
     case HYSIM__WAIT__COND__STREAM_IDLE:
-    case HYSIM__WAIT__COND__EVENT_DONE:
-        add_covered(&ops, n, &cap, w->target);
-        break;
-    case HYSIM__WAIT__COND__DEVICE_IDLE:
-        cover_gpu(&ops, n, &cap, &s->gpus[w->gpu - s->first_gpu]);
-        break;
+    case HYSIM__WAIT__COND__EVENT_DONE: add_covered(&ops, n, &cap, w->target); break;
+    case HYSIM__WAIT__COND__DEVICE_IDLE: cover_gpu(&ops, n, &cap, &s->gpus[w->gpu - s->first_gpu]); break;
     default: /* PROCESS_IDLE */
         for (uint32_t g = 0; g < s->gpu_count; g++)
             cover_gpu(&ops, n, &cap, &s->gpus[g]);
@@ -540,8 +536,7 @@ static int speculate(hs_daemon *d, hs_session *s)
     }
     close(p[0]);
     int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     d->sum.speculation_wall_ns += mono_ns() - t0;
     int rc = 0;
     if (!ok) {

@@ -35,7 +35,7 @@ typedef struct hs_gpu_acc {
 
 typedef struct hs_link_prev {
     char name[sizeof(((hs_fabric_link_stats *)0)->name)]; /* for the fabric's sampler, which then */
-    double gbps;                                           /* reads nothing from the fabric */
+    double gbps;                                          /* reads nothing from the fabric */
     uint64_t bytes, paused_ps;
     double util, pfc, queue; /* last values written, -1: none yet */
 } hs_link_prev;
@@ -65,7 +65,6 @@ struct hs_run_stats {
     uint64_t ticks;
 };
 
-
 /* ------------------------------------------------------------- state */
 
 static struct hs_run_stats *stats_of(hs_daemon *d)
@@ -82,10 +81,7 @@ static struct hs_run_stats *stats_of(hs_daemon *d)
     return d->stats;
 }
 
-static double ps_to_us(uint64_t ps)
-{
-    return (double)ps * 1e-6;
-}
+static double ps_to_us(uint64_t ps) { return (double)ps * 1e-6; }
 
 void hs_json_put_text(FILE *f, const char *s)
 {
@@ -119,8 +115,8 @@ static void meta(struct hs_run_stats *r, int pid, uint32_t tid, const char *what
 static void sort_index(struct hs_run_stats *r, int pid, int index)
 {
     FILE *f = event_begin(r);
-    fprintf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}",
-            pid, index);
+    fprintf(f, "{\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"name\":\"process_sort_index\",\"args\":{\"sort_index\":%d}}", pid,
+            index);
 }
 
 /* ------------------------------------------------------------- options */
@@ -192,10 +188,7 @@ uint32_t hs_stats_coll_label(hs_daemon *d, int kind)
 
 /* -------------------------------------------------------------- GPU ops */
 
-static int gpu_pid(uint32_t gpu)
-{
-    return (int)gpu + 1;
-}
+static int gpu_pid(uint32_t gpu) { return (int)gpu + 1; }
 
 static uint32_t stream_tid(struct hs_run_stats *r, uint32_t gpu, uint64_t stream)
 {
@@ -245,9 +238,7 @@ static void trace_op(struct hs_run_stats *r, const hs_op *op)
     case HS_OP_COPY:
         fprintf(f, "%s\",\"cat\":\"memcpy\",\"args\":{\"bytes\":%" PRIu64 "}}", copy_name(op->copy_kind), op->bytes);
         break;
-    case HS_OP_MEMSET:
-        fprintf(f, "memset\",\"cat\":\"memcpy\",\"args\":{\"bytes\":%" PRIu64 "}}", op->bytes);
-        break;
+    case HS_OP_MEMSET: fprintf(f, "memset\",\"cat\":\"memcpy\",\"args\":{\"bytes\":%" PRIu64 "}}", op->bytes); break;
     case HS_OP_PEER_COPY:
         fprintf(f, "memcpy D2D %s GPU %u\",\"cat\":\"memcpy\",\"args\":{\"bytes\":%" PRIu64 "}}",
                 op->from_peer ? "from" : "to", op->peer, op->bytes);
@@ -256,8 +247,8 @@ static void trace_op(struct hs_run_stats *r, const hs_op *op)
         /* the label: the kind, then what NCCL would run ("AllReduce Tree/LL", collective.c) */
         const char *name = op->label ? r->labels[op->label] : "collective";
         int kind_len = (int)strcspn(name, " ");
-        fprintf(f, "%s%s\",\"cat\":\"nccl\",\"args\":{\"kind\":\"%.*s\",\"bytes\":%" PRIu64 ",\"parts\":%u",
-                name, op->nparts > 1 ? " (group)" : "", kind_len, name, op->bytes, op->nparts);
+        fprintf(f, "%s%s\",\"cat\":\"nccl\",\"args\":{\"kind\":\"%.*s\",\"bytes\":%" PRIu64 ",\"parts\":%u", name,
+                op->nparts > 1 ? " (group)" : "", kind_len, name, op->bytes, op->nparts);
         if (name[kind_len])
             fprintf(f, ",\"algorithm\":\"%s\"", name + kind_len + 1);
         fputs("}}", f);
@@ -348,8 +339,8 @@ void hs_stats_wait_answered(hs_daemon *d, const hs_session *s, const char *what,
 
 /* ---------------------------------------------------------- link samples */
 
-static void counter(struct hs_run_stats *r, uint64_t t, const char *what, const char *link, const char *key,
-                    double v, double *prev)
+static void counter(struct hs_run_stats *r, uint64_t t, const char *what, const char *link, const char *key, double v,
+                    double *prev)
 {
     v = round(v * 1000.0) / 1000.0; /* as written: a change below that is no change */
     if (*prev == v)
@@ -476,16 +467,13 @@ void hs_stats_tick(hs_daemon *d)
     double wall = (double)(now - r->wall_start_ms) * 1e-3;
     /* a whole line: the program writes to the same terminal, and a line
      * rewritten in place with \r would run into its output */
-    fprintf(stderr, "hysim: simulated %.6f s, wall %.1f s, %.3g events/s\n", (double)d->sum.sim_end_ps * 1e-12,
-            wall, wall > 0 ? (double)hs_daemon_events(d) / wall : 0.0);
+    fprintf(stderr, "hysim: simulated %.6f s, wall %.1f s, %.3g events/s\n", (double)d->sum.sim_end_ps * 1e-12, wall,
+            wall > 0 ? (double)hs_daemon_events(d) / wall : 0.0);
 }
 
 /* -------------------------------------------------------------- results */
 
-uint32_t hs_daemon_gpu_count(const hs_daemon *d)
-{
-    return d->total_gpus;
-}
+uint32_t hs_daemon_gpu_count(const hs_daemon *d) { return d->total_gpus; }
 
 static int span_cmp(const void *a, const void *b)
 {
@@ -529,10 +517,7 @@ void hs_daemon_gpu_stats(const hs_daemon *d, uint32_t gpu, hs_gpu_stats *out)
     out->comm_ps = union_ps(g->spans, g->nspans, 1);
 }
 
-size_t hs_daemon_link_count(const hs_daemon *d)
-{
-    return hs_fabric_link_count(d->fabric);
-}
+size_t hs_daemon_link_count(const hs_daemon *d) { return hs_fabric_link_count(d->fabric); }
 
 int hs_daemon_link_stats(const hs_daemon *d, size_t i, hs_fabric_link_stats *out)
 {
@@ -639,7 +624,7 @@ int hs_daemon_finish_trace(hs_daemon *d, char *err, size_t errlen)
     uint64_t end = hs_max_u64(hs_fabric_now_ps(d->fabric), r->sample_ps);
     if (!r->fabric_named)
         link_table(d, r);
-    sample_links(d, r, end); /* the stretch after the fabric's last sample point */
+    sample_links(d, r, end);                 /* the stretch after the fabric's last sample point */
     for (size_t i = 0; i < r->nlinks; i++) { /* every counter ends at zero with the run */
         hs_fabric_link_stats ls;
         if (hs_fabric_get_link_stats(d->fabric, i, &ls) == 0) {

@@ -20,10 +20,10 @@
 /* ------------------------------------------------------- for `hysim run` */
 
 typedef struct hs_run_options {
-    const char *trace_path;    /* Chrome/Perfetto trace-event JSON; NULL: none */
-    bool progress;             /* a progress line on stderr, at most once a second */
+    const char *trace_path;        /* Chrome/Perfetto trace-event JSON; NULL: none */
+    bool progress;                 /* a progress line on stderr, at most once a second */
     unsigned progress_interval_ms; /* 0: 1000 (tests shorten it) */
-    uint64_t sample_period_ps; /* link counters in the trace; 0: HS_STATS_DEFAULT_SAMPLE_PS */
+    uint64_t sample_period_ps;     /* link counters in the trace; 0: HS_STATS_DEFAULT_SAMPLE_PS */
     /* Sample links with the fabric's sampler (hs_fabric_sample_links: queue depth
      * at each point); false when something else holds it (--stats), and the
      * counters are then sampled at flow starts and completions, with the

@@ -93,8 +93,13 @@ void hs_statsout_flow_started(hs_daemon *d, uint64_t id, enum hs_flow_kind kind,
     if (!o)
         return;
     hs_grow((void **)&o->recs, &o->caprecs, o->nrecs + 1, sizeof(*o->recs));
-    o->recs[o->nrecs] = (hs_flow_rec){.id = id, .bytes = bytes, .start_ps = start_ps, .finish_ps = UINT64_MAX,
-                                      .src = src, .dst = dst, .kind = (uint8_t)kind};
+    o->recs[o->nrecs] = (hs_flow_rec){.id = id,
+                                      .bytes = bytes,
+                                      .start_ps = start_ps,
+                                      .finish_ps = UINT64_MAX,
+                                      .src = src,
+                                      .dst = dst,
+                                      .kind = (uint8_t)kind};
     hs_u64map_put(&o->index, id, (void *)(uintptr_t)(++o->nrecs));
 }
 
@@ -146,10 +151,11 @@ static void write_links(hs_daemon *d, const hs_statsout *o, uint64_t sim_ps, hs_
         hs_fabric_link_stats ls;
         hs_fabric_get_link_stats(d->fabric, i, &ls);
         double u = utilisation(&ls, sim_ps);
-        fprintf(f, "%s,%g,%" PRIu64 ",%.6f,%" PRIu64 ",%" PRIu64 ",%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-                   ",%" PRIu64 "\n",
-                ls.name, ls.gbps, ls.bytes, u, ls.packets, ls.pfc_pauses, (double)ls.pfc_paused_ps * 1e-6,
-                ls.ecn_marks, ls.drops, ls.retransmissions, ls.cnps, ls.max_queue_bytes);
+        fprintf(f,
+                "%s,%g,%" PRIu64 ",%.6f,%" PRIu64 ",%" PRIu64 ",%.3f,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+                ",%" PRIu64 "\n",
+                ls.name, ls.gbps, ls.bytes, u, ls.packets, ls.pfc_pauses, (double)ls.pfc_paused_ps * 1e-6, ls.ecn_marks,
+                ls.drops, ls.retransmissions, ls.cnps, ls.max_queue_bytes);
         total->bytes += ls.bytes;
         total->packets += ls.packets;
         total->pfc_pauses += ls.pfc_pauses;
@@ -218,17 +224,20 @@ static void write_summary(hs_daemon *d, const hs_statsout *o, uint64_t sim_ps, c
         return;
     fprintf(f, "{\n  \"version\": %d,\n  \"scenario\": ", HS_STATS_SCHEMA_VERSION);
     put_json_string(f, d->sc.name);
-    fprintf(f, ",\n  \"sim_time_ps\": %" PRIu64 ",\n  \"sample_interval_ps\": %" PRIu64 ",\n  \"samples\": %" PRIu64
-               ",\n  \"links\": %zu,\n",
+    fprintf(f,
+            ",\n  \"sim_time_ps\": %" PRIu64 ",\n  \"sample_interval_ps\": %" PRIu64 ",\n  \"samples\": %" PRIu64
+            ",\n  \"links\": %zu,\n",
             sim_ps, o->interval_ps, o->samples, hs_fabric_link_count(d->fabric));
-    fprintf(f, "  \"flows\": {\"collective\": %" PRIu64 ", \"copy\": %" PRIu64 ", \"background\": %" PRIu64
-               ", \"background_unfinished\": %" PRIu64 "},\n",
+    fprintf(f,
+            "  \"flows\": {\"collective\": %" PRIu64 ", \"copy\": %" PRIu64 ", \"background\": %" PRIu64
+            ", \"background_unfinished\": %" PRIu64 "},\n",
             counts[0], counts[1], counts[2], counts[3]);
     fprintf(f, "  \"flow_bytes\": {\"collective\": %" PRIu64 ", \"copy\": %" PRIu64 ", \"background\": %" PRIu64 "},\n",
             bytes[0], bytes[1], bytes[2]);
-    fprintf(f, "  \"totals\": {\"link_bytes\": %" PRIu64 ", \"packets\": %" PRIu64 ", \"pfc_pauses\": %" PRIu64
-               ", \"pfc_paused_us\": %.3f, \"ecn_marks\": %" PRIu64 ", \"drops\": %" PRIu64
-               ", \"retransmissions\": %" PRIu64 ", \"cnps\": %" PRIu64 "},\n",
+    fprintf(f,
+            "  \"totals\": {\"link_bytes\": %" PRIu64 ", \"packets\": %" PRIu64 ", \"pfc_pauses\": %" PRIu64
+            ", \"pfc_paused_us\": %.3f, \"ecn_marks\": %" PRIu64 ", \"drops\": %" PRIu64
+            ", \"retransmissions\": %" PRIu64 ", \"cnps\": %" PRIu64 "},\n",
             t->bytes, t->packets, t->pfc_pauses, (double)t->pfc_paused_ps * 1e-6, t->ecn_marks, t->drops,
             t->retransmissions, t->cnps);
     fprintf(f, "  \"busiest_link\": {\"name\": ");

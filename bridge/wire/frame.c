@@ -22,11 +22,13 @@
 /* First allocation of a reader's buffer; it doubles from there. */
 #define READER_MIN_CAP 4096u
 
-static uint32_t get_le32(const uint8_t *p) {
+static uint32_t get_le32(const uint8_t *p)
+{
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static void put_le32(uint8_t *p, uint32_t v) {
+static void put_le32(uint8_t *p, uint32_t v)
+{
     p[0] = (uint8_t)v;
     p[1] = (uint8_t)(v >> 8);
     p[2] = (uint8_t)(v >> 16);
@@ -39,12 +41,14 @@ static int length_ok(uint32_t len) { return len != 0 && len <= HS_FRAME_MAX; }
 
 void hs_frame_reader_init(hs_frame_reader *r) { memset(r, 0, sizeof *r); }
 
-void hs_frame_reader_free(hs_frame_reader *r) {
+void hs_frame_reader_free(hs_frame_reader *r)
+{
     free(r->buf);
     memset(r, 0, sizeof *r);
 }
 
-long hs_frame_reader_fill(hs_frame_reader *r, int fd) {
+long hs_frame_reader_fill(hs_frame_reader *r, int fd)
+{
     /* Drop what hs_frame_reader_next has handed out; the bodies it returned
      * are only valid until this call. */
     if (r->off > 0) {
@@ -88,7 +92,8 @@ long hs_frame_reader_fill(hs_frame_reader *r, int fd) {
     }
 }
 
-int hs_frame_reader_next(hs_frame_reader *r, const uint8_t **body, size_t *body_len) {
+int hs_frame_reader_next(hs_frame_reader *r, const uint8_t **body, size_t *body_len)
+{
     size_t avail = r->len - r->off;
     if (avail < HDR)
         return 1;
@@ -105,7 +110,8 @@ int hs_frame_reader_next(hs_frame_reader *r, const uint8_t **body, size_t *body_
     return HS_FRAME_OK;
 }
 
-int hs_frame_reader_ready(const hs_frame_reader *r) {
+int hs_frame_reader_ready(const hs_frame_reader *r)
+{
     size_t avail = r->len - r->off;
     if (avail < HDR)
         return 0;
@@ -113,14 +119,13 @@ int hs_frame_reader_ready(const hs_frame_reader *r) {
     return !length_ok(n) || avail - HDR >= n;
 }
 
-int hs_frame_reader_at_eof(const hs_frame_reader *r) {
-    return r->len > r->off ? HS_FRAME_TRUNCATED : HS_FRAME_EOF;
-}
+int hs_frame_reader_at_eof(const hs_frame_reader *r) { return r->len > r->off ? HS_FRAME_TRUNCATED : HS_FRAME_EOF; }
 
 /* ---- blocking side ---- */
 
 /* Reads exactly len bytes; returns bytes read before EOF (< len) or -1 on error. */
-static ssize_t read_full(int fd, uint8_t *p, size_t len) {
+static ssize_t read_full(int fd, uint8_t *p, size_t len)
+{
     size_t got = 0;
     while (got < len) {
         ssize_t n = read(fd, p + got, len - got);
@@ -134,7 +139,8 @@ static ssize_t read_full(int fd, uint8_t *p, size_t len) {
     return (ssize_t)got;
 }
 
-int hs_frame_read_blocking(int fd, uint8_t **body, size_t *body_len, char *err, size_t errlen) {
+int hs_frame_read_blocking(int fd, uint8_t **body, size_t *body_len, char *err, size_t errlen)
+{
     *body = NULL;
     *body_len = 0;
     uint8_t hdr[HDR];
@@ -181,7 +187,8 @@ int hs_frame_read_blocking(int fd, uint8_t **body, size_t *body_len, char *err, 
  * Writes all of iov. On a socket, sendmsg with MSG_NOSIGNAL makes a closed
  * peer an EPIPE error instead of SIGPIPE; anything else (a pipe) gets writev.
  */
-static int write_all(int fd, struct iovec *iov, int iovcnt, char *err, size_t errlen) {
+static int write_all(int fd, struct iovec *iov, int iovcnt, char *err, size_t errlen)
+{
     int use_send = 1;
     while (iovcnt > 0) {
         ssize_t n;
@@ -222,10 +229,10 @@ static int write_all(int fd, struct iovec *iov, int iovcnt, char *err, size_t er
     return HS_FRAME_OK;
 }
 
-int hs_frame_write(int fd, const uint8_t *body, size_t body_len, char *err, size_t errlen) {
+int hs_frame_write(int fd, const uint8_t *body, size_t body_len, char *err, size_t errlen)
+{
     if (body_len == 0 || body_len > HS_FRAME_MAX) {
-        hs_error_format(err, errlen, "refusing to send a frame of %zu bytes (allowed 1..%u)", body_len,
-                HS_FRAME_MAX);
+        hs_error_format(err, errlen, "refusing to send a frame of %zu bytes (allowed 1..%u)", body_len, HS_FRAME_MAX);
         return HS_FRAME_TOO_LARGE;
     }
     uint8_t hdr[HDR];
@@ -240,13 +247,12 @@ int hs_frame_write(int fd, const uint8_t *body, size_t body_len, char *err, size
  * carry; the caller passes `empty`, an explicit encoding of a default field
  * that decodes to the same message, or NULL to refuse such a message.
  */
-static int send_msg(int fd, const ProtobufCMessage *m, const uint8_t *empty, size_t empty_len,
-                    char *err, size_t errlen) {
+static int send_msg(int fd, const ProtobufCMessage *m, const uint8_t *empty, size_t empty_len, char *err, size_t errlen)
+{
     const char *name = m->descriptor->name;
     size_t n = protobuf_c_message_get_packed_size(m);
     if (n > HS_FRAME_MAX) {
-        hs_error_format(err, errlen, "%s of %zu bytes exceeds the frame limit of %u bytes", name, n,
-                HS_FRAME_MAX);
+        hs_error_format(err, errlen, "%s of %zu bytes exceeds the frame limit of %u bytes", name, n, HS_FRAME_MAX);
         return HS_FRAME_TOO_LARGE;
     }
     if (n == 0) {
@@ -284,12 +290,14 @@ static int send_msg(int fd, const ProtobufCMessage *m, const uint8_t *empty, siz
     return rc;
 }
 
-int hs_frame_send_client_msg(int fd, const Hysim__ClientMsg *m, char *err, size_t errlen) {
+int hs_frame_send_client_msg(int fd, const Hysim__ClientMsg *m, char *err, size_t errlen)
+{
     /* A ClientMsg with no message set means nothing; refuse it. */
     return send_msg(fd, &m->base, NULL, 0, err, errlen);
 }
 
-int hs_frame_send_reply(int fd, const Hysim__Reply *m, char *err, size_t errlen) {
+int hs_frame_send_reply(int fd, const Hysim__Reply *m, char *err, size_t errlen)
+{
     /* now_ns = 0 (field 1, varint), written explicitly: the same all-default Reply. */
     static const uint8_t empty_reply[] = {0x08, 0x00};
     return send_msg(fd, &m->base, empty_reply, sizeof empty_reply, err, errlen);
@@ -297,22 +305,24 @@ int hs_frame_send_reply(int fd, const Hysim__Reply *m, char *err, size_t errlen)
 
 /* ---- decoders ---- */
 
-Hysim__ClientMsg *hs_frame_decode_client_msg(const uint8_t *body, size_t len, char *err,
-                                             size_t errlen) {
+Hysim__ClientMsg *hs_frame_decode_client_msg(const uint8_t *body, size_t len, char *err, size_t errlen)
+{
     Hysim__ClientMsg *m = hysim__client_msg__unpack(NULL, len, body);
     if (!m)
         hs_error_format(err, errlen, "garbage frame: %zu bytes do not decode as hysim.ClientMsg", len);
     return m;
 }
 
-Hysim__Reply *hs_frame_decode_reply(const uint8_t *body, size_t len, char *err, size_t errlen) {
+Hysim__Reply *hs_frame_decode_reply(const uint8_t *body, size_t len, char *err, size_t errlen)
+{
     Hysim__Reply *m = hysim__reply__unpack(NULL, len, body);
     if (!m)
         hs_error_format(err, errlen, "garbage frame: %zu bytes do not decode as hysim.Reply", len);
     return m;
 }
 
-const char *hs_frame_status_name(int status) {
+const char *hs_frame_status_name(int status)
+{
     switch (status) {
     case HS_FRAME_OK: return "ok";
     case HS_FRAME_EOF: return "eof";

@@ -18,7 +18,7 @@
 
 enum hs_frame_status {
     HS_FRAME_OK = 0,
-    HS_FRAME_EOF = 1,       /* clean end of stream before a new frame */
+    HS_FRAME_EOF = 1,        /* clean end of stream before a new frame */
     HS_FRAME_TRUNCATED = -1, /* stream ended inside a frame */
     HS_FRAME_TOO_LARGE = -2, /* length 0 or above HS_FRAME_MAX */
     HS_FRAME_GARBAGE = -3,   /* body does not decode as the expected message */

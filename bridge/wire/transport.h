@@ -21,8 +21,7 @@ int hs_transport_connect(const char *endpoint, char *err, size_t errlen);
  * The endpoint a client should use to reach listen_fd, bound for `endpoint`:
  * the same string, except that a TCP port 0 becomes the port bound. 0, or -1 with err.
  */
-int hs_transport_bound_endpoint(int listen_fd, const char *endpoint, char *out, size_t len, char *err,
-                                size_t errlen);
+int hs_transport_bound_endpoint(int listen_fd, const char *endpoint, char *out, size_t len, char *err, size_t errlen);
 
 /* Removes what listen created (the socket file). */
 void hs_transport_unlink(const char *endpoint);

@@ -23,8 +23,7 @@ bool hs_tcp_is_endpoint(const char *endpoint)
 }
 
 /* Splits "tcp:HOST:PORT" (HOST may be "[v6]") into host and port; 0, or -1 with err. */
-static int split(const char *endpoint, char *host, size_t hostlen, char *port, size_t portlen, char *err,
-                 size_t errlen)
+static int split(const char *endpoint, char *host, size_t hostlen, char *port, size_t portlen, char *err, size_t errlen)
 {
     const char *rest = endpoint + sizeof HS_TCP_PREFIX - 1;
     const char *colon = strrchr(rest, ':');
@@ -49,8 +48,8 @@ static struct addrinfo *resolve(const char *endpoint, bool passive, char *err, s
     char host[256], port[16];
     if (split(endpoint, host, sizeof host, port, sizeof port, err, errlen) < 0)
         return NULL;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0)};
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0)};
     struct addrinfo *res = NULL;
     int rc = getaddrinfo(host, port, &hints, &res);
     if (rc != 0) {

@@ -18,7 +18,6 @@ int hs_tcp_connect(const char *endpoint, char *err, size_t errlen);
 /* Disables Nagle's algorithm: every frame is a request waiting for its answer. */
 void hs_tcp_nodelay(int fd);
 /* "tcp:HOST:PORT" with the port listen_fd is bound to. 0, or -1 with err. */
-int hs_tcp_bound_endpoint(int listen_fd, const char *endpoint, char *out, size_t len, char *err,
-                          size_t errlen);
+int hs_tcp_bound_endpoint(int listen_fd, const char *endpoint, char *out, size_t len, char *err, size_t errlen);
 
 #endif

@@ -15,15 +15,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#define UNIX_PREFIX "unix:"
+#define UNIX_PREFIX    "unix:"
 #define LISTEN_BACKLOG 128
 
 /* Fills sa from "unix:/path"; 0, or -1 with err. */
-static int parse_endpoint(const char *endpoint, struct sockaddr_un *sa, char *err, size_t errlen) {
+static int parse_endpoint(const char *endpoint, struct sockaddr_un *sa, char *err, size_t errlen)
+{
     const size_t plen = sizeof UNIX_PREFIX - 1;
     if (!endpoint || strncmp(endpoint, UNIX_PREFIX, plen) != 0 || endpoint[plen] == '\0') {
         hs_error_format(err, errlen, "unsupported endpoint \"%s\" (expected unix:/path or tcp:HOST:PORT)",
-                endpoint ? endpoint : "(null)");
+                        endpoint ? endpoint : "(null)");
         return -1;
     }
     const char *path = endpoint + plen;
@@ -31,8 +32,8 @@ static int parse_endpoint(const char *endpoint, struct sockaddr_un *sa, char *er
     memset(sa, 0, sizeof *sa);
     sa->sun_family = AF_UNIX;
     if (n >= sizeof sa->sun_path) {
-        hs_error_format(err, errlen, "socket path too long (%zu bytes, at most %zu): %s", n,
-                sizeof sa->sun_path - 1, path);
+        hs_error_format(err, errlen, "socket path too long (%zu bytes, at most %zu): %s", n, sizeof sa->sun_path - 1,
+                        path);
         return -1;
     }
     memcpy(sa->sun_path, path, n + 1);
@@ -40,7 +41,8 @@ static int parse_endpoint(const char *endpoint, struct sockaddr_un *sa, char *er
 }
 
 /* connect() that survives EINTR: the connection then completes on its own. */
-static int connect_eintr(int fd, const struct sockaddr_un *sa) {
+static int connect_eintr(int fd, const struct sockaddr_un *sa)
+{
     if (connect(fd, (const struct sockaddr *)sa, sizeof *sa) == 0)
         return 0;
     if (errno != EINTR)
@@ -68,7 +70,8 @@ static int connect_eintr(int fd, const struct sockaddr_un *sa) {
  * After bind found the path taken: replace it only when it is a socket nobody
  * listens on (a daemon that died without unlinking). 0 when it was removed.
  */
-static int remove_stale(const struct sockaddr_un *sa, char *err, size_t errlen) {
+static int remove_stale(const struct sockaddr_un *sa, char *err, size_t errlen)
+{
     struct stat st;
     if (lstat(sa->sun_path, &st) < 0) {
         if (errno == ENOENT) /* gone in between */
@@ -77,8 +80,7 @@ static int remove_stale(const struct sockaddr_un *sa, char *err, size_t errlen) 
         return -1;
     }
     if (!S_ISSOCK(st.st_mode)) {
-        hs_error_format(err, errlen, "cannot listen on %s: the path exists and is not a socket",
-                sa->sun_path);
+        hs_error_format(err, errlen, "cannot listen on %s: the path exists and is not a socket", sa->sun_path);
         return -1;
     }
     int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -90,13 +92,12 @@ static int remove_stale(const struct sockaddr_un *sa, char *err, size_t errlen) 
     int cerr = errno;
     close(probe);
     if (rc == 0) {
-        hs_error_format(err, errlen, "cannot listen on %s: another process is listening there",
-                sa->sun_path);
+        hs_error_format(err, errlen, "cannot listen on %s: another process is listening there", sa->sun_path);
         return -1;
     }
     if (cerr != ECONNREFUSED) {
-        hs_error_format(err, errlen, "cannot listen on %s: it exists and probing it failed: %s",
-                sa->sun_path, strerror(cerr));
+        hs_error_format(err, errlen, "cannot listen on %s: it exists and probing it failed: %s", sa->sun_path,
+                        strerror(cerr));
         return -1;
     }
     if (unlink(sa->sun_path) < 0 && errno != ENOENT) {
@@ -106,7 +107,8 @@ static int remove_stale(const struct sockaddr_un *sa, char *err, size_t errlen) 
     return 0;
 }
 
-int hs_transport_listen(const char *endpoint, char *err, size_t errlen) {
+int hs_transport_listen(const char *endpoint, char *err, size_t errlen)
+{
     if (hs_tcp_is_endpoint(endpoint))
         return hs_tcp_listen(endpoint, err, errlen);
     struct sockaddr_un sa;
@@ -140,7 +142,8 @@ int hs_transport_listen(const char *endpoint, char *err, size_t errlen) {
     return fd;
 }
 
-int hs_transport_accept(int listen_fd) {
+int hs_transport_accept(int listen_fd)
+{
     for (;;) {
         int fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0)
@@ -150,7 +153,8 @@ int hs_transport_accept(int listen_fd) {
     }
 }
 
-int hs_transport_connect(const char *endpoint, char *err, size_t errlen) {
+int hs_transport_connect(const char *endpoint, char *err, size_t errlen)
+{
     if (hs_tcp_is_endpoint(endpoint))
         return hs_tcp_connect(endpoint, err, errlen);
     struct sockaddr_un sa;
@@ -169,8 +173,8 @@ int hs_transport_connect(const char *endpoint, char *err, size_t errlen) {
     return fd;
 }
 
-int hs_transport_bound_endpoint(int listen_fd, const char *endpoint, char *out, size_t len, char *err,
-                                size_t errlen) {
+int hs_transport_bound_endpoint(int listen_fd, const char *endpoint, char *out, size_t len, char *err, size_t errlen)
+{
     if (hs_tcp_is_endpoint(endpoint))
         return hs_tcp_bound_endpoint(listen_fd, endpoint, out, len, err, errlen);
     if (strlen(endpoint) >= len) {
@@ -181,7 +185,8 @@ int hs_transport_bound_endpoint(int listen_fd, const char *endpoint, char *out, 
     return 0;
 }
 
-void hs_transport_unlink(const char *endpoint) {
+void hs_transport_unlink(const char *endpoint)
+{
     struct sockaddr_un sa;
     if (parse_endpoint(endpoint, &sa, NULL, 0) == 0)
         unlink(sa.sun_path);

@@ -40,8 +40,8 @@ typedef struct hs_flow_done {
 typedef struct hs_fabric_stats {
     uint64_t flows_added;
     uint64_t flows_done;
-    uint64_t packet_hops;   /* packets transmitted over any link */
-    uint64_t events;        /* simulator events executed */
+    uint64_t packet_hops; /* packets transmitted over any link */
+    uint64_t events;      /* simulator events executed */
     uint64_t bytes_delivered;
 } hs_fabric_stats;
 
@@ -49,8 +49,8 @@ typedef struct hs_fabric_stats {
 hs_fabric *hs_fabric_create(const hs_scenario *sc, char *err, size_t errlen);
 
 /* 0 on success; -1 with a message in err (unknown GPU, start in the past, zero bytes, duplicate id). */
-int hs_fabric_add_flow(hs_fabric *f, uint64_t flow_id, uint32_t src_gpu, uint32_t dst_gpu,
-                       uint64_t bytes, uint64_t start_ps, char *err, size_t errlen);
+int hs_fabric_add_flow(hs_fabric *f, uint64_t flow_id, uint32_t src_gpu, uint32_t dst_gpu, uint64_t bytes,
+                       uint64_t start_ps, char *err, size_t errlen);
 
 /* See the stepping contract above. */
 int hs_fabric_next_completion(hs_fabric *f, uint64_t limit_ps, hs_flow_done *done);
@@ -72,16 +72,16 @@ void hs_fabric_destroy(hs_fabric *f);
  */
 typedef struct hs_fabric_link_stats {
     char name[48];
-    double gbps;               /* line rate of this direction */
-    uint64_t bytes;            /* transmitted: data and control, retransmissions included */
+    double gbps;    /* line rate of this direction */
+    uint64_t bytes; /* transmitted: data and control, retransmissions included */
     uint64_t packets;
-    uint64_t pfc_pauses;       /* PFC XOFF frames that paused this port */
-    uint64_t pfc_paused_ps;    /* time this port's data priority spent paused (up to now) */
-    uint64_t ecn_marks;        /* data packets CE-marked when leaving this port */
-    uint64_t drops;            /* packets dropped by the switch buffer while queueing here */
-    uint64_t retransmissions;  /* data packets a NIC sent again (go-back-N) over this link */
-    uint64_t cnps;             /* congestion notifications sent over this link */
-    uint64_t max_queue_bytes;  /* deepest data queue at this port (NIC ports: 0) */
+    uint64_t pfc_pauses;      /* PFC XOFF frames that paused this port */
+    uint64_t pfc_paused_ps;   /* time this port's data priority spent paused (up to now) */
+    uint64_t ecn_marks;       /* data packets CE-marked when leaving this port */
+    uint64_t drops;           /* packets dropped by the switch buffer while queueing here */
+    uint64_t retransmissions; /* data packets a NIC sent again (go-back-N) over this link */
+    uint64_t cnps;            /* congestion notifications sent over this link */
+    uint64_t max_queue_bytes; /* deepest data queue at this port (NIC ports: 0) */
 } hs_fabric_link_stats;
 
 /* Number of links (directions); indices 0 .. count-1 are stable for a fabric. */
@@ -114,11 +114,10 @@ typedef struct hs_fabric_link_sample {
     uint64_t pfc_paused_ps; /* paused time up to t */
 } hs_fabric_link_sample;
 
-typedef void (*hs_fabric_sample_fn)(void *ctx, uint64_t t_ps, const hs_fabric_link_sample *links,
-                                    size_t nlinks);
+typedef void (*hs_fabric_sample_fn)(void *ctx, uint64_t t_ps, const hs_fabric_link_sample *links, size_t nlinks);
 
-int hs_fabric_sample_links(hs_fabric *f, uint64_t interval_ps, hs_fabric_sample_fn fn, void *ctx,
-                           char *err, size_t errlen);
+int hs_fabric_sample_links(hs_fabric *f, uint64_t interval_ps, hs_fabric_sample_fn fn, void *ctx, char *err,
+                           size_t errlen);
 
 /*
  * Worker mode: checkpoints and rollback.
@@ -159,9 +158,9 @@ typedef struct hs_fabric_options {
 } hs_fabric_options;
 
 typedef struct hs_fabric_checkpoint_stats {
-    uint64_t taken;          /* checkpoints forked since creation */
-    uint64_t live;           /* paused checkpoints now */
-    uint64_t oldest_ps;      /* time of the oldest live one (0 when none) */
+    uint64_t taken;     /* checkpoints forked since creation */
+    uint64_t live;      /* paused checkpoints now */
+    uint64_t oldest_ps; /* time of the oldest live one (0 when none) */
     uint64_t rollbacks;
     uint64_t replayed_flows; /* flows handed again to resumed checkpoints */
     uint64_t worker_pid;     /* the process running the model now (0: in-process) */
@@ -175,8 +174,7 @@ typedef struct hs_fabric_checkpoint_stats {
 } hs_fabric_checkpoint_stats;
 
 /* As hs_fabric_create, with options (NULL: in-process, ignoring the environment). */
-hs_fabric *hs_fabric_create_opts(const hs_scenario *sc, const hs_fabric_options *opts,
-                                 char *err, size_t errlen);
+hs_fabric *hs_fabric_create_opts(const hs_scenario *sc, const hs_fabric_options *opts, char *err, size_t errlen);
 
 /* The caller will hand over no flow starting before safe_ps: checkpoints older
  * than the newest one at or before safe_ps are dropped (by the next step or

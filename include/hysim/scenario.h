@@ -60,11 +60,11 @@ typedef struct hs_scenario {
     char name[256];
 
     struct {
-        char model[64];       /* reported as cudaDeviceProp.name, e.g. "NVIDIA H200" */
+        char model[64];        /* reported as cudaDeviceProp.name, e.g. "NVIDIA H200" */
         uint64_t memory_bytes; /* YAML memory_gib */
         double bf16_tflops;
         double fp32_tflops;
-        double hbm_gbps;       /* GB/s (bytes) of HBM bandwidth */
+        double hbm_gbps; /* GB/s (bytes) of HBM bandwidth */
         int sm_count;
         int cc_major, cc_minor; /* compute capability */
     } gpu;
@@ -75,19 +75,19 @@ typedef struct hs_scenario {
     } servers;
 
     struct {
-        double gbps_per_gpu;     /* Gb/s each direction between a GPU and the NVSwitch plane */
-        uint64_t latency_ns;     /* one-way GPU→GPU latency through the NVSwitch */
-        uint32_t segment_bytes;  /* packet size used by the fabric on NVLink (YAML segment_kib) */
+        double gbps_per_gpu;    /* Gb/s each direction between a GPU and the NVSwitch plane */
+        uint64_t latency_ns;    /* one-way GPU→GPU latency through the NVSwitch */
+        uint32_t segment_bytes; /* packet size used by the fabric on NVLink (YAML segment_kib) */
     } nvlink;
 
     struct {
-        int gen;           /* 3..6 */
-        int lanes;         /* 1..16 */
-        double gbps;       /* derived from gen and lanes unless given; Gb/s each way */
+        int gen;     /* 3..6 */
+        int lanes;   /* 1..16 */
+        double gbps; /* derived from gen and lanes unless given; Gb/s each way */
         uint64_t latency_ns;
-        double copy_gbps;          /* a copy engine's rate between pinned host memory and a GPU; Gb/s */
-        uint64_t copy_latency_ns;  /* a host<->device copy's fixed GPU time */
-        double pageable_gbps;      /* a copy's rate from or to pageable host memory (staged by the host) */
+        double copy_gbps;         /* a copy engine's rate between pinned host memory and a GPU; Gb/s */
+        uint64_t copy_latency_ns; /* a host<->device copy's fixed GPU time */
+        double pageable_gbps;     /* a copy's rate from or to pageable host memory (staged by the host) */
     } pcie;
 
     struct {
@@ -97,17 +97,19 @@ typedef struct hs_scenario {
     } nics;
 
     struct {
-        bool present;            /* false when the file has no fabric: section */
+        bool present; /* false when the file has no fabric: section */
         enum hs_topology topology;
         int leaves, spines;
         double oversubscription; /* leaf down:up bandwidth ratio, 1.0 = none */
         uint64_t link_latency_ns;
         double switch_buffer_mib;
         uint32_t mtu;
-        struct { double kmin_kb, kmax_kb, pmax; } ecn;
+        struct {
+            double kmin_kb, kmax_kb, pmax;
+        } ecn;
         bool pfc;
         bool dcqcn;
-        uint64_t rto_ns;         /* go-back-N retransmission timeout of the sending NICs (YAML rto_us);
+        uint64_t rto_ns; /* go-back-N retransmission timeout of the sending NICs (YAML rto_us);
                                     0 = the default, 1 ms (a scenario filled in by hand, not loaded) */
     } fabric;
 
@@ -132,17 +134,17 @@ typedef struct hs_scenario {
     struct {
         enum hs_run_mode mode;
         enum hs_host_time host_time;
-        double host_time_scale;     /* for HS_HOST_TIME_SCALED */
+        double host_time_scale;      /* for HS_HOST_TIME_SCALED */
         uint64_t host_time_fixed_ns; /* for HS_HOST_TIME_FIXED */
         uint64_t seed;
-        double stall_timeout_s;     /* wall seconds without simulated progress before hysimd gives up; 0 = never */
+        double stall_timeout_s;        /* wall seconds without simulated progress before hysimd gives up; 0 = never */
         double checkpoint_interval_us; /* worker-mode fabric: a checkpoint every this much simulated time */
         uint32_t checkpoints_max;      /* worker-mode fabric: paused checkpoints kept (1..64) */
         struct {
             enum hs_fabric_process process;
-            bool speculate;               /* worker-mode fabric: run ahead of the safe time while hysimd waits */
-            double speculate_window_us;   /* ... by at most this much simulated time */
-        } fabric;                         /* run.fabric (bridge/speculation/fabric_speculation.c) */
+            bool speculate;             /* worker-mode fabric: run ahead of the safe time while hysimd waits */
+            double speculate_window_us; /* ... by at most this much simulated time */
+        } fabric;                       /* run.fabric (bridge/speculation/fabric_speculation.c) */
     } run;
 
     /* Traffic of other tenants (scenarios/README.md, "background"); nothing waits for it. */
@@ -155,10 +157,10 @@ typedef struct hs_scenario {
             uint64_t repeat_ns; /* 0: once; else again every repeat_ns for as long as the run lasts */
         } flows[HS_BG_MAX_FLOWS];
         enum hs_bg_pattern pattern;
-        double load;            /* fraction of the NIC rate each sender offers */
+        double load; /* fraction of the NIC rate each sender offers */
         uint64_t message_bytes;
         uint64_t start_ns, duration_ns;
-        uint32_t target_gpu;    /* incast: the GPU every sender sends to */
+        uint32_t target_gpu; /* incast: the GPU every sender sends to */
     } background;
 
     struct {
@@ -182,8 +184,7 @@ void hs_scenario_defaults(hs_scenario *sc);
 int hs_scenario_load(const char *path, hs_scenario *sc, char *errbuf, size_t errlen);
 
 /* The same on text in memory; `name` stands for the file name in messages. */
-int hs_scenario_parse(const char *text, size_t len, const char *name, hs_scenario *sc,
-                      char *errbuf, size_t errlen);
+int hs_scenario_parse(const char *text, size_t len, const char *name, hs_scenario *sc, char *errbuf, size_t errlen);
 
 /* Derived figures used by several modules. */
 static inline int hs_scenario_gpu_count(const hs_scenario *sc)

@@ -218,38 +218,38 @@ cublasStatus_t cublasGetAtomicsMode(cublasHandle_t handle, cublasAtomicsMode_t *
 /* Each macro defines an entry point and its _64 twin (I: int or int64_t, the
  * type of its sizes), which checks and times the product the same way. The
  * dtype expression may read the handle, h. */
-#define HS_TYPED_GEMM(fn, T, I, dtype)                                                                     \
-    cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k,         \
-                      const T *alpha, const T *A, I lda, const T *B, I ldb, const T *beta, T *C, I ldc)    \
-    {                                                                                                      \
-        (void)ta, (void)tb, (void)alpha, (void)A, (void)B, (void)beta, (void)C;                            \
-        return gemm(h, #fn, m, n, k, lda, ldb, ldc, 1, dtype);                                             \
+#define HS_TYPED_GEMM(fn, T, I, dtype)                                                                             \
+    cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k, const T *alpha, \
+                      const T *A, I lda, const T *B, I ldb, const T *beta, T *C, I ldc)                            \
+    {                                                                                                              \
+        (void)ta, (void)tb, (void)alpha, (void)A, (void)B, (void)beta, (void)C;                                    \
+        return gemm(h, #fn, m, n, k, lda, ldb, ldc, 1, dtype);                                                     \
     }
 
-#define HS_TYPED_GEMM_STRIDED(fn, T, I, dtype)                                                             \
-    cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k,         \
-                      const T *alpha, const T *A, I lda, long long sa, const T *B, I ldb, long long sb,    \
-                      const T *beta, T *C, I ldc, long long sc, I batch)                                   \
-    {                                                                                                      \
-        (void)ta, (void)tb, (void)alpha, (void)A, (void)sa, (void)B, (void)sb, (void)beta, (void)C, (void)sc; \
-        return gemm(h, #fn, m, n, k, lda, ldb, ldc, batch, dtype);                                         \
+#define HS_TYPED_GEMM_STRIDED(fn, T, I, dtype)                                                                      \
+    cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k, const T *alpha,  \
+                      const T *A, I lda, long long sa, const T *B, I ldb, long long sb, const T *beta, T *C, I ldc, \
+                      long long sc, I batch)                                                                        \
+    {                                                                                                               \
+        (void)ta, (void)tb, (void)alpha, (void)A, (void)sa, (void)B, (void)sb, (void)beta, (void)C, (void)sc;       \
+        return gemm(h, #fn, m, n, k, lda, ldb, ldc, batch, dtype);                                                  \
     }
 
-#define HS_TYPED_GEMM_BATCHED(fn, T, I, dtype)                                                             \
-    cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k,         \
-                      const T *alpha, const T *const A[], I lda, const T *const B[], I ldb, const T *beta, \
-                      T *const C[], I ldc, I batch)                                                        \
-    {                                                                                                      \
-        (void)ta, (void)tb, (void)alpha, (void)A, (void)B, (void)beta, (void)C;                            \
-        return gemm(h, #fn, m, n, k, lda, ldb, ldc, batch, dtype);                                         \
+#define HS_TYPED_GEMM_BATCHED(fn, T, I, dtype)                                                                     \
+    cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k, const T *alpha, \
+                      const T *const A[], I lda, const T *const B[], I ldb, const T *beta, T *const C[], I ldc,    \
+                      I batch)                                                                                     \
+    {                                                                                                              \
+        (void)ta, (void)tb, (void)alpha, (void)A, (void)B, (void)beta, (void)C;                                    \
+        return gemm(h, #fn, m, n, k, lda, ldb, ldc, batch, dtype);                                                 \
     }
 
-#define HS_TYPED_GEMMS(gemm_fn, strided_fn, batched_fn, T, dtype)                                          \
-    HS_TYPED_GEMM(gemm_fn, T, int, dtype)                                                                  \
-    HS_TYPED_GEMM(gemm_fn##_64, T, int64_t, dtype)                                                         \
-    HS_TYPED_GEMM_STRIDED(strided_fn, T, int, dtype)                                                       \
-    HS_TYPED_GEMM_STRIDED(strided_fn##_64, T, int64_t, dtype)                                              \
-    HS_TYPED_GEMM_BATCHED(batched_fn, T, int, dtype)                                                       \
+#define HS_TYPED_GEMMS(gemm_fn, strided_fn, batched_fn, T, dtype) \
+    HS_TYPED_GEMM(gemm_fn, T, int, dtype)                         \
+    HS_TYPED_GEMM(gemm_fn##_64, T, int64_t, dtype)                \
+    HS_TYPED_GEMM_STRIDED(strided_fn, T, int, dtype)              \
+    HS_TYPED_GEMM_STRIDED(strided_fn##_64, T, int64_t, dtype)     \
+    HS_TYPED_GEMM_BATCHED(batched_fn, T, int, dtype)              \
     HS_TYPED_GEMM_BATCHED(batched_fn##_64, T, int64_t, dtype)
 
 HS_TYPED_GEMMS(cublasSgemm_v2, cublasSgemmStridedBatched, cublasSgemmBatched, float, fp32_dtype(h))
@@ -260,38 +260,34 @@ HS_TYPED_GEMMS(cublasHgemm, cublasHgemmStridedBatched, cublasHgemmBatched, void,
 
 /* ---- mixed-type GEMMs ---- */
 
-#define HS_GEMM_EX(fn, I)                                                                                  \
-    cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k,         \
-                      const void *alpha, const void *A, cudaDataType at, I lda, const void *B,             \
-                      cudaDataType bt, I ldb, const void *beta, void *C, cudaDataType ct, I ldc,           \
-                      cublasComputeType_t compute, cublasGemmAlgo_t algo)                                  \
-    {                                                                                                      \
-        (void)ta, (void)tb, (void)alpha, (void)A, (void)B, (void)bt, (void)beta, (void)C, (void)ct,        \
-            (void)algo;                                                                                    \
-        return gemm(h, #fn, m, n, k, lda, ldb, ldc, 1, ex_dtype(h, at, compute));                          \
+#define HS_GEMM_EX(fn, I)                                                                                             \
+    cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k, const void *alpha, \
+                      const void *A, cudaDataType at, I lda, const void *B, cudaDataType bt, I ldb, const void *beta, \
+                      void *C, cudaDataType ct, I ldc, cublasComputeType_t compute, cublasGemmAlgo_t algo)            \
+    {                                                                                                                 \
+        (void)ta, (void)tb, (void)alpha, (void)A, (void)B, (void)bt, (void)beta, (void)C, (void)ct, (void)algo;       \
+        return gemm(h, #fn, m, n, k, lda, ldb, ldc, 1, ex_dtype(h, at, compute));                                     \
     }
 
-#define HS_GEMM_STRIDED_EX(fn, I)                                                                          \
-    cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k,         \
-                      const void *alpha, const void *A, cudaDataType at, I lda, long long sa,              \
-                      const void *B, cudaDataType bt, I ldb, long long sb, const void *beta, void *C,      \
-                      cudaDataType ct, I ldc, long long sc, I batch, cublasComputeType_t compute,          \
-                      cublasGemmAlgo_t algo)                                                               \
-    {                                                                                                      \
-        (void)ta, (void)tb, (void)alpha, (void)A, (void)sa, (void)B, (void)bt, (void)sb, (void)beta,       \
-            (void)C, (void)ct, (void)sc, (void)algo;                                                       \
-        return gemm(h, #fn, m, n, k, lda, ldb, ldc, batch, ex_dtype(h, at, compute));                      \
+#define HS_GEMM_STRIDED_EX(fn, I)                                                                                     \
+    cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k, const void *alpha, \
+                      const void *A, cudaDataType at, I lda, long long sa, const void *B, cudaDataType bt, I ldb,     \
+                      long long sb, const void *beta, void *C, cudaDataType ct, I ldc, long long sc, I batch,         \
+                      cublasComputeType_t compute, cublasGemmAlgo_t algo)                                             \
+    {                                                                                                                 \
+        (void)ta, (void)tb, (void)alpha, (void)A, (void)sa, (void)B, (void)bt, (void)sb, (void)beta, (void)C,         \
+            (void)ct, (void)sc, (void)algo;                                                                           \
+        return gemm(h, #fn, m, n, k, lda, ldb, ldc, batch, ex_dtype(h, at, compute));                                 \
     }
 
-#define HS_GEMM_BATCHED_EX(fn, I)                                                                          \
-    cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k,         \
-                      const void *alpha, const void *const A[], cudaDataType at, I lda,                    \
-                      const void *const B[], cudaDataType bt, I ldb, const void *beta, void *const C[],    \
-                      cudaDataType ct, I ldc, I batch, cublasComputeType_t compute, cublasGemmAlgo_t algo) \
-    {                                                                                                      \
-        (void)ta, (void)tb, (void)alpha, (void)A, (void)B, (void)bt, (void)beta, (void)C, (void)ct,        \
-            (void)algo;                                                                                    \
-        return gemm(h, #fn, m, n, k, lda, ldb, ldc, batch, ex_dtype(h, at, compute));                      \
+#define HS_GEMM_BATCHED_EX(fn, I)                                                                                      \
+    cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k, const void *alpha,  \
+                      const void *const A[], cudaDataType at, I lda, const void *const B[], cudaDataType bt, I ldb,    \
+                      const void *beta, void *const C[], cudaDataType ct, I ldc, I batch, cublasComputeType_t compute, \
+                      cublasGemmAlgo_t algo)                                                                           \
+    {                                                                                                                  \
+        (void)ta, (void)tb, (void)alpha, (void)A, (void)B, (void)bt, (void)beta, (void)C, (void)ct, (void)algo;        \
+        return gemm(h, #fn, m, n, k, lda, ldb, ldc, batch, ex_dtype(h, at, compute));                                  \
     }
 
 HS_GEMM_EX(cublasGemmEx, int)
@@ -316,9 +312,14 @@ static int64_t element(const void *array, int64_t i, bool wide)
 
 static hs_cublas_gemm group_gemm(const grouped_call *c, int64_t i, int dtype)
 {
-    return (hs_cublas_gemm){element(c->m, i, c->wide),   element(c->n, i, c->wide),   element(c->k, i, c->wide),
-                            element(c->size, i, c->wide), dtype,
-                            element(c->lda, i, c->wide), element(c->ldb, i, c->wide), element(c->ldc, i, c->wide)};
+    return (hs_cublas_gemm){element(c->m, i, c->wide),
+                            element(c->n, i, c->wide),
+                            element(c->k, i, c->wide),
+                            element(c->size, i, c->wide),
+                            dtype,
+                            element(c->lda, i, c->wide),
+                            element(c->ldb, i, c->wide),
+                            element(c->ldc, i, c->wide)};
 }
 
 /* Every group is checked before any is sent: a refused call sends nothing. */
@@ -365,15 +366,15 @@ static cublasStatus_t grouped(cublasHandle_t h, const char *name, const cublasOp
     return status_of(e);
 }
 
-#define HS_TYPED_GEMM_GROUPED(fn, T, I, dtype)                                                             \
-    cublasStatus_t fn(cublasHandle_t h, const cublasOperation_t ta[], const cublasOperation_t tb[],        \
-                      const I m[], const I n[], const I k[], const T alpha[], const T *const A[],          \
-                      const I lda[], const T *const B[], const I ldb[], const T beta[], T *const C[],      \
-                      const I ldc[], I count, const I size[])                                              \
-    {                                                                                                      \
-        (void)alpha, (void)A, (void)B, (void)beta, (void)C;                                                \
-        grouped_call c = {m, n, k, lda, ldb, ldc, size, sizeof(I) == sizeof(int64_t)};                     \
-        return grouped(h, #fn, ta, tb, &c, count, dtype);                                                  \
+#define HS_TYPED_GEMM_GROUPED(fn, T, I, dtype)                                                                   \
+    cublasStatus_t fn(cublasHandle_t h, const cublasOperation_t ta[], const cublasOperation_t tb[], const I m[], \
+                      const I n[], const I k[], const T alpha[], const T *const A[], const I lda[],              \
+                      const T *const B[], const I ldb[], const T beta[], T *const C[], const I ldc[], I count,   \
+                      const I size[])                                                                            \
+    {                                                                                                            \
+        (void)alpha, (void)A, (void)B, (void)beta, (void)C;                                                      \
+        grouped_call c = {m, n, k, lda, ldb, ldc, size, sizeof(I) == sizeof(int64_t)};                           \
+        return grouped(h, #fn, ta, tb, &c, count, dtype);                                                        \
     }
 
 HS_TYPED_GEMM_GROUPED(cublasSgemmGroupedBatched, float, int, fp32_dtype(h))
@@ -381,16 +382,16 @@ HS_TYPED_GEMM_GROUPED(cublasSgemmGroupedBatched_64, float, int64_t, fp32_dtype(h
 HS_TYPED_GEMM_GROUPED(cublasDgemmGroupedBatched, double, int, 3)
 HS_TYPED_GEMM_GROUPED(cublasDgemmGroupedBatched_64, double, int64_t, 3)
 
-#define HS_GEMM_GROUPED_EX(fn, I)                                                                          \
-    cublasStatus_t fn(cublasHandle_t h, const cublasOperation_t ta[], const cublasOperation_t tb[],        \
-                      const I m[], const I n[], const I k[], const void *alpha, const void *const A[],     \
-                      cudaDataType_t at, const I lda[], const void *const B[], cudaDataType_t bt,          \
-                      const I ldb[], const void *beta, void *const C[], cudaDataType_t ct, const I ldc[],  \
-                      I count, const I size[], cublasComputeType_t compute)                                \
-    {                                                                                                      \
-        (void)alpha, (void)A, (void)B, (void)bt, (void)beta, (void)C, (void)ct;                            \
-        grouped_call c = {m, n, k, lda, ldb, ldc, size, sizeof(I) == sizeof(int64_t)};                     \
-        return grouped(h, #fn, ta, tb, &c, count, ex_dtype(h, at, compute));                               \
+#define HS_GEMM_GROUPED_EX(fn, I)                                                                                \
+    cublasStatus_t fn(cublasHandle_t h, const cublasOperation_t ta[], const cublasOperation_t tb[], const I m[], \
+                      const I n[], const I k[], const void *alpha, const void *const A[], cudaDataType_t at,     \
+                      const I lda[], const void *const B[], cudaDataType_t bt, const I ldb[], const void *beta,  \
+                      void *const C[], cudaDataType_t ct, const I ldc[], I count, const I size[],                \
+                      cublasComputeType_t compute)                                                               \
+    {                                                                                                            \
+        (void)alpha, (void)A, (void)B, (void)bt, (void)beta, (void)C, (void)ct;                                  \
+        grouped_call c = {m, n, k, lda, ldb, ldc, size, sizeof(I) == sizeof(int64_t)};                           \
+        return grouped(h, #fn, ta, tb, &c, count, ex_dtype(h, at, compute));                                     \
     }
 
 HS_GEMM_GROUPED_EX(cublasGemmGroupedBatchedEx, int)

@@ -14,8 +14,13 @@ cudaError_t hs_cublas_enqueue(const char *name, const hs_cublas_gemm *g, cudaStr
     if (g->m == 0 || g->n == 0 || g->batch == 0)
         return cudaSuccess; /* nothing to compute: cuBLAS launches nothing */
     /* a negative leading dimension is cuBLAS's to refuse; hysim reads it as not known */
-    hs_gemm_call call = {(uint64_t)g->m,   (uint64_t)g->n,   (uint64_t)g->k,   (uint64_t)g->batch, g->dtype,
-                         (uint64_t)(g->lda > 0 ? g->lda : 0), (uint64_t)(g->ldb > 0 ? g->ldb : 0),
+    hs_gemm_call call = {(uint64_t)g->m,
+                         (uint64_t)g->n,
+                         (uint64_t)g->k,
+                         (uint64_t)g->batch,
+                         g->dtype,
+                         (uint64_t)(g->lda > 0 ? g->lda : 0),
+                         (uint64_t)(g->ldb > 0 ? g->ldb : 0),
                          (uint64_t)(g->ldc > 0 ? g->ldc : 0)};
     cudaError_t e = hs_client_gemm(name, &call, stream);
     *launched = e == cudaSuccess;
@@ -28,10 +33,7 @@ void hs_cublas_charge(const char *name)
     hs_client_charge_call(strncmp(name, "cublasSgemm", 11) ? HS_CALL_GEMM : HS_CALL_SGEMM);
 }
 
-bool hs_cublas_launches(const hs_cublas_gemm *g)
-{
-    return g->m != 0 && g->n != 0 && g->batch != 0;
-}
+bool hs_cublas_launches(const hs_cublas_gemm *g) { return g->m != 0 && g->n != 0 && g->batch != 0; }
 
 cudaError_t hs_cublas_send(const char *name, const hs_cublas_gemm *g, cudaStream_t stream)
 {

@@ -44,11 +44,12 @@ HS_CUBLAS_HIDDEN int hs_cublas_not_supported(const char *name, _Atomic int *said
 /* Stubs take no parameters (the caller's arguments are ignored, which the
  * x86-64 calling convention allows) and are weak, so a hand-written function
  * of the same name wins at link time. */
-#define HS_CUBLAS_STUB(name)                             \
-    __attribute__((weak)) int name(void);                \
-    __attribute__((weak)) int name(void) {               \
-        static _Atomic int said_;                        \
-        return hs_cublas_not_supported(#name, &said_);   \
+#define HS_CUBLAS_STUB(name)                           \
+    __attribute__((weak)) int name(void);              \
+    __attribute__((weak)) int name(void)               \
+    {                                                  \
+        static _Atomic int said_;                      \
+        return hs_cublas_not_supported(#name, &said_); \
     }
 
 #endif

@@ -6,9 +6,9 @@
 int hs_cublas_dtype(cudaDataType ab, int compute, int tf32_math)
 {
     switch (compute) {
-    case CUBLAS_COMPUTE_32F_FAST_TF32: return 4;  /* GEMM_TF32 */
-    case CUBLAS_COMPUTE_32F_FAST_16BF: return 2;  /* GEMM_BF16 */
-    case CUBLAS_COMPUTE_32F_FAST_16F: return 1;   /* GEMM_FP16 */
+    case CUBLAS_COMPUTE_32F_FAST_TF32: return 4; /* GEMM_TF32 */
+    case CUBLAS_COMPUTE_32F_FAST_16BF: return 2; /* GEMM_BF16 */
+    case CUBLAS_COMPUTE_32F_FAST_16F: return 1;  /* GEMM_FP16 */
     default: break;
     }
     switch (ab) {
@@ -26,7 +26,10 @@ int hs_cublas_dtype(cudaDataType ab, int compute, int tf32_math)
 
 int hs_cublas_tf32_math(int math_mode) { return (math_mode & 0xf) == CUBLAS_TF32_TENSOR_OP_MATH; }
 
-int hs_cublas_sgemm_dtype(int math_mode) { return hs_cublas_tf32_math(math_mode) ? 4 /* GEMM_TF32 */ : 0 /* GEMM_FP32 */; }
+int hs_cublas_sgemm_dtype(int math_mode)
+{
+    return hs_cublas_tf32_math(math_mode) ? 4 /* GEMM_TF32 */ : 0 /* GEMM_FP32 */;
+}
 
 int hs_cublaslt_gemm(const hs_cublaslt_operands *o, hs_cublas_gemm *g)
 {
@@ -37,7 +40,13 @@ int hs_cublaslt_gemm(const hs_cublaslt_operands *o, hs_cublas_gemm *g)
         return CUBLAS_STATUS_NOT_SUPPORTED;
     if (o->d_batch < 0 || o->d_rows > INT64_MAX || o->d_cols > INT64_MAX || k > INT64_MAX)
         return CUBLAS_STATUS_INVALID_VALUE;
-    *g = (hs_cublas_gemm){(int64_t)o->d_rows, (int64_t)o->d_cols, (int64_t)k, o->d_batch ? o->d_batch : 1, dtype,
-                          o->a_ld, o->b_ld, o->d_ld};
+    *g = (hs_cublas_gemm){(int64_t)o->d_rows,
+                          (int64_t)o->d_cols,
+                          (int64_t)k,
+                          o->d_batch ? o->d_batch : 1,
+                          dtype,
+                          o->a_ld,
+                          o->b_ld,
+                          o->d_ld};
     return 0;
 }

@@ -39,9 +39,9 @@ typedef struct lt_pref {
 
 static cublasStatus_t status_of(cudaError_t e)
 {
-    return e == cudaSuccess ? CUBLAS_STATUS_SUCCESS
+    return e == cudaSuccess                      ? CUBLAS_STATUS_SUCCESS
            : e == cudaErrorInvalidResourceHandle ? CUBLAS_STATUS_INVALID_VALUE
-                                                  : CUBLAS_STATUS_EXECUTION_FAILED;
+                                                 : CUBLAS_STATUS_EXECUTION_FAILED;
 }
 
 /* Copies a set-attribute value into a field of `width` bytes; false if the size is wrong. */
@@ -114,7 +114,7 @@ const char *cublasLtGetStatusName(cublasStatus_t status)
 
 const char *cublasLtGetStatusString(cublasStatus_t status)
 {
-    return status == CUBLAS_STATUS_SUCCESS ? "the operation completed successfully"
+    return status == CUBLAS_STATUS_SUCCESS         ? "the operation completed successfully"
            : status == CUBLAS_STATUS_NOT_SUPPORTED ? "the functionality requested is not supported"
                                                    : "an error occurred";
 }
@@ -163,8 +163,8 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasL
     return set_field(f, sizeof *f, buf, size) ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
 }
 
-cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
-                                              void *buf, size_t size, size_t *written)
+cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, void *buf,
+                                              size_t size, size_t *written)
 {
     static _Atomic int said;
     if (!desc)
@@ -262,7 +262,7 @@ cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p
     lt_pref *p = (lt_pref *)pref;
     if (attr == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES)
         return set_field(&p->max_workspace, sizeof p->max_workspace, buf, size) ? CUBLAS_STATUS_SUCCESS
-                                                                                  : CUBLAS_STATUS_INVALID_VALUE;
+                                                                                : CUBLAS_STATUS_INVALID_VALUE;
     return CUBLAS_STATUS_SUCCESS; /* other limits: the one algorithm fits them all */
 }
 
@@ -301,8 +301,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t comp
         return CUBLAS_STATUS_INVALID_VALUE;
     const lt_desc *op = (const lt_desc *)computeDesc;
     const lt_layout *la = (const lt_layout *)Adesc, *lb = (const lt_layout *)Bdesc, *ld = (const lt_layout *)Ddesc;
-    hs_cublaslt_operands o = {op->compute, op->transa, la->type, la->rows, la->cols, ld->rows, ld->cols, ld->batch,
-                              la->ld, lb->ld, ld->ld};
+    hs_cublaslt_operands o = {op->compute, op->transa, la->type, la->rows, la->cols, ld->rows,
+                              ld->cols,    ld->batch,  la->ld,   lb->ld,   ld->ld};
     hs_cublas_gemm g;
     int bad = hs_cublaslt_gemm(&o, &g);
     if (bad)

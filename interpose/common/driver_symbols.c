@@ -6,7 +6,8 @@
 #include "driver_symbols.h"
 
 /* The first of the symbol's names, newest version first, that lib exports. */
-static void *newest(void *lib, const char *symbol, const char *thread_suffix) {
+static void *newest(void *lib, const char *symbol, const char *thread_suffix)
+{
     static const char *const versions[] = {"_v4", "_v3", "_v2", ""};
     char name[256];
     for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
@@ -18,7 +19,8 @@ static void *newest(void *lib, const char *symbol, const char *thread_suffix) {
     return NULL;
 }
 
-void *hs_driver_symbol(void *lib, const char *symbol, unsigned cuda_version, int per_thread) {
+void *hs_driver_symbol(void *lib, const char *symbol, unsigned cuda_version, int per_thread)
+{
     if (!lib || !symbol || strncmp(symbol, "cu", 2) != 0 || strlen(symbol) > 200)
         return NULL;
     if ((strcmp(symbol, "cuGetProcAddress") == 0 && cuda_version < 12000) ||

@@ -7,15 +7,16 @@
 
 #include "kernel_rules.h"
 
-#define MAX_WARPS_PER_SM 64
-#define MAX_BLOCKS_PER_SM 32
-#define REGS_PER_SM 65536
-#define SHARED_PER_SM 233472 /* 228 KiB */
+#define MAX_WARPS_PER_SM          64
+#define MAX_BLOCKS_PER_SM         32
+#define REGS_PER_SM               65536
+#define SHARED_PER_SM             233472 /* 228 KiB */
 #define SHARED_RESERVED_PER_BLOCK 1024
-#define SHARED_GRANULE 128
+#define SHARED_GRANULE            128
 
 /* The least of what warps, blocks, registers and shared memory allow. */
-int hs_kernel_blocks_per_sm(int block_size, size_t dynamic_shared, int max_dynamic) {
+int hs_kernel_blocks_per_sm(int block_size, size_t dynamic_shared, int max_dynamic)
+{
     if (block_size > HS_MAX_THREADS_PER_BLOCK || dynamic_shared > (size_t)max_dynamic)
         return 0;
     int warps = (block_size + 31) / 32;
@@ -32,7 +33,8 @@ int hs_kernel_blocks_per_sm(int block_size, size_t dynamic_shared, int max_dynam
     return n;
 }
 
-int hs_kernel_attr_value_ok(int attr, int v) {
+int hs_kernel_attr_value_ok(int attr, int v)
+{
     switch ((enum cudaFuncAttribute)attr) {
     case cudaFuncAttributeMaxDynamicSharedMemorySize: return v >= 0 && v <= HS_SHARED_PER_BLOCK_OPTIN;
     case cudaFuncAttributePreferredSharedMemoryCarveout: return v >= -1 && v <= 100;
@@ -55,7 +57,8 @@ int hs_kernel_attr_value_ok(int attr, int v) {
  * schedule). Refused: events a launch records at points inside the kernel,
  * and device-updatable graph nodes, which the simulator would have to model.
  */
-enum hs_launch_attr hs_kernel_launch_attr(int id, const char **name) {
+enum hs_launch_attr hs_kernel_launch_attr(int id, const char **name)
+{
     switch ((cudaLaunchAttributeID)id) {
     case cudaLaunchAttributeIgnore:
     case cudaLaunchAttributeAccessPolicyWindow:
@@ -69,8 +72,7 @@ enum hs_launch_attr hs_kernel_launch_attr(int id, const char **name) {
     case cudaLaunchAttributeMemSyncDomain:
     case cudaLaunchAttributePreferredClusterDimension:
     case cudaLaunchAttributePreferredSharedMemoryCarveout:
-    case cudaLaunchAttributeNvlinkUtilCentricScheduling:
-        return HS_LAUNCH_ATTR_IGNORED;
+    case cudaLaunchAttributeNvlinkUtilCentricScheduling: return HS_LAUNCH_ATTR_IGNORED;
     case cudaLaunchAttributeProgrammaticEvent:
         *name = "cudaLaunchAttributeProgrammaticEvent";
         return HS_LAUNCH_ATTR_NOT_SUPPORTED;

@@ -11,10 +11,10 @@
 
 #include <stddef.h>
 
-#define HS_ASSUMED_REGS 32            /* per thread; with Hopper's 64K registers per SM, never the limit */
-#define HS_MAX_THREADS_PER_BLOCK 1024
-#define HS_SHARED_PER_BLOCK_DEFAULT 49152 /* dynamic shared memory a kernel may use unless raised */
-#define HS_SHARED_PER_BLOCK_OPTIN 232448  /* the most it may be raised to */
+#define HS_ASSUMED_REGS             32 /* per thread; with Hopper's 64K registers per SM, never the limit */
+#define HS_MAX_THREADS_PER_BLOCK    1024
+#define HS_SHARED_PER_BLOCK_DEFAULT 49152  /* dynamic shared memory a kernel may use unless raised */
+#define HS_SHARED_PER_BLOCK_OPTIN   232448 /* the most it may be raised to */
 
 #define HS_KERNEL_HIDDEN __attribute__((visibility("hidden")))
 

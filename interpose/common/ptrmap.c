@@ -10,12 +10,14 @@
 
 #include "internal.h"
 
-static size_t slot_of(uintptr_t key, size_t cap) {
+static size_t slot_of(uintptr_t key, size_t cap)
+{
     uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
     return (size_t)(h >> 32 ^ h) & (cap - 1);
 }
 
-uintptr_t hs_ptrmap_get(const hs_ptrmap *m, uintptr_t key) {
+uintptr_t hs_ptrmap_get(const hs_ptrmap *m, uintptr_t key)
+{
     if (m->cap == 0 || key == 0)
         return 0;
     for (size_t i = slot_of(key, m->cap);; i = (i + 1) & (m->cap - 1)) {
@@ -26,7 +28,8 @@ uintptr_t hs_ptrmap_get(const hs_ptrmap *m, uintptr_t key) {
     }
 }
 
-static void insert_slot(uintptr_t *keys, uintptr_t *vals, size_t cap, uintptr_t key, uintptr_t val) {
+static void insert_slot(uintptr_t *keys, uintptr_t *vals, size_t cap, uintptr_t key, uintptr_t val)
+{
     size_t i = slot_of(key, cap);
     while (keys[i] != 0 && keys[i] != key)
         i = (i + 1) & (cap - 1);
@@ -34,7 +37,8 @@ static void insert_slot(uintptr_t *keys, uintptr_t *vals, size_t cap, uintptr_t 
     vals[i] = val;
 }
 
-static void grow(hs_ptrmap *m) {
+static void grow(hs_ptrmap *m)
+{
     size_t cap = m->cap ? m->cap * 2 : 64;
     uintptr_t *keys = calloc(cap, sizeof *keys);
     uintptr_t *vals = calloc(cap, sizeof *vals);
@@ -52,7 +56,8 @@ static void grow(hs_ptrmap *m) {
     m->cap = cap;
 }
 
-void hs_ptrmap_put(hs_ptrmap *m, uintptr_t key, uintptr_t val) {
+void hs_ptrmap_put(hs_ptrmap *m, uintptr_t key, uintptr_t val)
+{
     if (key == 0)
         return;
     if ((m->len + 1) * 2 > m->cap)
@@ -66,7 +71,8 @@ void hs_ptrmap_put(hs_ptrmap *m, uintptr_t key, uintptr_t val) {
     m->vals[i] = val;
 }
 
-uintptr_t hs_ptrmap_del(hs_ptrmap *m, uintptr_t key) {
+uintptr_t hs_ptrmap_del(hs_ptrmap *m, uintptr_t key)
+{
     if (m->cap == 0 || key == 0)
         return 0;
     size_t mask = m->cap - 1, i = slot_of(key, m->cap);
@@ -94,7 +100,8 @@ uintptr_t hs_ptrmap_del(hs_ptrmap *m, uintptr_t key) {
     return val;
 }
 
-void hs_ptrmap_clear(hs_ptrmap *m) {
+void hs_ptrmap_clear(hs_ptrmap *m)
+{
     free(m->keys);
     free(m->vals);
     memset(m, 0, sizeof *m);

@@ -58,16 +58,16 @@
 #include "client.h" /* HS_API */
 
 /* X(name, ns, the row of api_cost_h200.txt it is the median of) */
-#define HS_API_CALLS(X)                                                              \
-    X(HS_CALL_KERNEL_LAUNCH, 4175, "cudaLaunchKernel (empty kernel)")                \
-    X(HS_CALL_EVENT_RECORD, 289, "cudaEventRecord")                                  \
-    X(HS_CALL_STREAM_WAIT_EVENT, 287, "cudaStreamWaitEvent")                         \
-    X(HS_CALL_EVENT_QUERY, 1493, "cudaEventQuery")                                   \
-    X(HS_CALL_MEMCPY_ASYNC, 4907, "cudaMemcpyAsync (4 KiB, device to device)")       \
-    X(HS_CALL_MEMSET, 1174, "cudaMemsetAsync (4 KiB)")                               \
-    X(HS_CALL_GEMM, 9443, "cublasGemmEx (bf16, 128^3)")                              \
-    X(HS_CALL_SGEMM, 11112, "cublasSgemm (128^3)")                                   \
-    X(HS_CALL_NCCL, 5373, "ncclAllReduce (4 KiB, 1 rank)")                          \
+#define HS_API_CALLS(X)                                                                             \
+    X(HS_CALL_KERNEL_LAUNCH, 4175, "cudaLaunchKernel (empty kernel)")                               \
+    X(HS_CALL_EVENT_RECORD, 289, "cudaEventRecord")                                                 \
+    X(HS_CALL_STREAM_WAIT_EVENT, 287, "cudaStreamWaitEvent")                                        \
+    X(HS_CALL_EVENT_QUERY, 1493, "cudaEventQuery")                                                  \
+    X(HS_CALL_MEMCPY_ASYNC, 4907, "cudaMemcpyAsync (4 KiB, device to device)")                      \
+    X(HS_CALL_MEMSET, 1174, "cudaMemsetAsync (4 KiB)")                                              \
+    X(HS_CALL_GEMM, 9443, "cublasGemmEx (bf16, 128^3)")                                             \
+    X(HS_CALL_SGEMM, 11112, "cublasSgemm (128^3)")                                                  \
+    X(HS_CALL_NCCL, 5373, "ncclAllReduce (4 KiB, 1 rank)")                                          \
     X(HS_CALL_SYNC, 1802, "cudaStreamSynchronize (idle stream), cudaEventSynchronize (done event)") \
     X(HS_CALL_NCCL_GROUP_DEVICE, 7522, "2-rank groups from one thread, per device: 1.40 x ncclAllReduce (1 rank)")
 
@@ -81,25 +81,24 @@
  * blocked returns HS_WAKE_NS after its answer.
  */
 #define HS_SUBMIT_NS 2900
-#define HS_WAKE_NS 2400
+#define HS_WAKE_NS   2400
 
 enum hs_api_call {
 #define HS_API_CALL_ENUM(name, ns, row) name,
     HS_API_CALLS(HS_API_CALL_ENUM)
 #undef HS_API_CALL_ENUM
-    HS_CALL_KINDS
+        HS_CALL_KINDS
 };
 
 /* ns of CPU time one call of the kind costs. */
-static inline uint64_t hs_api_call_ns(enum hs_api_call call) {
+static inline uint64_t hs_api_call_ns(enum hs_api_call call)
+{
     switch (call) {
 #define HS_API_CALL_CASE(name, ns, row) \
-    case name:                          \
-        return ns;
+    case name: return ns;
         HS_API_CALLS(HS_API_CALL_CASE)
 #undef HS_API_CALL_CASE
-    default:
-        return 0;
+    default: return 0;
     }
 }
 

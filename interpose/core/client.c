@@ -107,7 +107,7 @@ typedef struct hs_stream {
 
 typedef struct hs_event {
     uint64_t id;
-    int dev;         /* device of the stream it was last recorded on */
+    int dev; /* device of the stream it was last recorded on */
     unsigned flags;
     int recorded;
 } hs_event;
@@ -167,32 +167,33 @@ static hs_ptrmap g_host_flags;     /* start of a pinned block or registered rang
 static __thread int t_device;
 static void note_primary_active(int dev); /* contexts, below */
 static void bind_primary(void);
-static __thread int t_works;      /* this thread has issued work (an op or a Wait) */
-static int g_any_work;             /* some thread of the process has (sleeps are real until then) */
-static __thread int t_joining;    /* this thread blocks in a pthread_join hysimd knows of */
-static uint32_t g_fresh;          /* live threads that a work thread created, which have issued no work, not expired */
-static uint64_t g_fresh_expired;  /* fresh threads born up to this one no longer hold joins (expire_fresh_locked) */
-static uint64_t g_quiet_starts;   /* threads started, and threads that issued no work released (count_parked_locked) */
-static uint64_t g_quiet_starts_awaited; /* of those, the ones Waits gave time to issue first work (await_first_work_locked) */
+static __thread int t_works;     /* this thread has issued work (an op or a Wait) */
+static int g_any_work;           /* some thread of the process has (sleeps are real until then) */
+static __thread int t_joining;   /* this thread blocks in a pthread_join hysimd knows of */
+static uint32_t g_fresh;         /* live threads that a work thread created, which have issued no work, not expired */
+static uint64_t g_fresh_expired; /* fresh threads born up to this one no longer hold joins (expire_fresh_locked) */
+static uint64_t g_quiet_starts;  /* threads started, and threads that issued no work released (count_parked_locked) */
+static uint64_t
+    g_quiet_starts_awaited; /* of those, the ones Waits gave time to issue first work (await_first_work_locked) */
 static uint64_t g_start_grace_given; /* real time (ns) Waits gave the starts since then */
-static hs_thread *g_joins;        /* threads a work thread joins, the join's Wait not sent yet */
-static uint32_t g_threads;        /* threads that have issued work and not exited */
-static int g_threads_said;        /* a Threads message went out: keep hysimd's count exact */
-static uint32_t g_said;           /* the count hysimd holds, as last sent (0 reads as 1) */
-static int g_said_outside;        /* the last Threads said every thread blocks outside hysimd */
-static uint32_t g_nlisted_io;     /* threads blocked in I/O (hs_client_io_block) */
-static uint32_t g_quiet_live = 1; /* threads that issued no work: the main thread, each one threads.c tracks */
-static uint32_t g_quiet_parked;   /* of those, blocked and not released */
-static uint32_t g_work_parked;    /* threads that issued work, blocked and not released */
-static hs_parked *g_parked;       /* every listed blocked thread, released or not */
-static _Atomic int g_nlisted;     /* how many are listed */
-static pthread_key_t g_works_key; /* its destructor counts the thread out */
-static __thread uint64_t *t_ptds; /* per-thread default stream id per device, 0 = none yet */
-static __thread int t_graph_launch; /* this thread issues a CUDA graph's nodes (hs_client_graph_launch) */
-static __thread int t_wait_blocked; /* this thread's last Wait found its work not done (wait_locked) */
+static hs_thread *g_joins;           /* threads a work thread joins, the join's Wait not sent yet */
+static uint32_t g_threads;           /* threads that have issued work and not exited */
+static int g_threads_said;           /* a Threads message went out: keep hysimd's count exact */
+static uint32_t g_said;              /* the count hysimd holds, as last sent (0 reads as 1) */
+static int g_said_outside;           /* the last Threads said every thread blocks outside hysimd */
+static uint32_t g_nlisted_io;        /* threads blocked in I/O (hs_client_io_block) */
+static uint32_t g_quiet_live = 1;    /* threads that issued no work: the main thread, each one threads.c tracks */
+static uint32_t g_quiet_parked;      /* of those, blocked and not released */
+static uint32_t g_work_parked;       /* threads that issued work, blocked and not released */
+static hs_parked *g_parked;          /* every listed blocked thread, released or not */
+static _Atomic int g_nlisted;        /* how many are listed */
+static pthread_key_t g_works_key;    /* its destructor counts the thread out */
+static __thread uint64_t *t_ptds;    /* per-thread default stream id per device, 0 = none yet */
+static __thread int t_graph_launch;  /* this thread issues a CUDA graph's nodes (hs_client_graph_launch) */
+static __thread int t_wait_blocked;  /* this thread's last Wait found its work not done (wait_locked) */
 static pthread_key_t g_ptds_key;
 
-static __thread int t_holds_lock; /* a signal handler's sem_post must not take it again (hs_client_release_and) */
+static __thread int t_holds_lock;  /* a signal handler's sem_post must not take it again (hs_client_release_and) */
 static __thread int t_lock_cancel; /* the cancel state lock_client found, restored by unlock_client */
 static __thread int t_awaiting;    /* in await_reply (a signal handler's sleep must not wait there again) */
 
@@ -206,20 +207,22 @@ static __thread int t_awaiting;    /* in await_reply (a signal handler's sleep m
  * cancel acts at the program's next cancellation point, such as the real
  * wait of a wrapped pthread_cond_wait or sem_wait, whose cleanup unparks it.
  */
-static void lock_client(void) {
+static void lock_client(void)
+{
     int old = PTHREAD_CANCEL_ENABLE;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
     pthread_mutex_lock(&g_lock);
     t_lock_cancel = old;
     t_holds_lock = 1;
 }
-static void unlock_client(void) {
+static void unlock_client(void)
+{
     int old = t_lock_cancel;
     t_holds_lock = 0;
     pthread_mutex_unlock(&g_lock);
     pthread_setcancelstate(old, NULL);
 }
-#define LOCK() lock_client()
+#define LOCK()   lock_client()
 #define UNLOCK() unlock_client()
 
 /*
@@ -231,22 +234,26 @@ static void unlock_client(void) {
 static const hs_capture_hooks *_Atomic g_capture;
 #define CAPTURE_ON() (atomic_load_explicit(&g_capture, memory_order_relaxed) != NULL)
 
-void hs_client_set_capture_hooks(const hs_capture_hooks *hooks) {
+void hs_client_set_capture_hooks(const hs_capture_hooks *hooks)
+{
     atomic_store_explicit(&g_capture, hooks, memory_order_release);
 }
 
 /* 1 when a capture took the op, *e being the call's result. */
-static int captured(hs_stream_op *op, cudaError_t *e) {
+static int captured(hs_stream_op *op, cudaError_t *e)
+{
     const hs_capture_hooks *h = atomic_load_explicit(&g_capture, memory_order_acquire);
     return h && h->divert(op, e);
 }
 
-static cudaError_t capture_check(enum hs_capture_check what, cudaStream_t stream) {
+static cudaError_t capture_check(enum hs_capture_check what, cudaStream_t stream)
+{
     const hs_capture_hooks *h = atomic_load_explicit(&g_capture, memory_order_acquire);
     return h ? h->check(what, stream) : cudaSuccess;
 }
 
-static void *xcalloc(size_t n, size_t size) {
+static void *xcalloc(size_t n, size_t size)
+{
     void *p = calloc(n, size);
     if (!p) {
         fprintf(stderr, "hysim: out of host memory\n");
@@ -260,7 +267,8 @@ static void *xcalloc(size_t n, size_t size) {
 static _Atomic int g_leaving;   /* Bye is on its way: hysimd closing the connection is expected */
 static _Atomic int g_lost_said; /* one thread reports the lost connection and exits; others wait for that */
 
-__attribute__((noreturn)) static void lost(const char *why) {
+__attribute__((noreturn)) static void lost(const char *why)
+{
     if (atomic_exchange(&g_lost_said, 1))
         for (;;)
             pause();
@@ -269,7 +277,8 @@ __attribute__((noreturn)) static void lost(const char *why) {
     _exit(1);
 }
 
-static int unread_bytes(int fd) {
+static int unread_bytes(int fd)
+{
     int n = 0;
     return ioctl(fd, FIONREAD, &n) == 0 ? n : 0;
 }
@@ -281,7 +290,8 @@ static int unread_bytes(int fd) {
  * replies stay for the calling threads. A reply already in the socket (the
  * reason the run failed, say) gets a moment to be read and printed first.
  */
-static void *watch_connection(void *arg) {
+static void *watch_connection(void *arg)
+{
     int fd = (int)(intptr_t)arg;
     for (;;) {
         struct pollfd p = {.fd = fd, .events = POLLRDHUP};
@@ -303,7 +313,8 @@ static void *watch_connection(void *arg) {
 }
 
 /* Starts the watcher with every signal blocked, so that the program's handlers run on its own threads. */
-static void start_watcher_locked(void) {
+static void start_watcher_locked(void)
+{
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -316,20 +327,24 @@ static void start_watcher_locked(void) {
     pthread_attr_destroy(&a);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
-        fprintf(stderr, "hysim: note: cannot start the connection watcher (%s); a lost hysimd is noticed "
-                        "at the next CUDA call only\n", strerror(rc));
+        fprintf(stderr,
+                "hysim: note: cannot start the connection watcher (%s); a lost hysimd is noticed "
+                "at the next CUDA call only\n",
+                strerror(rc));
 }
 
 int hs_client_connection_fd(void) { return __atomic_load_n(&g_fd, __ATOMIC_RELAXED); }
 
-static void send_locked(const Hysim__ClientMsg *m) {
+static void send_locked(const Hysim__ClientMsg *m)
+{
     __atomic_fetch_add(&g_issued, 1, __ATOMIC_RELAXED);
     char err[256];
     if (hs_frame_send_client_msg(g_fd, m, err, sizeof err) != 0)
         lost(err);
 }
 
-static Hysim__Reply *read_reply(void) {
+static Hysim__Reply *read_reply(void)
+{
     char err[256];
     uint8_t *body;
     size_t len;
@@ -360,7 +375,8 @@ static int g_reader_busy; /* a thread reads the socket: the others sleep on g_re
 static uint64_t g_next_wait_id = 1;
 
 /* Called with g_lock held, before the request is sent. */
-static void expect_reply_locked(reply_slot *slot, uint64_t id) {
+static void expect_reply_locked(reply_slot *slot, uint64_t id)
+{
     memset(slot, 0, sizeof *slot);
     slot->id = id;
     pthread_mutex_lock(&g_reply_lock);
@@ -370,7 +386,8 @@ static void expect_reply_locked(reply_slot *slot, uint64_t id) {
 }
 
 /* Hands r to the request it answers (g_reply_lock held). */
-static void deliver_reply(Hysim__Reply *r) {
+static void deliver_reply(Hysim__Reply *r)
+{
     hs_clock_advance_to(r->now_ns); /* before anyone runs on: one host clock per process */
     reply_slot *oldest = NULL;
     for (reply_slot *s = g_slots; s; s = s->next) {
@@ -392,7 +409,8 @@ static void deliver_reply(Hysim__Reply *r) {
 }
 
 /* Blocks until slot is answered, reading the socket while no other thread does. */
-static Hysim__Reply *await_reply(reply_slot *slot) {
+static Hysim__Reply *await_reply(reply_slot *slot)
+{
     int cancel = PTHREAD_CANCEL_ENABLE; /* no cancellation point (lock_client says why): its reads and waits are */
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     t_awaiting = 1;
@@ -420,7 +438,8 @@ static Hysim__Reply *await_reply(reply_slot *slot) {
     return slot->reply;
 }
 
-static void flush_locked(void) {
+static void flush_locked(void)
+{
     if (g_nops == 0)
         return;
     Hysim__Batch b = HYSIM__BATCH__INIT;
@@ -433,7 +452,8 @@ static void flush_locked(void) {
     g_nops = 0;
 }
 
-static int parse_env_uint(const char *name, unsigned long max, unsigned long *out) {
+static int parse_env_uint(const char *name, unsigned long max, unsigned long *out)
+{
     const char *v = getenv(name);
     if (!v || !*v)
         return 0;
@@ -449,12 +469,14 @@ static int parse_env_uint(const char *name, unsigned long max, unsigned long *ou
 }
 
 /* A Reply's error as the program's stderr shows it: hysimd's own messages begin "hysim: " already. */
-static void print_daemon_error(const char *error) {
+static void print_daemon_error(const char *error)
+{
     fprintf(stderr, strncmp(error, "hysim: ", 7) ? "hysim: %s\n" : "%s\n", error);
 }
 
 /* Fails the process's CUDA with a message (state ST_FAILED). */
-static void fail_locked(const char *msg) {
+static void fail_locked(const char *msg)
+{
     fprintf(stderr, "hysim: %s\n", msg);
     if (g_fd >= 0)
         close(g_fd);
@@ -467,14 +489,16 @@ static void fail_locked(const char *msg) {
  * runs in a container (its pid there means nothing to hysimd, which waits on
  * the `podman run` process that hysim started and set this to).
  */
-static uint32_t registered_pid(void) {
+static uint32_t registered_pid(void)
+{
     const char *launch = getenv("HYSIM_LAUNCH_PID");
     char *end = NULL;
     unsigned long pid = launch && *launch ? strtoul(launch, &end, 10) : 0;
     return end && !*end && pid > 0 && pid <= UINT32_MAX ? (uint32_t)pid : (uint32_t)getpid();
 }
 /* The parent, grandparent, ... of this process, nearest first (none in a container: its pids mean nothing to hysimd). */
-static size_t host_ancestors(uint32_t *out, size_t max) {
+static size_t host_ancestors(uint32_t *out, size_t max)
+{
     const char *launch = getenv("HYSIM_LAUNCH_PID");
     if (launch && *launch)
         return 0;
@@ -499,7 +523,8 @@ static size_t host_ancestors(uint32_t *out, size_t max) {
     return n;
 }
 
-static void connect_locked(void) {
+static void connect_locked(void)
+{
     if (!hs_clock_simulated()) {
         fail_locked("HYSIM_ENDPOINT is not set: run this program under `hysim run SCENARIO -- PROGRAM`");
         return;
@@ -507,8 +532,7 @@ static void connect_locked(void) {
     const char *ep = getenv("HYSIM_ENDPOINT");
     snprintf(g_endpoint, sizeof g_endpoint, "%s", ep ? ep : "");
     unsigned long server = 0, gpus = 0;
-    if (parse_env_uint("HYSIM_SERVER", 1ul << 20, &server) < 0 ||
-        parse_env_uint("HYSIM_GPUS", 1ul << 16, &gpus) < 0) {
+    if (parse_env_uint("HYSIM_SERVER", 1ul << 20, &server) < 0 || parse_env_uint("HYSIM_GPUS", 1ul << 16, &gpus) < 0) {
         atomic_store(&g_state, ST_FAILED);
         return;
     }
@@ -541,8 +565,8 @@ static void connect_locked(void) {
     reg.n_ancestors = host_ancestors(ancestors, sizeof ancestors / sizeof ancestors[0]);
     reg.ancestors = ancestors;
     unsigned long rank = 0, world = 0; /* as torchrun and torch.multiprocessing users set them */
-    if (parse_env_uint("RANK", UINT32_MAX, &rank) > 0 &&
-        parse_env_uint("WORLD_SIZE", UINT32_MAX, &world) > 0 && rank < world) {
+    if (parse_env_uint("RANK", UINT32_MAX, &rank) > 0 && parse_env_uint("WORLD_SIZE", UINT32_MAX, &world) > 0 &&
+        rank < world) {
         reg.rank = (uint32_t)rank;
         reg.world_size = (uint32_t)world;
     }
@@ -560,11 +584,11 @@ static void connect_locked(void) {
     else if (!s || s->gpus_per_server == 0)
         snprintf(msg, sizeof msg, "hysimd answered Register without a Setup");
     else if (gpus > s->gpus_per_server)
-        snprintf(msg, sizeof msg, "HYSIM_GPUS=%lu, but the scenario's servers have %u GPUs each",
-                 gpus, s->gpus_per_server);
+        snprintf(msg, sizeof msg, "HYSIM_GPUS=%lu, but the scenario's servers have %u GPUs each", gpus,
+                 s->gpus_per_server);
     else if (s->total_gpus && (server + 1) * s->gpus_per_server > s->total_gpus)
-        snprintf(msg, sizeof msg, "HYSIM_SERVER=%lu is outside the scenario (%u GPUs, %u per server)",
-                 server, s->total_gpus, s->gpus_per_server);
+        snprintf(msg, sizeof msg, "HYSIM_SERVER=%lu is outside the scenario (%u GPUs, %u per server)", server,
+                 s->total_gpus, s->gpus_per_server);
     if (!msg[0]) {
         memset(&g_info, 0, sizeof g_info);
         snprintf(g_info.model, sizeof g_info.model, "%s", s->gpu_model ? s->gpu_model : "");
@@ -591,7 +615,8 @@ static void connect_locked(void) {
     atomic_store_explicit(&g_state, ST_READY, memory_order_release);
 }
 
-cudaError_t hs_client_start(void) {
+cudaError_t hs_client_start(void)
+{
     int st = atomic_load_explicit(&g_state, memory_order_acquire);
     if (st == ST_IDLE) {
         LOCK();
@@ -616,7 +641,8 @@ cudaError_t hs_client_start(void) {
 
 void hs_client_gpu_uuid(int dev, unsigned char out[16]) { hs_gpu_uuid(g_info.first_gpu + (uint32_t)dev, out); }
 
-const hs_gpu_info *hs_client_gpu_info(void) {
+const hs_gpu_info *hs_client_gpu_info(void)
+{
     return atomic_load_explicit(&g_state, memory_order_acquire) == ST_READY ? &g_info : NULL;
 }
 
@@ -625,7 +651,8 @@ const hs_gpu_info *hs_client_gpu_info(void) {
 static uint32_t global_gpu(int dev) { return g_info.first_gpu + (uint32_t)dev; }
 
 /* The threads hysimd counts: those that issued work, less those blocked outside CUDA where that is sound. */
-static uint32_t counted_threads_locked(void) {
+static uint32_t counted_threads_locked(void)
+{
     if (g_quiet_parked != g_quiet_live || g_work_parked > g_threads)
         return g_threads;
     return g_threads - g_work_parked;
@@ -636,12 +663,14 @@ static uint32_t counted_threads_locked(void) {
  * one returns (from a socket or poll, host_io.c, or a wait in real time),
  * whatever the simulation does meanwhile. Only after the process's first work.
  */
-static int all_outside_locked(void) {
+static int all_outside_locked(void)
+{
     return g_any_work && g_quiet_parked == g_quiet_live && g_work_parked >= g_threads && g_nlisted_io > 0;
 }
 
 /* exited: the id of a thread a THREAD_EXIT Wait waits for, which exits; 0 for none. */
-static void send_threads_locked(uint64_t exited) {
+static void send_threads_locked(uint64_t exited)
+{
     flush_locked();
     Hysim__Threads t = HYSIM__THREADS__INIT;
     t.host_ns = hs_clock_now();
@@ -658,7 +687,8 @@ static void send_threads_locked(uint64_t exited) {
 static void send_ready_joins_locked(void);
 
 /* t issued its first work or exits: it no longer holds joins up. */
-static void no_longer_fresh_locked(hs_thread *t) {
+static void no_longer_fresh_locked(hs_thread *t)
+{
     if (t->fresh) {
         t->fresh = 0;
         if (t->born > g_fresh_expired)
@@ -672,7 +702,8 @@ static void no_longer_fresh_locked(hs_thread *t) {
  * hysimd counts it in the safe time from here and says where its clock goes
  * on, which may be later: the simulation may have passed it meanwhile.
  */
-static void join_locked(void) {
+static void join_locked(void)
+{
     flush_locked(); /* ops issued before are stamped before it */
     Hysim__Join a = HYSIM__JOIN__INIT;
     a.host_ns = hs_clock_now();
@@ -690,7 +721,8 @@ static void join_locked(void) {
 }
 
 /* The calling thread issues work: counted from its first op or Wait until it exits. */
-static void note_work_locked(void) {
+static void note_work_locked(void)
+{
     if (t_works)
         return;
     t_works = 1;
@@ -705,7 +737,7 @@ static void note_work_locked(void) {
         pthread_setspecific(g_works_key, (void *)1);
     }
     if (self || getpid() == (pid_t)syscall(SYS_gettid))
-        g_quiet_live--; /* a thread counted as one that issued no work */
+        g_quiet_live--;  /* a thread counted as one that issued no work */
     if (++g_threads > 1) /* hysimd must not simulate past this thread's work while the others wait */
         send_threads_locked(0);
     if (self)
@@ -713,14 +745,16 @@ static void note_work_locked(void) {
 }
 
 /* A thread that issued work exits; exited as for send_threads_locked. */
-static void count_out_locked(uint64_t exited) {
+static void count_out_locked(uint64_t exited)
+{
     if (g_threads > 0)
         g_threads--;
     if (atomic_load(&g_state) == ST_READY && ((g_threads_said && g_threads > 0) || exited))
         send_threads_locked(exited); /* the others may all wait now */
 }
 
-static void thread_left(void *unused) {
+static void thread_left(void *unused)
+{
     (void)unused;
     LOCK();
     count_out_locked(0);
@@ -731,12 +765,13 @@ static void tell_counted_locked(void);
 static void wake_timed_locked(const void *key, unsigned max);
 static unsigned release_locked(const void *key, unsigned max);
 
-void hs_client_thread_created(hs_thread *t) {
+void hs_client_thread_created(hs_thread *t)
+{
     LOCK();
     g_quiet_live++; /* it runs, unseen by hysimd: blocked threads count as running while it does */
     t->born = ++g_quiet_starts;
     g_start_grace_given = 0; /* a new start: a whole grace again */
-    if (t_works) { /* a thread that never issued work holds no join up: neither do its threads */
+    if (t_works) {           /* a thread that never issued work holds no join up: neither do its threads */
         t->fresh = 1;
         g_fresh++;
     }
@@ -744,7 +779,8 @@ void hs_client_thread_created(hs_thread *t) {
     UNLOCK();
 }
 
-void hs_client_thread_exit(hs_thread *t) {
+void hs_client_thread_exit(hs_thread *t)
+{
     int worked = t->worked; /* set by t itself; fresh too, but for its creator before t started */
     if (worked)
         hs_client_enter(); /* its host time until now precedes the exit */
@@ -768,7 +804,8 @@ void hs_client_thread_exit(hs_thread *t) {
 }
 
 /* A new op on (dev, stream) stamped with the host clock; the caller fills the kind, then commits. */
-static pending_op *append_locked(int dev, uint64_t stream) {
+static pending_op *append_locked(int dev, uint64_t stream)
+{
     note_work_locked();
     bind_primary();
     note_primary_active(dev);
@@ -781,7 +818,8 @@ static pending_op *append_locked(int dev, uint64_t stream) {
     return p;
 }
 
-static void commit_locked(void) {
+static void commit_locked(void)
+{
     __atomic_fetch_add(&g_issued, 1, __ATOMIC_RELAXED);
     g_op_ptrs[g_nops] = &g_ops[g_nops].op;
     if (++g_nops == HS_BATCH_MAX)
@@ -789,7 +827,8 @@ static void commit_locked(void) {
 }
 
 /* Sends the Wait w (its condition filled in) after the pending ops; its Reply will come to slot. */
-static void send_wait_begin_locked(Hysim__Wait *w, reply_slot *slot) {
+static void send_wait_begin_locked(Hysim__Wait *w, reply_slot *slot)
+{
     note_work_locked();
     flush_locked();
     w->id = g_next_wait_id++;
@@ -803,7 +842,8 @@ static void send_wait_begin_locked(Hysim__Wait *w, reply_slot *slot) {
 }
 
 /* w's Reply r arrived: into *out (the caller frees it), or freed. cudaErrorUnknown when it carried an error. */
-static cudaError_t send_wait_end_locked(const Hysim__Wait *w, Hysim__Reply *r, Hysim__Reply **out) {
+static cudaError_t send_wait_end_locked(const Hysim__Wait *w, Hysim__Reply *r, Hysim__Reply **out)
+{
     if (r->error && r->error[0]) {
         print_daemon_error(r->error);
         hysim__reply__free_unpacked(r, NULL);
@@ -826,7 +866,8 @@ static cudaError_t send_wait_end_locked(const Hysim__Wait *w, Hysim__Reply *r, H
  * Called and returns with g_lock held, but releases it while the answer is
  * awaited: other threads run meanwhile.
  */
-static cudaError_t send_wait_locked(Hysim__Wait *w, Hysim__Reply **out) {
+static cudaError_t send_wait_locked(Hysim__Wait *w, Hysim__Reply **out)
+{
     reply_slot slot;
     send_wait_begin_locked(w, &slot);
     UNLOCK();
@@ -854,7 +895,8 @@ static cudaError_t send_wait_locked(Hysim__Wait *w, Hysim__Reply **out) {
  */
 #define HS_FIRST_WORK_GRACE_NS 250000000ull
 static void expire_fresh_locked(void);
-static void await_first_work_locked(uint64_t length_ns) {
+static void await_first_work_locked(uint64_t length_ns)
+{
     if (g_quiet_starts == g_quiet_starts_awaited)
         return;
     uint64_t left = HS_FIRST_WORK_GRACE_NS - g_start_grace_given, waited = 0;
@@ -872,8 +914,9 @@ static void await_first_work_locked(uint64_t length_ns) {
 }
 
 /* A Wait on a GPU's work; see send_wait_locked. */
-static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event,
-                               int query, uint64_t *timed, size_t ntimed, Hysim__Reply **out) {
+static cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event, int query,
+                               uint64_t *timed, size_t ntimed, Hysim__Reply **out)
+{
     if (!query) /* it may block: hysimd may then pass this host time */
         await_first_work_locked(HS_FIRST_WORK_GRACE_NS);
     Hysim__Wait w = HYSIM__WAIT__INIT;
@@ -897,7 +940,8 @@ typedef struct unmet_query {
     int dev;
     uint64_t stream, event;
 } unmet_query;
-static int same_query(const unmet_query *a, const unmet_query *b) {
+static int same_query(const unmet_query *a, const unmet_query *b)
+{
     return a->cond == b->cond && a->dev == b->dev && a->stream == b->stream && a->event == b->event;
 }
 static __thread struct {
@@ -917,7 +961,8 @@ static __thread struct {
  * condition met: the loop ends when the work does, as a real spin would
  * (within a poll).
  */
-static cudaError_t query_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event) {
+static cudaError_t query_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event)
+{
     unmet_query me = {cond, dev, stream, event};
     if (!hs_quiet_since(&t_unmet.mark))
         t_unmet.n = 0; /* time passed, or something was issued: the thread is not spinning */
@@ -941,7 +986,8 @@ static cudaError_t query_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream
 /* ---- pthread_join (threads.c) ---- */
 
 /* The joiner of t waits for t's exit; the Reply goes to t->join_wait, which the joiner awaits. */
-static void send_join_wait_locked(hs_thread *t) {
+static void send_join_wait_locked(hs_thread *t)
+{
     flush_locked();
     reply_slot *slot = xcalloc(1, sizeof *slot);
     Hysim__Wait w = HYSIM__WAIT__INIT;
@@ -966,7 +1012,8 @@ static void send_join_wait_locked(hs_thread *t) {
  * running for their whole life (the simulation stalls if the joined threads
  * wait on their GPUs meanwhile).
  */
-static void expire_fresh_locked(void) {
+static void expire_fresh_locked(void)
+{
     g_fresh_expired = g_quiet_starts;
     if (g_fresh == 0)
         return;
@@ -975,7 +1022,8 @@ static void expire_fresh_locked(void) {
 }
 
 /* Sends the Waits of the joins that are ready: the joined thread issued work, no fresh thread is left. */
-static void send_ready_joins_locked(void) {
+static void send_ready_joins_locked(void)
+{
     if (g_fresh > 0 || atomic_load(&g_state) != ST_READY)
         return;
     for (hs_thread **pp = &g_joins; *pp;) {
@@ -990,9 +1038,10 @@ static void send_ready_joins_locked(void) {
     }
 }
 
-int hs_client_join_begin(hs_thread *t) {
+int hs_client_join_begin(hs_thread *t)
+{
     if (!t_works || t_joining || atomic_load(&g_state) != ST_READY)
-        return 0; /* a thread that never issued work bounds nothing: its join costs nothing */
+        return 0;      /* a thread that never issued work bounds nothing: its join costs nothing */
     hs_client_enter(); /* the join is an intercepted call: left in hs_client_join_end */
     LOCK();
     int told = !t->exited && !t->joiner;
@@ -1009,7 +1058,8 @@ int hs_client_join_begin(hs_thread *t) {
     return told;
 }
 
-void hs_client_join_end(hs_thread *t) {
+void hs_client_join_end(hs_thread *t)
+{
     LOCK();
     for (hs_thread **pp = &g_joins; *pp; pp = &(*pp)->next_join)
         if (*pp == t) { /* never sent: t exited first, or never issued work */
@@ -1042,12 +1092,14 @@ void hs_client_join_end(hs_thread *t) {
  * Inside an intercepted call.
  */
 /* Whether the calling thread may wait in hysimd until a time (sleep.c says when). */
-static int until_wait_ok_locked(void) {
+static int until_wait_ok_locked(void)
+{
     return atomic_load(&g_state) == ST_READY && g_any_work &&
            (t_works || (g_threads <= g_work_parked && g_quiet_live - g_quiet_parked <= 1 && g_fresh == 0));
 }
 
-enum hs_sleep hs_client_sleep_until(uint64_t until_ns) {
+enum hs_sleep hs_client_sleep_until(uint64_t until_ns)
+{
     uint64_t from = hs_clock_now();
     if (until_ns <= from)
         return HS_SLEEP_DONE;
@@ -1077,8 +1129,8 @@ typedef struct timed_waiter {
     struct timed_waiter *next;
 } timed_waiter;
 
-static timed_waiter *g_timed;  /* on their threads' stacks */
-static _Atomic int g_ntimed;   /* how many: a signal looks at the list only when there are some */
+static timed_waiter *g_timed; /* on their threads' stacks */
+static _Atomic int g_ntimed;  /* how many: a signal looks at the list only when there are some */
 
 /*
  * Waits in hysimd until the host clock reads until_ns (> now) or a Wake of
@@ -1087,7 +1139,8 @@ static _Atomic int g_ntimed;   /* how many: a signal looks at the list only when
  * client lock, which a wake takes, so that a wake under mutex is never
  * missed; mutex is not taken again here.
  */
-static int timed_wait_locked(const void *key, uint64_t until_ns, pthread_mutex_t *mutex) {
+static int timed_wait_locked(const void *key, uint64_t until_ns, pthread_mutex_t *mutex)
+{
     Hysim__Wait w = HYSIM__WAIT__INIT;
     w.cond = HYSIM__WAIT__COND__UNTIL;
     w.until_ns = until_ns;
@@ -1119,7 +1172,8 @@ static int timed_wait_locked(const void *key, uint64_t until_ns, pthread_mutex_t
  * Enters the client core, the lock held, for a timed wait in hysimd: 1; 0
  * (nothing held) where hysimd cannot time the calling thread's wait.
  */
-static int begin_timed_wait(void) {
+static int begin_timed_wait(void)
+{
     if (t_holds_lock || t_awaiting)
         return 0;
     hs_client_enter();
@@ -1131,7 +1185,8 @@ static int begin_timed_wait(void) {
     return 0;
 }
 
-int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t until_ns, int *rc) {
+int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t until_ns, int *rc)
+{
     if (!begin_timed_wait())
         return 0;
     if (until_ns <= hs_clock_now()) { /* the deadline has passed on the host clock */
@@ -1149,7 +1204,8 @@ int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t u
     return 1;
 }
 
-int hs_client_sem_timedwait(const void *key, uint64_t until_ns, int (*take)(void *), void *arg, int *rc) {
+int hs_client_sem_timedwait(const void *key, uint64_t until_ns, int (*take)(void *), void *arg, int *rc)
+{
     if (!begin_timed_wait())
         return 0;
     if (until_ns > hs_clock_now())
@@ -1161,7 +1217,7 @@ int hs_client_sem_timedwait(const void *key, uint64_t until_ns, int (*take)(void
             break;
         }
         if (until_ns <= hs_clock_now() || timed_wait_locked(key, until_ns, NULL)) { /* the deadline came */
-            if (take(arg)) /* posted at the deadline */
+            if (take(arg))                                                          /* posted at the deadline */
                 *rc = 0;
             break;
         }
@@ -1171,7 +1227,8 @@ int hs_client_sem_timedwait(const void *key, uint64_t until_ns, int (*take)(void
     return 1;
 }
 
-int hs_client_join_until(hs_thread *t, uint64_t until_ns, int *exited) {
+int hs_client_join_until(hs_thread *t, uint64_t until_ns, int *exited)
+{
     if (t_holds_lock || t_awaiting)
         return 0;
     hs_client_enter();
@@ -1200,7 +1257,8 @@ int hs_client_join_until(hs_thread *t, uint64_t until_ns, int *exited) {
 }
 
 /* Wakes up to max (0: all) timed waits on key, at the host clock's reading. */
-static void wake_timed_locked(const void *key, unsigned max) {
+static void wake_timed_locked(const void *key, unsigned max)
+{
     unsigned n = 0;
     for (timed_waiter *t = g_timed; t && (max == 0 || n < max); t = t->next) {
         if (t->key != key || t->woken)
@@ -1218,7 +1276,8 @@ static void wake_timed_locked(const void *key, unsigned max) {
     }
 }
 
-void hs_client_wake_timed(const void *key, unsigned max) {
+void hs_client_wake_timed(const void *key, unsigned max)
+{
     if (atomic_load(&g_ntimed) == 0)
         return;
     LOCK();
@@ -1233,7 +1292,8 @@ void hs_client_wake_timed(const void *key, unsigned max) {
  * every thread now blocks outside it; the caller runs (or blocks next). A
  * process back from outside joins first: the simulation may have passed it.
  */
-static void tell_counted_locked(void) {
+static void tell_counted_locked(void)
+{
     if (atomic_load(&g_state) != ST_READY)
         return;
     uint32_t n = counted_threads_locked();
@@ -1244,7 +1304,8 @@ static void tell_counted_locked(void) {
         send_threads_locked(0);
 }
 
-static void count_parked_locked(const hs_parked *p, int delta) {
+static void count_parked_locked(const hs_parked *p, int delta)
+{
     if (p->works) {
         g_work_parked += (uint32_t)delta;
         return;
@@ -1256,7 +1317,8 @@ static void count_parked_locked(const hs_parked *p, int delta) {
     }
 }
 
-static void unlist_locked(hs_parked *p) {
+static void unlist_locked(hs_parked *p)
+{
     hs_parked **pp = &g_parked;
     while (*pp != p)
         pp = &(*pp)->next;
@@ -1271,7 +1333,8 @@ static void unlist_locked(hs_parked *p) {
  * handover says the mutex is let go inside libc just after (its thread keeps
  * trying a while, hs_client_block_on_lock).
  */
-static unsigned release_handover_locked(const void *key, unsigned max, int handover) {
+static unsigned release_handover_locked(const void *key, unsigned max, int handover)
+{
     unsigned n = 0;
     for (hs_parked *p = g_parked; p && (max == 0 || n < max); p = p->next)
         if (p->key == key && !p->released) {
@@ -1290,7 +1353,8 @@ static unsigned release_handover_locked(const void *key, unsigned max, int hando
 static unsigned release_locked(const void *key, unsigned max) { return release_handover_locked(key, max, 0); }
 
 /* Lists p as blocked (the lock held). */
-static void list_locked(hs_parked *p) {
+static void list_locked(hs_parked *p)
+{
     p->listed = 1;
     p->next = g_parked;
     g_parked = p;
@@ -1299,7 +1363,8 @@ static void list_locked(hs_parked *p) {
     tell_counted_locked(); /* the simulation may pass this thread's clock now */
 }
 
-static void park_init(hs_parked *p, const void *key) {
+static void park_init(hs_parked *p, const void *key)
+{
     memset(p, 0, sizeof *p);
     p->key = key;
     p->works = t_works;
@@ -1307,7 +1372,8 @@ static void park_init(hs_parked *p, const void *key) {
         hs_client_enter(); /* the blocking call is an intercepted call: left in hs_client_unpark */
 }
 
-int hs_client_park(hs_parked *p, const void *key, unsigned release_at, int (*ready)(void *), void *arg) {
+int hs_client_park(hs_parked *p, const void *key, unsigned release_at, int (*ready)(void *), void *arg)
+{
     park_init(p, key);
     LOCK();
     int blocks = !ready || !ready(arg);
@@ -1326,13 +1392,15 @@ int hs_client_park(hs_parked *p, const void *key, unsigned release_at, int (*rea
     return blocks;
 }
 
-int hs_client_park_quiet(hs_parked *p) {
+int hs_client_park_quiet(hs_parked *p)
+{
     if (t_works || t_holds_lock || t_awaiting || atomic_load(&g_state) != ST_READY)
         return 0;
     return hs_client_park(p, p, 0, NULL, NULL);
 }
 
-int hs_client_park_join(hs_parked *p, hs_thread *t) {
+int hs_client_park_join(hs_parked *p, hs_thread *t)
+{
     park_init(p, t);
     LOCK();
     int blocks = !t->leaving;
@@ -1342,7 +1410,8 @@ int hs_client_park_join(hs_parked *p, hs_thread *t) {
     return blocks;
 }
 
-void hs_client_thread_leaving(hs_thread *t) {
+void hs_client_thread_leaving(hs_thread *t)
+{
     LOCK();
     t->leaving = 1;
     release_locked(t, 0);
@@ -1351,7 +1420,8 @@ void hs_client_thread_leaving(hs_thread *t) {
 
 int hs_client_any_parked(void) { return atomic_load(&g_nlisted) > 0; }
 
-unsigned hs_client_release(const void *key, unsigned max) {
+unsigned hs_client_release(const void *key, unsigned max)
+{
     if (t_holds_lock) /* a signal handler on a thread inside the core: the thread it wakes counts itself in */
         return 0;
     LOCK();
@@ -1360,7 +1430,8 @@ unsigned hs_client_release(const void *key, unsigned max) {
     return n;
 }
 
-int hs_client_park_handing(hs_parked *p, const void *key, const void *mutex) {
+int hs_client_park_handing(hs_parked *p, const void *key, const void *mutex)
+{
     park_init(p, key);
     p->hands = mutex;
     p->hands_tid = (int)syscall(SYS_gettid);
@@ -1371,7 +1442,8 @@ int hs_client_park_handing(hs_parked *p, const void *key, const void *mutex) {
     return 1;
 }
 
-int hs_client_release_and(const void *key, unsigned max, int (*post)(void *), void *arg) {
+int hs_client_release_and(const void *key, unsigned max, int (*post)(void *), void *arg)
+{
     if (t_holds_lock) /* a signal handler on a thread inside the core: the thread it wakes counts itself in */
         return post(arg);
     LOCK();
@@ -1384,7 +1456,8 @@ int hs_client_release_and(const void *key, unsigned max, int (*post)(void *), vo
 }
 
 /* p runs again (the lock held): unlisted, counted in by its release or by taking another's. */
-static void unpark_locked(hs_parked *p) {
+static void unpark_locked(hs_parked *p)
+{
     if (p->listed) {
         if (!p->released) { /* woken without a release of its own: take another's, still blocked */
             hs_parked *q = g_parked;
@@ -1401,7 +1474,8 @@ static void unpark_locked(hs_parked *p) {
     }
 }
 
-void hs_client_unpark(hs_parked *p) {
+void hs_client_unpark(hs_parked *p)
+{
     LOCK();
     unpark_locked(p);
     UNLOCK();
@@ -1409,7 +1483,8 @@ void hs_client_unpark(hs_parked *p) {
         hs_client_leave();
 }
 
-int hs_client_io_block(hs_parked *p) {
+int hs_client_io_block(hs_parked *p)
+{
     if (t_holds_lock || t_awaiting || atomic_load(&g_state) != ST_READY || !g_any_work)
         return 0;
     if (!t_works && !hs_thread_self() && getpid() != (pid_t)syscall(SYS_gettid))
@@ -1422,12 +1497,13 @@ int hs_client_io_block(hs_parked *p) {
     return 1;
 }
 
-void hs_client_io_unblock(hs_parked *p) {
+void hs_client_io_unblock(hs_parked *p)
+{
     LOCK();
     g_nlisted_io--;
     if (!g_said_outside)
         join_locked(); /* the others may all have waited in hysimd, and the simulation passed this thread */
-    unpark_locked(p); /* joins if the whole process was outside */
+    unpark_locked(p);  /* joins if the whole process was outside */
     UNLOCK();
     if (p->works)
         hs_client_leave();
@@ -1456,7 +1532,8 @@ void hs_client_io_unblock(hs_parked *p) {
  * as libc's own lock does (0 free, 1 taken, 2 taken with sleepers): marked
  * 2, the word makes libc's unlock, which no wrapper sees, wake a sleeper.
  */
-static int await_handover(int *word, const int *owner, int holder) {
+static int await_handover(int *word, const int *owner, int holder)
+{
     uint64_t until = hs_clock_real_ns(CLOCK_MONOTONIC) + HS_MUTEX_HANDOVER_NS;
     for (;;) {
         int v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
@@ -1465,14 +1542,15 @@ static int await_handover(int *word, const int *owner, int holder) {
         if (__atomic_load_n(owner, __ATOMIC_RELAXED) != holder || hs_clock_real_ns(CLOCK_MONOTONIC) >= until)
             return 0;
         if (v == 1 && !__atomic_compare_exchange_n(word, &v, 2, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-            continue; /* it changed: look again */
+            continue;                       /* it changed: look again */
         struct timespec nap = {0, 1000000}; /* and the owner again, now and then */
         syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 2, &nap, NULL, 0);
     }
 }
 
 /* Counts p, listed, as running (released 1) or blocked (0), and tells hysimd when that changes the count. */
-static void set_released_locked(hs_parked *p, int released) {
+static void set_released_locked(hs_parked *p, int released)
+{
     if (p->released == released)
         return;
     p->released = released;
@@ -1481,14 +1559,16 @@ static void set_released_locked(hs_parked *p, int released) {
 }
 
 /* Whether holder, a thread that holds the mutex key, is blocked in a wait in which libc lets it go. */
-static int handed_over_locked(const void *key, int holder) {
+static int handed_over_locked(const void *key, int holder)
+{
     for (const hs_parked *q = g_parked; q && holder; q = q->next)
         if (q->hands == key && q->hands_tid == holder)
             return 1;
     return 0;
 }
 
-int hs_client_block_on_lock(const void *key, pthread_mutex_t *mutex, int (*take)(void *), void *arg) {
+int hs_client_block_on_lock(const void *key, pthread_mutex_t *mutex, int (*take)(void *), void *arg)
+{
     if (t_holds_lock || t_awaiting) /* a signal handler on a thread inside the core: libc's wait, unlisted */
         return 0;
     int on_word = 0; /* slept on the mutex's word: may have taken a wake meant for a sleeper of libc's */
@@ -1516,8 +1596,7 @@ int hs_client_block_on_lock(const void *key, pthread_mutex_t *mutex, int (*take)
         } else {
             struct timespec nap = {0, HS_MUTEX_RECHECK_NS};
             while (!__atomic_load_n(&p.released, __ATOMIC_ACQUIRE) &&
-                   syscall(SYS_futex, &p.released, FUTEX_WAIT_PRIVATE, 0, &nap, NULL, 0) == -1 && errno == EINTR) {
-            }
+                   syscall(SYS_futex, &p.released, FUTEX_WAIT_PRIVATE, 0, &nap, NULL, 0) == -1 && errno == EINTR) {}
         }
         LOCK();
     }
@@ -1552,25 +1631,28 @@ static __thread int16_t t_ctx[HS_CTX_DEPTH];
 static __thread int t_ctx_depth;
 
 /* Called for every op: stores only the first time, so threads issuing work do not keep writing the line. */
-static void note_primary_active(int dev) {
-    if (dev >= 0 && dev < HS_MAX_GPUS_PER_SERVER &&
-        !atomic_load_explicit(&g_primary_active[dev], memory_order_relaxed))
+static void note_primary_active(int dev)
+{
+    if (dev >= 0 && dev < HS_MAX_GPUS_PER_SERVER && !atomic_load_explicit(&g_primary_active[dev], memory_order_relaxed))
         atomic_store_explicit(&g_primary_active[dev], 1, memory_order_relaxed);
 }
 
 /* A runtime call that needs a context: the current device's primary one, bound if none is current. */
-static void bind_primary(void) {
+static void bind_primary(void)
+{
     if (!t_ctx_depth)
         t_ctx[t_ctx_depth++] = (int16_t)t_device;
     note_primary_active(t_device);
 }
 
-int hs_client_primary_active(int device) {
+int hs_client_primary_active(int device)
+{
     return device >= 0 && device < HS_MAX_GPUS_PER_SERVER &&
            atomic_load_explicit(&g_primary_active[device], memory_order_relaxed);
 }
 
-void hs_client_set_primary_active(int device, int active) {
+void hs_client_set_primary_active(int device, int active)
+{
     if (device >= 0 && device < HS_MAX_GPUS_PER_SERVER)
         atomic_store_explicit(&g_primary_active[device], (unsigned char)(active != 0), memory_order_relaxed);
 }
@@ -1578,7 +1660,8 @@ void hs_client_set_primary_active(int device, int active) {
 int hs_client_ctx_current(void) { return t_ctx_depth ? t_ctx[t_ctx_depth - 1] : -1; }
 
 /* Makes device's context the top of the thread's stack: a new top (push), else in place of the old one. */
-static cudaError_t ctx_make_top(int device, int push) {
+static cudaError_t ctx_make_top(int device, int push)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1598,7 +1681,8 @@ cudaError_t hs_client_set_device(int device) { return ctx_make_top(device, 0); }
 
 cudaError_t hs_client_ctx_push(int device) { return ctx_make_top(device, 1); }
 
-int hs_client_ctx_pop(void) {
+int hs_client_ctx_pop(void)
+{
     if (!t_ctx_depth)
         return -1;
     int dev = t_ctx[--t_ctx_depth];
@@ -1607,7 +1691,8 @@ int hs_client_ctx_pop(void) {
     return dev;
 }
 
-cudaError_t hs_client_ctx_set(int device) {
+cudaError_t hs_client_ctx_set(int device)
+{
     if (device >= 0)
         return hs_client_set_device(device);
     if (t_ctx_depth && --t_ctx_depth) /* none: pops the top, if any */
@@ -1619,7 +1704,8 @@ cudaError_t hs_client_ctx_set(int device) {
 
 static void free_ptds(void *p) { free(p); }
 
-static uint64_t ptds_locked(int dev) {
+static uint64_t ptds_locked(int dev)
+{
     if (!t_ptds) {
         t_ptds = xcalloc((size_t)g_info.device_count, sizeof *t_ptds);
         pthread_setspecific(g_ptds_key, t_ptds);
@@ -1636,7 +1722,8 @@ static uint64_t ptds_locked(int dev) {
 }
 
 /* Resolves a stream handle; NULL / legacy / per-thread mean those of device dflt. */
-static cudaError_t resolve_stream_locked(cudaStream_t s, int dflt, int *dev, uint64_t *id) {
+static cudaError_t resolve_stream_locked(cudaStream_t s, int dflt, int *dev, uint64_t *id)
+{
     if (s == NULL || s == cudaStreamLegacy) {
         *dev = dflt;
         *id = 0;
@@ -1653,7 +1740,8 @@ static cudaError_t resolve_stream_locked(cudaStream_t s, int dflt, int *dev, uin
     return cudaSuccess;
 }
 
-cudaError_t hs_client_stream_create(unsigned int flags, int priority, cudaStream_t *out) {
+cudaError_t hs_client_stream_create(unsigned int flags, int priority, cudaStream_t *out)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1676,7 +1764,8 @@ cudaError_t hs_client_stream_create(unsigned int flags, int priority, cudaStream
     return cudaSuccess;
 }
 
-cudaError_t hs_client_stream_destroy(cudaStream_t stream) {
+cudaError_t hs_client_stream_destroy(cudaStream_t stream)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1695,12 +1784,14 @@ cudaError_t hs_client_stream_destroy(cudaStream_t stream) {
 }
 
 /* A synchronize that found its work done costs its call (api_cost.h); one that blocked paid the wake-up. */
-static void charge_sync(cudaError_t e) {
+static void charge_sync(cudaError_t e)
+{
     if (e == cudaSuccess && !t_wait_blocked)
         hs_client_charge_call(HS_CALL_SYNC);
 }
 
-cudaError_t hs_client_stream_synchronize(cudaStream_t stream) {
+cudaError_t hs_client_stream_synchronize(cudaStream_t stream)
+{
     cudaError_t e = hs_client_start();
     if (e == cudaSuccess && CAPTURE_ON())
         e = capture_check(HS_CHECK_STREAM_SYNC, stream);
@@ -1717,7 +1808,8 @@ cudaError_t hs_client_stream_synchronize(cudaStream_t stream) {
     return e;
 }
 
-cudaError_t hs_client_stream_query(cudaStream_t stream) {
+cudaError_t hs_client_stream_query(cudaStream_t stream)
+{
     cudaError_t e = hs_client_start();
     if (e == cudaSuccess && CAPTURE_ON())
         e = capture_check(HS_CHECK_STREAM_SYNC, stream);
@@ -1734,7 +1826,8 @@ cudaError_t hs_client_stream_query(cudaStream_t stream) {
 }
 
 /* A stream's process-wide id: its wire id x 1024 + its device (the legacy streams' wire id is 0 on every device). */
-cudaError_t hs_client_stream_id(cudaStream_t stream, unsigned long long *out) {
+cudaError_t hs_client_stream_id(cudaStream_t stream, unsigned long long *out)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1748,7 +1841,8 @@ cudaError_t hs_client_stream_id(cudaStream_t stream, unsigned long long *out) {
     return e;
 }
 
-cudaError_t hs_client_stream_info(cudaStream_t stream, int *dev, unsigned *flags, int *priority) {
+cudaError_t hs_client_stream_info(cudaStream_t stream, int *dev, unsigned *flags, int *priority)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1769,11 +1863,13 @@ cudaError_t hs_client_stream_info(cudaStream_t stream, int *dev, unsigned *flags
     return e;
 }
 
-static hs_event *event_locked(cudaEvent_t ev) {
+static hs_event *event_locked(cudaEvent_t ev)
+{
     return hs_ptrmap_get(&g_events, (uintptr_t)ev) ? (hs_event *)ev : NULL;
 }
 
-cudaError_t hs_client_stream_wait_event(cudaStream_t stream, cudaEvent_t event) {
+cudaError_t hs_client_stream_wait_event(cudaStream_t stream, cudaEvent_t event)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1802,7 +1898,8 @@ cudaError_t hs_client_stream_wait_event(cudaStream_t stream, cudaEvent_t event) 
 
 /* ---- events ---- */
 
-cudaError_t hs_client_event_create(unsigned int flags, cudaEvent_t *out) {
+cudaError_t hs_client_event_create(unsigned int flags, cudaEvent_t *out)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1817,7 +1914,8 @@ cudaError_t hs_client_event_create(unsigned int flags, cudaEvent_t *out) {
     return cudaSuccess;
 }
 
-cudaError_t hs_client_event_destroy(cudaEvent_t event) {
+cudaError_t hs_client_event_destroy(cudaEvent_t event)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1830,7 +1928,8 @@ cudaError_t hs_client_event_destroy(cudaEvent_t event) {
     return cudaSuccess;
 }
 
-cudaError_t hs_client_event_record(cudaEvent_t event, cudaStream_t stream) {
+cudaError_t hs_client_event_record(cudaEvent_t event, cudaStream_t stream)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1860,7 +1959,8 @@ cudaError_t hs_client_event_record(cudaEvent_t event, cudaStream_t stream) {
 }
 
 /* An event never recorded is complete, as in CUDA. */
-cudaError_t hs_client_event_query(cudaEvent_t event) {
+cudaError_t hs_client_event_query(cudaEvent_t event)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1875,7 +1975,8 @@ cudaError_t hs_client_event_query(cudaEvent_t event) {
     return e;
 }
 
-cudaError_t hs_client_event_synchronize(cudaEvent_t event) {
+cudaError_t hs_client_event_synchronize(cudaEvent_t event)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1897,7 +1998,8 @@ cudaError_t hs_client_event_synchronize(cudaEvent_t event) {
  * cudaEventDisableTiming is an invalid handle here; one not complete yet
  * gives cudaErrorNotReady.
  */
-cudaError_t hs_client_event_elapsed(float *ms, cudaEvent_t start, cudaEvent_t stop) {
+cudaError_t hs_client_event_elapsed(float *ms, cudaEvent_t start, cudaEvent_t stop)
+{
     if (!ms)
         return cudaErrorInvalidValue;
     cudaError_t e = hs_client_start();
@@ -1916,8 +2018,8 @@ cudaError_t hs_client_event_elapsed(float *ms, cudaEvent_t start, cudaEvent_t st
     if (e != cudaSuccess)
         return e;
     if (r->n_event_times != 2 || r->event_times[0]->event != ids[0] || r->event_times[1]->event != ids[1]) {
-        fprintf(stderr, "hysim: hysimd's answer lacks the times of events %llu and %llu\n",
-                (unsigned long long)ids[0], (unsigned long long)ids[1]);
+        fprintf(stderr, "hysim: hysimd's answer lacks the times of events %llu and %llu\n", (unsigned long long)ids[0],
+                (unsigned long long)ids[1]);
         e = cudaErrorUnknown;
     } else if (!r->event_times[0]->done || !r->event_times[1]->done) {
         e = cudaErrorNotReady;
@@ -1929,7 +2031,8 @@ cudaError_t hs_client_event_elapsed(float *ms, cudaEvent_t start, cudaEvent_t st
     return e;
 }
 
-cudaError_t hs_client_device_synchronize(void) {
+cudaError_t hs_client_device_synchronize(void)
+{
     cudaError_t e = hs_client_start();
     if (e == cudaSuccess && CAPTURE_ON())
         e = capture_check(HS_CHECK_UNSAFE, NULL);
@@ -1942,7 +2045,8 @@ cudaError_t hs_client_device_synchronize(void) {
     return e;
 }
 
-cudaError_t hs_client_device_reset(void) {
+cudaError_t hs_client_device_reset(void)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1956,7 +2060,8 @@ cudaError_t hs_client_device_reset(void) {
 
 /* ---- memory ---- */
 
-cudaError_t hs_client_malloc_on(int device, size_t size, void **ptr) {
+cudaError_t hs_client_malloc_on(int device, size_t size, void **ptr)
+{
     if (!ptr)
         return cudaErrorInvalidValue;
     cudaError_t e = hs_client_start();
@@ -1977,13 +2082,15 @@ cudaError_t hs_client_malloc_on(int device, size_t size, void **ptr) {
     return p ? cudaSuccess : cudaErrorMemoryAllocation;
 }
 
-cudaError_t hs_client_malloc(size_t size, void **ptr) {
+cudaError_t hs_client_malloc(size_t size, void **ptr)
+{
     cudaError_t e = CAPTURE_ON() ? capture_check(HS_CHECK_UNSAFE, NULL) : cudaSuccess;
     return e == cudaSuccess ? hs_client_malloc_on(t_device, size, ptr) : e;
 }
 
 /* No Wait: hysimd does not model memory, so stream order changes no timing. */
-cudaError_t hs_client_free_unordered(void *ptr) {
+cudaError_t hs_client_free_unordered(void *ptr)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -1994,7 +2101,8 @@ cudaError_t hs_client_free_unordered(void *ptr) {
 }
 
 /* cudaFree waits for the pointer's device first, as CUDA's does. */
-cudaError_t hs_client_free(void *ptr) {
+cudaError_t hs_client_free(void *ptr)
+{
     cudaError_t e = hs_client_start();
     if (e == cudaSuccess && ptr && CAPTURE_ON())
         e = capture_check(HS_CHECK_UNSAFE, NULL);
@@ -2014,7 +2122,8 @@ cudaError_t hs_client_free(void *ptr) {
     return e;
 }
 
-cudaError_t hs_client_mem_info_on(int dev, size_t *free_bytes, size_t *total_bytes, size_t *used_bytes) {
+cudaError_t hs_client_mem_info_on(int dev, size_t *free_bytes, size_t *total_bytes, size_t *used_bytes)
+{
     if (!free_bytes || !total_bytes)
         return cudaErrorInvalidValue;
     cudaError_t e = hs_client_start();
@@ -2033,11 +2142,13 @@ cudaError_t hs_client_mem_info_on(int dev, size_t *free_bytes, size_t *total_byt
     return cudaSuccess;
 }
 
-cudaError_t hs_client_mem_info(size_t *free_bytes, size_t *total_bytes) {
+cudaError_t hs_client_mem_info(size_t *free_bytes, size_t *total_bytes)
+{
     return hs_client_mem_info_on(t_device, free_bytes, total_bytes, NULL);
 }
 
-cudaError_t hs_client_host_alloc(size_t size, unsigned flags, void **ptr) {
+cudaError_t hs_client_host_alloc(size_t size, unsigned flags, void **ptr)
+{
     if (!ptr)
         return cudaErrorInvalidValue;
     cudaError_t e = hs_client_start();
@@ -2060,7 +2171,8 @@ cudaError_t hs_client_host_alloc(size_t size, unsigned flags, void **ptr) {
     return cudaSuccess;
 }
 
-cudaError_t hs_client_host_free(void *ptr) {
+cudaError_t hs_client_host_free(void *ptr)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess || !ptr)
         return e;
@@ -2077,7 +2189,8 @@ cudaError_t hs_client_host_free(void *ptr) {
 int hs_client_device_of(const void *ptr) { return hs_devmem_device_of(ptr); }
 
 /* The start of a range of m (start → size) that overlaps [p, p + size), or 0. */
-static uintptr_t range_overlapping(const hs_ptrmap *m, uintptr_t p, size_t size) {
+static uintptr_t range_overlapping(const hs_ptrmap *m, uintptr_t p, size_t size)
+{
     for (size_t i = 0; i < m->cap; i++) {
         uintptr_t k = m->keys[i];
         if (k && (p >= k ? p - k < m->vals[i] : k - p < size))
@@ -2088,14 +2201,16 @@ static uintptr_t range_overlapping(const hs_ptrmap *m, uintptr_t p, size_t size)
 
 /* The start of the pinned block or registered range overlapping [p, p + size), or 0 (g_lock held). A
  * range that starts at p is found by its key; one p points inside by a scan. */
-static uintptr_t host_range_locked(uintptr_t p, size_t size) {
+static uintptr_t host_range_locked(uintptr_t p, size_t size)
+{
     if (p && (hs_ptrmap_get(&g_pinned, p) || hs_ptrmap_get(&g_registered, p)))
         return p;
     uintptr_t k = range_overlapping(&g_pinned, p, size);
     return k ? k : range_overlapping(&g_registered, p, size);
 }
 
-void *hs_client_host_block(const void *ptr) {
+void *hs_client_host_block(const void *ptr)
+{
     LOCK();
     uintptr_t found = host_range_locked((uintptr_t)ptr, 1);
     UNLOCK();
@@ -2103,7 +2218,8 @@ void *hs_client_host_block(const void *ptr) {
 }
 
 /* cudaHostRegister: the range counts as pinned (copies from it run at the copy engines' rate) until unregistered. */
-cudaError_t hs_client_host_register(void *ptr, size_t size, unsigned flags) {
+cudaError_t hs_client_host_register(void *ptr, size_t size, unsigned flags)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -2121,7 +2237,8 @@ cudaError_t hs_client_host_register(void *ptr, size_t size, unsigned flags) {
     return e;
 }
 
-cudaError_t hs_client_host_unregister(void *ptr) {
+cudaError_t hs_client_host_unregister(void *ptr)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -2133,7 +2250,8 @@ cudaError_t hs_client_host_unregister(void *ptr) {
     return had ? cudaSuccess : cudaErrorHostMemoryNotRegistered;
 }
 
-cudaError_t hs_client_host_flags(const void *ptr, unsigned *flags) {
+cudaError_t hs_client_host_flags(const void *ptr, unsigned *flags)
+{
     LOCK(); /* one lock: the block cannot go between finding it and reading its flags */
     uintptr_t block = host_range_locked((uintptr_t)ptr, 1);
     if (block)
@@ -2144,7 +2262,8 @@ cudaError_t hs_client_host_flags(const void *ptr, unsigned *flags) {
 
 /* hs_client_copy in `rows` rows of count / rows bytes (1: contiguous); a 2D copy is not captured (cudart_pitched.c). */
 static cudaError_t copy_rows(void *dst, const void *src, size_t count, size_t rows, int kind, cudaStream_t stream,
-                             int synchronous, unsigned how) {
+                             int synchronous, unsigned how)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -2172,8 +2291,8 @@ static cudaError_t copy_rows(void *dst, const void *src, size_t count, size_t ro
      * stages it through pinned buffers of its own at the host's rate, and cudaMemcpyAsync
      * returns only once its copy is done (bench/RESULTS.md, "Host copies"). */
     const void *host = dir == cudaMemcpyHostToDevice ? src : dir == cudaMemcpyDeviceToHost ? dst : NULL;
-    int pageable = host && !(how & HS_COPY_AS_PINNED) && !hs_client_host_block(host) &&
-                   !hs_client_managed_find(host, NULL);
+    int pageable =
+        host && !(how & HS_COPY_AS_PINNED) && !hs_client_host_block(host) && !hs_client_managed_find(host, NULL);
     if (CAPTURE_ON() && synchronous) { /* may be forbidden during a capture */
         if ((e = capture_check(HS_CHECK_UNSAFE, stream)) != cudaSuccess)
             return e;
@@ -2227,28 +2346,32 @@ static cudaError_t copy_rows(void *dst, const void *src, size_t count, size_t ro
     return cudaSuccess;
 }
 
-cudaError_t hs_client_copy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
-                           int synchronous, unsigned how) {
+cudaError_t hs_client_copy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream, int synchronous,
+                           unsigned how)
+{
     return copy_rows(dst, src, count, 1, kind, stream, synchronous, how);
 }
 
 cudaError_t hs_client_copy_2d(void *dst, const void *src, size_t count, size_t rows, int kind, cudaStream_t stream,
-                              int synchronous, unsigned how) {
+                              int synchronous, unsigned how)
+{
     if (rows == 0 || count % rows)
         return cudaErrorInvalidValue;
     return copy_rows(dst, src, count, rows, kind, stream, synchronous, how & ~HS_COPY_WRITE_HOST);
 }
 
-cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
-                             int synchronous) {
+cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream, int synchronous)
+{
     return hs_client_copy(dst, src, count, kind, stream, synchronous, HS_COPY_WRITE_HOST | HS_COPY_HOLD_PAGEABLE);
 }
 
-cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream) {
+cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream)
+{
     return hs_client_memset_2d(ptr, count, 1, stream);
 }
 
-cudaError_t hs_client_memset_2d(void *ptr, size_t count, size_t rows, cudaStream_t stream) {
+cudaError_t hs_client_memset_2d(void *ptr, size_t count, size_t rows, cudaStream_t stream)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess || count == 0)
         return e;
@@ -2283,12 +2406,14 @@ cudaError_t hs_client_memset_2d(void *ptr, size_t count, size_t rows, cudaStream
 
 /* ---- kernels ---- */
 
-static void free_kernel(hs_kernel *k) {
+static void free_kernel(hs_kernel *k)
+{
     free(k->name);
     free(k);
 }
 
-void hs_client_kernel_register(const void *module, const void *host_fun, const char *device_name) {
+void hs_client_kernel_register(const void *module, const void *host_fun, const char *device_name)
+{
     hs_kernel *k = xcalloc(1, sizeof *k);
     k->module = module;
     k->host_fun = host_fun;
@@ -2310,7 +2435,8 @@ void hs_client_kernel_register(const void *module, const void *host_fun, const c
     UNLOCK();
 }
 
-void hs_client_module_unregister(const void *module) {
+void hs_client_module_unregister(const void *module)
+{
     LOCK();
     if (atomic_load(&g_state) == ST_READY)
         flush_locked(); /* pending ops may name its kernels */
@@ -2330,14 +2456,16 @@ void hs_client_module_unregister(const void *module) {
     free(gone);
 }
 
-void *hs_client_kernel_find(const void *host_fun) {
+void *hs_client_kernel_find(const void *host_fun)
+{
     LOCK();
     void *k = (void *)hs_ptrmap_get(&g_kernels, (uintptr_t)host_fun);
     UNLOCK();
     return k;
 }
 
-const char *hs_client_kernel_name(const void *host_fun) {
+const char *hs_client_kernel_name(const void *host_fun)
+{
     LOCK();
     const hs_kernel *k = (const hs_kernel *)hs_ptrmap_get(&g_kernels, (uintptr_t)host_fun);
     const char *name = k ? k->name : NULL; /* kept until its module is unregistered */
@@ -2347,21 +2475,23 @@ const char *hs_client_kernel_name(const void *host_fun) {
 
 void hs_client_graph_launch(int on) { t_graph_launch = on; }
 
-cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3],
-                             size_t shared_bytes, cudaStream_t stream) {
+cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3], size_t shared_bytes,
+                             cudaStream_t stream)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
     /* Hopper's launch limits. */
     uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
-    if (!grid[0] || !grid[1] || !grid[2] || grid[0] > 0x7fffffffu || grid[1] > 65535 ||
-        grid[2] > 65535 || !threads || block[0] > 1024 || block[1] > 1024 || block[2] > 64 ||
-        threads > 1024)
+    if (!grid[0] || !grid[1] || !grid[2] || grid[0] > 0x7fffffffu || grid[1] > 65535 || grid[2] > 65535 || !threads ||
+        block[0] > 1024 || block[1] > 1024 || block[2] > 64 || threads > 1024)
         return cudaErrorInvalidConfiguration;
     hs_client_charge_call(HS_CALL_KERNEL_LAUNCH);
     if (CAPTURE_ON()) {
-        hs_stream_op op = {.kind = HS_SOP_KERNEL, .stream = stream,
-                           .u.kernel = {kernel, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared_bytes}};
+        hs_stream_op op = {
+            .kind = HS_SOP_KERNEL,
+            .stream = stream,
+            .u.kernel = {kernel, {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}, shared_bytes}};
         if (captured(&op, &e))
             return e;
     }
@@ -2398,7 +2528,8 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
  * process's ops), on a 1 x 1 x 1 grid: a cuBLAS GEMM (g: its shape, for the
  * roofline) or a kernel the library times itself (g NULL, model_ns > 0).
  */
-static cudaError_t library_kernel(const char *name, const hs_gemm_call *g, uint64_t model_ns, cudaStream_t stream) {
+static cudaError_t library_kernel(const char *name, const hs_gemm_call *g, uint64_t model_ns, cudaStream_t stream)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -2444,21 +2575,25 @@ static cudaError_t library_kernel(const char *name, const hs_gemm_call *g, uint6
     return e;
 }
 
-cudaError_t hs_client_model_kernel(const char *name, uint64_t ns, cudaStream_t stream) {
+cudaError_t hs_client_model_kernel(const char *name, uint64_t ns, cudaStream_t stream)
+{
     return library_kernel(name, NULL, ns ? ns : 1 /* 0 would read as "no model" */, stream);
 }
 
-cudaError_t hs_client_library_kernel(const char *name, cudaStream_t stream) {
+cudaError_t hs_client_library_kernel(const char *name, cudaStream_t stream)
+{
     return library_kernel(name, NULL, 0, stream);
 }
 
-cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaStream_t stream) {
+cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaStream_t stream)
+{
     return library_kernel(name, g, 0, stream);
 }
 
 /* ---- NCCL ---- */
 
-cudaError_t hs_client_comm_init(uint64_t comm_key, int rank, int nranks, int device) {
+cudaError_t hs_client_comm_init(uint64_t comm_key, int rank, int nranks, int device)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -2478,7 +2613,8 @@ cudaError_t hs_client_comm_init(uint64_t comm_key, int rank, int nranks, int dev
     return cudaSuccess;
 }
 
-cudaError_t hs_client_comm_local_ranks(uint64_t parent_key, int parent_nranks, int *complete, int *mine) {
+cudaError_t hs_client_comm_local_ranks(uint64_t parent_key, int parent_nranks, int *complete, int *mine)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -2507,7 +2643,8 @@ cudaError_t hs_client_comm_local_ranks(uint64_t parent_key, int parent_nranks, i
 }
 
 cudaError_t hs_client_comm_split(uint64_t parent_key, int parent_nranks, uint64_t gen, size_t n,
-                                 const hs_split_call *calls, hs_split_result *out) {
+                                 const hs_split_call *calls, hs_split_result *out)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -2553,7 +2690,8 @@ cudaError_t hs_client_comm_split(uint64_t parent_key, int parent_nranks, uint64_
     return e;
 }
 
-cudaError_t hs_client_comm_destroy(uint64_t comm_key, int rank, int device) {
+cudaError_t hs_client_comm_destroy(uint64_t comm_key, int rank, int device)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -2571,16 +2709,18 @@ cudaError_t hs_client_comm_destroy(uint64_t comm_key, int rank, int device) {
     return cudaSuccess;
 }
 
-cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64_t seq,
-                                 enum hs_coll_kind kind, uint64_t bytes, int root, uint64_t group,
-                                 uint32_t algo, uint32_t proto, cudaStream_t stream) {
+cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64_t seq, enum hs_coll_kind kind,
+                                 uint64_t bytes, int root, uint64_t group, uint32_t algo, uint32_t proto,
+                                 cudaStream_t stream)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
     if (!valid_device(device))
         return cudaErrorInvalidDevice;
     if (CAPTURE_ON()) { /* a capture takes it, or renumbers it after the graph launches' collectives */
-        hs_stream_op op = {.kind = HS_SOP_COLLECTIVE, .stream = stream,
+        hs_stream_op op = {.kind = HS_SOP_COLLECTIVE,
+                           .stream = stream,
                            .u.coll = {comm_key, seq, bytes, group, rank, device, root, kind, algo, proto}};
         if (captured(&op, &e))
             return e;
@@ -2615,24 +2755,27 @@ cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64
 
 /* ---- process life ---- */
 
-static void atfork_prepare(void) {
+static void atfork_prepare(void)
+{
     LOCK();
     pthread_mutex_lock(&g_reply_lock);
 }
-static void atfork_parent(void) {
+static void atfork_parent(void)
+{
     pthread_mutex_unlock(&g_reply_lock);
     UNLOCK();
 }
 
 /* The child must not speak on its parent's connection; like real CUDA, it cannot use the GPUs its parent initialised. */
-static void atfork_child(void) {
+static void atfork_child(void)
+{
     if (atomic_load(&g_state) == ST_READY) {
         close(g_fd);
         g_fd = -1;
         g_nops = 0;
         atomic_store(&g_state, ST_FORKED);
     }
-    g_slots = NULL; /* the parent's waiting threads are not the child's */
+    g_slots = NULL;  /* the parent's waiting threads are not the child's */
     g_parked = NULL; /* nor its blocked ones: the child's one thread runs */
     atomic_store(&g_nlisted, 0);
     g_quiet_parked = g_work_parked = 0;
@@ -2642,7 +2785,8 @@ static void atfork_child(void) {
     UNLOCK();
 }
 
-__attribute__((constructor)) static void client_init(void) {
+__attribute__((constructor)) static void client_init(void)
+{
     pthread_key_create(&g_ptds_key, free_ptds);
     pthread_key_create(&g_works_key, thread_left);
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
@@ -2654,7 +2798,8 @@ __attribute__((constructor)) static void client_init(void) {
  * Bye. A thread still inside a CUDA call holds the lock; rather than hang at
  * exit, Bye is then left out (hysimd sees the connection close).
  */
-__attribute__((destructor)) static void client_fini(void) {
+__attribute__((destructor)) static void client_fini(void)
+{
     atomic_store(&g_leaving, 1); /* exiting: whatever hysimd does now, the watcher keeps quiet */
     int locked = 0;
     for (int i = 0; i < 5000 && !(locked = pthread_mutex_trylock(&g_lock) == 0); i++)

@@ -64,16 +64,16 @@ HS_API cudaError_t hs_client_start(void);
 /* What Setup said about the simulated GPUs (valid after hs_client_start). */
 typedef struct hs_gpu_info {
     char model[256];
-    uint64_t memory_bytes;     /* per GPU */
+    uint64_t memory_bytes; /* per GPU */
     int sm_count;
     int cc_major, cc_minor;
-    int device_count;          /* local devices this process sees */
-    uint32_t server;           /* HYSIM_SERVER */
-    uint32_t first_gpu;        /* global index of local device 0 */
-    uint32_t visible_first;    /* local device 0's index in its server (CUDA_VISIBLE_DEVICES) */
+    int device_count;       /* local devices this process sees */
+    uint32_t server;        /* HYSIM_SERVER */
+    uint32_t first_gpu;     /* global index of local device 0 */
+    uint32_t visible_first; /* local device 0's index in its server (CUDA_VISIBLE_DEVICES) */
     uint32_t gpus_per_server;
     uint32_t total_gpus;
-    double nvlink_gbps;        /* each way, per GPU, to the NVSwitch plane; 0: no NVLink */
+    double nvlink_gbps; /* each way, per GPU, to the NVSwitch plane; 0: no NVLink */
 } hs_gpu_info;
 
 HS_API const hs_gpu_info *hs_client_gpu_info(void);
@@ -103,8 +103,8 @@ HS_API int hs_client_ctx_pop(void);
 HS_API cudaError_t hs_client_device_attribute(int attr, int device, int *value);
 
 /* ---- memory ---- */
-HS_API cudaError_t hs_client_malloc(size_t size, void **ptr);       /* current device */
-HS_API cudaError_t hs_client_free(void *ptr);                       /* synchronises its device */
+HS_API cudaError_t hs_client_malloc(size_t size, void **ptr); /* current device */
+HS_API cudaError_t hs_client_free(void *ptr);                 /* synchronises its device */
 /* cudaMallocAsync's allocation on a given device; cudaErrorInvalidDevice for a bad one. */
 HS_API cudaError_t hs_client_malloc_on(int device, size_t size, void **ptr);
 /* Frees an allocation's start without waiting (cudaFreeAsync); cudaErrorInvalidValue otherwise. */
@@ -140,9 +140,9 @@ HS_API cudaError_t hs_client_host_flags(const void *ptr, unsigned *flags);
  * (Copies to or from managed memory really move its data too: the runtime
  * layer does that, cudart_managed.c.)
  */
-#define HS_COPY_WRITE_HOST 1u
+#define HS_COPY_WRITE_HOST    1u
 #define HS_COPY_HOLD_PAGEABLE 2u
-#define HS_COPY_AS_PINNED 4u
+#define HS_COPY_AS_PINNED     4u
 HS_API cudaError_t hs_client_copy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
                                   int synchronous, unsigned how);
 /* A 2D copy's op: count bytes in `rows` equal rows (rows divides count), how as hs_client_copy's but
@@ -150,8 +150,8 @@ HS_API cudaError_t hs_client_copy(void *dst, const void *src, size_t count, int 
 HS_API cudaError_t hs_client_copy_2d(void *dst, const void *src, size_t count, size_t rows, int kind,
                                      cudaStream_t stream, int synchronous, unsigned how);
 /* The runtime's cudaMemcpy family: hs_client_copy with WRITE_HOST and HOLD_PAGEABLE. */
-HS_API cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind,
-                                    cudaStream_t stream, int synchronous);
+HS_API cudaError_t hs_client_memcpy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
+                                    int synchronous);
 HS_API cudaError_t hs_client_memset(void *ptr, size_t count, cudaStream_t stream);
 /* A 2D memset's op: count bytes in `rows` equal rows (cudaMemset2D). */
 HS_API cudaError_t hs_client_memset_2d(void *ptr, size_t count, size_t rows, cudaStream_t stream);
@@ -187,8 +187,8 @@ HS_API void hs_client_module_unregister(const void *module);
 HS_API void *hs_client_kernel_find(const void *host_fun);
 /* The device function name a registered kernel's host stub stands for (cudaFuncGetName), or NULL. */
 HS_API const char *hs_client_kernel_name(const void *host_fun);
-HS_API cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3],
-                                    size_t shared_bytes, cudaStream_t stream);
+HS_API cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3], size_t shared_bytes,
+                                    cudaStream_t stream);
 /*
  * 1 while the calling thread issues a CUDA graph's nodes, 0 after: its
  * kernels are marked graph nodes (hysim.proto Kernel.graph_node), which a GPU
@@ -217,14 +217,14 @@ HS_API cudaError_t hs_client_library_kernel(const char *name, cudaStream_t strea
 
 /* ---- NCCL ---- */
 enum hs_coll_kind { /* hysim.proto CollKind */
-    HS_COLL_ALL_REDUCE = 0,
-    HS_COLL_ALL_GATHER,
-    HS_COLL_REDUCE_SCATTER,
-    HS_COLL_BROADCAST,
-    HS_COLL_REDUCE,
-    HS_COLL_SEND,
-    HS_COLL_RECV,
-    HS_COLL_ALL_TO_ALL,
+                    HS_COLL_ALL_REDUCE = 0,
+                    HS_COLL_ALL_GATHER,
+                    HS_COLL_REDUCE_SCATTER,
+                    HS_COLL_BROADCAST,
+                    HS_COLL_REDUCE,
+                    HS_COLL_SEND,
+                    HS_COLL_RECV,
+                    HS_COLL_ALL_TO_ALL,
 };
 
 /* One rank (on local device `device`) joins / leaves communicator comm_key. */
@@ -236,13 +236,18 @@ HS_API cudaError_t hs_client_comm_destroy(uint64_t comm_key, int rank, int devic
  * group: the NCCL group it was issued in, 0 for none; algo, proto: NCCL_ALGO
  * and NCCL_PROTO as numbered in hysim.proto's Collective, 0 when unset.
  */
-HS_API cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64_t seq,
-                                        enum hs_coll_kind kind, uint64_t bytes, int root,
-                                        uint64_t group, uint32_t algo, uint32_t proto,
+HS_API cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64_t seq, enum hs_coll_kind kind,
+                                        uint64_t bytes, int root, uint64_t group, uint32_t algo, uint32_t proto,
                                         cudaStream_t stream);
 /* One rank's ncclCommSplit call, and its answer (hysim.proto SplitCall, SplitRank). */
-typedef struct hs_split_call { int rank, color, key; } hs_split_call;
-typedef struct hs_split_result { int none; uint64_t comm_key; int rank, nranks; } hs_split_result;
+typedef struct hs_split_call {
+    int rank, color, key;
+} hs_split_call;
+typedef struct hs_split_result {
+    int none;
+    uint64_t comm_key;
+    int rank, nranks;
+} hs_split_result;
 /*
  * How many ranks of communicator parent_key (of parent_nranks) this process
  * holds, as hysimd knows them after the pending ops: *complete = 1 and *mine
@@ -269,21 +274,43 @@ enum hs_stream_op_kind {
     HS_SOP_EVENT_RECORD,
     HS_SOP_WAIT_EVENT,
     HS_SOP_COLLECTIVE,
-    HS_SOP_HOST, /* a host function (cudaLaunchHostFunc, a graph's host node): cudart_graphs.c runs it */
+    HS_SOP_HOST,  /* a host function (cudaLaunchHostFunc, a graph's host node): cudart_graphs.c runs it */
     HS_SOP_MODEL, /* a library kernel with its library's own duration (hs_client_model_kernel) */
 };
 typedef struct hs_stream_op {
     enum hs_stream_op_kind kind;
     cudaStream_t stream;
     union {
-        struct { void *kernel; unsigned grid[3], block[3]; size_t shared; } kernel;
-        struct { const char *name; hs_gemm_call g; } gemm;
+        struct {
+            void *kernel;
+            unsigned grid[3], block[3];
+            size_t shared;
+        } kernel;
+        struct {
+            const char *name;
+            hs_gemm_call g;
+        } gemm;
         /* rows > 1: a 2D copy of count / rows bytes a row, its rows dpitch and spitch bytes apart */
-        struct { void *dst; const void *src; size_t count; int kind; size_t rows, dpitch, spitch; } copy;
-        struct { void *ptr; size_t count, rows; } memset; /* rows: a 2D memset's (0 or 1: one range) */
+        struct {
+            void *dst;
+            const void *src;
+            size_t count;
+            int kind;
+            size_t rows, dpitch, spitch;
+        } copy;
+        struct {
+            void *ptr;
+            size_t count, rows;
+        } memset;          /* rows: a 2D memset's (0 or 1: one range) */
         cudaEvent_t event; /* EVENT_RECORD, WAIT_EVENT */
-        struct { cudaHostFn_t fn; void *data; } host;
-        struct { const char *name; uint64_t ns; } model;
+        struct {
+            cudaHostFn_t fn;
+            void *data;
+        } host;
+        struct {
+            const char *name;
+            uint64_t ns;
+        } model;
         struct {
             uint64_t comm_key, seq, bytes, group;
             int rank, device, root;

@@ -131,7 +131,8 @@ static const struct {
     {cudaDevAttrOnlyPartialHostNativeAtomicSupported, 0},
 };
 
-cudaError_t hs_client_device_attribute(int attr, int device, int *value) {
+cudaError_t hs_client_device_attribute(int attr, int device, int *value)
+{
     if (!value)
         return cudaErrorInvalidValue;
     cudaError_t e = hs_client_start();

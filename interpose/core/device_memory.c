@@ -28,7 +28,7 @@ typedef struct extent {
 typedef struct devmem {
     uint8_t *base;
     uint64_t cap;
-    extent *free;        /* sorted by offset, never adjacent (merged) */
+    extent *free; /* sorted by offset, never adjacent (merged) */
     size_t nfree, free_cap;
     uint64_t used, peak;
 } devmem;
@@ -37,7 +37,8 @@ static devmem *g_dev;
 static _Atomic int g_ndev; /* published after g_dev is complete */
 static hs_ptrmap g_allocs; /* address → rounded size */
 
-static int ensure_free_cap(devmem *d, size_t n) {
+static int ensure_free_cap(devmem *d, size_t n)
+{
     if (n <= d->free_cap)
         return 0;
     size_t cap = d->free_cap ? d->free_cap * 2 : 16;
@@ -51,13 +52,15 @@ static int ensure_free_cap(devmem *d, size_t n) {
     return 0;
 }
 
-static void reset_free_list(devmem *d) {
+static void reset_free_list(devmem *d)
+{
     d->free[0] = (extent){0, d->cap};
     d->nfree = 1;
     d->used = 0;
 }
 
-int hs_devmem_init(int ndevices, uint64_t capacity, char *err, size_t errlen) {
+int hs_devmem_init(int ndevices, uint64_t capacity, char *err, size_t errlen)
+{
     if (atomic_load(&g_ndev) > 0)
         return 0; /* a forked child that registers again keeps its parent's ranges */
     capacity &= ~(uint64_t)(ALIGN - 1);
@@ -73,8 +76,7 @@ int hs_devmem_init(int ndevices, uint64_t capacity, char *err, size_t errlen) {
             snprintf(err, errlen, capacity ? "out of host memory" : "the scenario's GPUs have no memory");
             goto fail;
         }
-        void *p = mmap(NULL, (size_t)capacity, PROT_NONE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        void *p = mmap(NULL, (size_t)capacity, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p == MAP_FAILED) {
             snprintf(err, errlen, "cannot reserve %llu bytes of address space for device %d: %s",
                      (unsigned long long)capacity, i, strerror(errno));
@@ -98,7 +100,8 @@ fail:
 
 int hs_devmem_ndevices(void) { return atomic_load(&g_ndev); }
 
-int hs_devmem_device_of(const void *ptr) {
+int hs_devmem_device_of(const void *ptr)
+{
     int n = atomic_load(&g_ndev);
     uintptr_t p = (uintptr_t)ptr;
     for (int i = 0; i < n; i++) {
@@ -109,7 +112,8 @@ int hs_devmem_device_of(const void *ptr) {
     return hs_managed_device_of(ptr);
 }
 
-void *hs_devmem_alloc(int device, size_t size) {
+void *hs_devmem_alloc(int device, size_t size)
+{
     if (device < 0 || device >= atomic_load(&g_ndev))
         return NULL;
     devmem *d = &g_dev[device];
@@ -138,7 +142,8 @@ void *hs_devmem_alloc(int device, size_t size) {
 }
 
 /* Returns [off, off+len) to the free list, merging with its neighbours. */
-static int release(devmem *d, uint64_t off, uint64_t len) {
+static int release(devmem *d, uint64_t off, uint64_t len)
+{
     size_t lo = 0, hi = d->nfree; /* first extent with offset > off */
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -168,11 +173,13 @@ static int release(devmem *d, uint64_t off, uint64_t len) {
     return 0;
 }
 
-int hs_devmem_is_allocation(const void *ptr) {
+int hs_devmem_is_allocation(const void *ptr)
+{
     return hs_ptrmap_get(&g_allocs, (uintptr_t)ptr) != 0 || hs_managed_is_start(ptr);
 }
 
-int hs_devmem_free(void *ptr) {
+int hs_devmem_free(void *ptr)
+{
     void *extent = hs_managed_release(ptr);
     if (extent)
         ptr = extent; /* a managed allocation frees the extent that charged it */
@@ -185,13 +192,16 @@ int hs_devmem_free(void *ptr) {
     hs_values_forget((uintptr_t)ptr, sz); /* a later allocation there starts with zeros */
     devmem *d = &g_dev[dev];
     if (release(d, (uint64_t)((uint8_t *)ptr - d->base), sz) < 0)
-        fprintf(stderr, "hysim: out of host memory while freeing device memory; %llu bytes of "
-                        "device %d's address range stay unusable\n", (unsigned long long)sz, dev);
+        fprintf(stderr,
+                "hysim: out of host memory while freeing device memory; %llu bytes of "
+                "device %d's address range stay unusable\n",
+                (unsigned long long)sz, dev);
     d->used -= sz;
     return 0;
 }
 
-void hs_devmem_reset(int device) {
+void hs_devmem_reset(int device)
+{
     if (device < 0 || device >= atomic_load(&g_ndev))
         return;
     devmem *d = &g_dev[device];
@@ -210,10 +220,6 @@ void hs_devmem_reset(int device) {
     reset_free_list(d);
 }
 
-uint64_t hs_devmem_used(int device) {
-    return device >= 0 && device < atomic_load(&g_ndev) ? g_dev[device].used : 0;
-}
+uint64_t hs_devmem_used(int device) { return device >= 0 && device < atomic_load(&g_ndev) ? g_dev[device].used : 0; }
 
-uint64_t hs_devmem_peak(int device) {
-    return device >= 0 && device < atomic_load(&g_ndev) ? g_dev[device].peak : 0;
-}
+uint64_t hs_devmem_peak(int device) { return device >= 0 && device < atomic_load(&g_ndev) ? g_dev[device].peak : 0; }

@@ -10,14 +10,16 @@
 #include <string.h>
 #include <strings.h>
 
-void hs_gpu_uuid(uint32_t global, unsigned char out[16]) {
+void hs_gpu_uuid(uint32_t global, unsigned char out[16])
+{
     memset(out, 0, 16);
     memcpy(out, "hysim-gpu", 9);
     for (int i = 0; i < 4; i++)
         out[12 + i] = (unsigned char)(global >> (24 - 8 * i));
 }
 
-void hs_client_gpu_uuid_text(uint32_t global, char out[HS_GPU_UUID_TEXT]) {
+void hs_client_gpu_uuid_text(uint32_t global, char out[HS_GPU_UUID_TEXT])
+{
     unsigned char u[16];
     hs_gpu_uuid(global, u);
     int n = snprintf(out, HS_GPU_UUID_TEXT, "GPU-");
@@ -27,7 +29,8 @@ void hs_client_gpu_uuid_text(uint32_t global, char out[HS_GPU_UUID_TEXT]) {
 }
 
 /* The server's GPU an entry names (an index, or a UUID prefix naming one GPU), or -1. */
-static int entry_gpu(const char *e, size_t len, uint32_t server, uint32_t gpus) {
+static int entry_gpu(const char *e, size_t len, uint32_t server, uint32_t gpus)
+{
     while (len && isspace((unsigned char)*e))
         e++, len--;
     while (len && isspace((unsigned char)e[len - 1]))
@@ -56,8 +59,9 @@ static int entry_gpu(const char *e, size_t len, uint32_t server, uint32_t gpus) 
     return found;
 }
 
-int hs_visible_devices(const char *value, uint32_t server, uint32_t gpus, uint32_t *first, uint32_t *count,
-                       char *err, size_t errlen) {
+int hs_visible_devices(const char *value, uint32_t server, uint32_t gpus, uint32_t *first, uint32_t *count, char *err,
+                       size_t errlen)
+{
     if (!value) {
         *first = 0;
         *count = gpus;

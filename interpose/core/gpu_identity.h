@@ -26,7 +26,7 @@ HS_API void hs_client_gpu_uuid_text(uint32_t global, char out[HS_GPU_UUID_TEXT])
  * named before. hysim supports a contiguous ascending range only: -1 with a
  * message otherwise, and when no GPU is left.
  */
-int hs_visible_devices(const char *value, uint32_t server, uint32_t gpus, uint32_t *first, uint32_t *count,
-                       char *err, size_t errlen);
+int hs_visible_devices(const char *value, uint32_t server, uint32_t gpus, uint32_t *first, uint32_t *count, char *err,
+                       size_t errlen);
 
 #endif

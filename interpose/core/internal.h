@@ -85,8 +85,7 @@ HS_HIDDEN enum hs_sleep hs_client_sleep_until(uint64_t until_ns);
  * Setup's host-time settings (enum hs_host_time values); used only for what
  * HYSIM_HOST_TIME / HYSIM_EPOCH_NS did not set.
  */
-HS_HIDDEN void hs_clock_apply_setup(uint32_t host_time, double scale, uint64_t fixed_ns,
-                                    uint64_t epoch_ns);
+HS_HIDDEN void hs_clock_apply_setup(uint32_t host_time, double scale, uint64_t fixed_ns, uint64_t epoch_ns);
 
 /* ---- device_memory.c (callers hold the client lock, except hs_devmem_device_of) ---- */
 

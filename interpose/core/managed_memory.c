@@ -29,7 +29,8 @@ static size_t g_n, g_cap;
 static _Atomic size_t g_count; /* g_n, read without the lock: most programs have none */
 
 /* Index of the last entry whose base is <= p, or g_n when none. */
-static size_t floor_locked(uintptr_t p) {
+static size_t floor_locked(uintptr_t p)
+{
     size_t lo = 0, hi = g_n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -42,7 +43,8 @@ static size_t floor_locked(uintptr_t p) {
 }
 
 /* The entry holding ptr, or NULL. */
-static managed *find_locked(const void *ptr) {
+static managed *find_locked(const void *ptr)
+{
     uintptr_t p = (uintptr_t)ptr;
     size_t i = floor_locked(p);
     if (i == g_n || p - g_tab[i].base >= g_tab[i].size)
@@ -50,14 +52,16 @@ static managed *find_locked(const void *ptr) {
     return &g_tab[i];
 }
 
-static void remove_locked(size_t i) {
+static void remove_locked(size_t i)
+{
     munmap((void *)g_tab[i].base, g_tab[i].size);
     memmove(&g_tab[i], &g_tab[i + 1], (g_n - i - 1) * sizeof *g_tab);
     g_n--;
     atomic_store(&g_count, g_n);
 }
 
-cudaError_t hs_client_managed_adopt(void *extent, int device, size_t size, void **host) {
+cudaError_t hs_client_managed_adopt(void *extent, int device, size_t size, void **host)
+{
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return cudaErrorMemoryAllocation;
@@ -84,7 +88,8 @@ cudaError_t hs_client_managed_adopt(void *extent, int device, size_t size, void 
     return cudaSuccess;
 }
 
-int hs_client_managed_find(const void *ptr, hs_managed_info *out) {
+int hs_client_managed_find(const void *ptr, hs_managed_info *out)
+{
     if (!ptr || atomic_load(&g_count) == 0)
         return 0;
     pthread_mutex_lock(&g_lock);
@@ -95,7 +100,8 @@ int hs_client_managed_find(const void *ptr, hs_managed_info *out) {
     return m != NULL;
 }
 
-int hs_client_managed_set_state(const void *base, const hs_managed_state *state) {
+int hs_client_managed_set_state(const void *base, const hs_managed_state *state)
+{
     pthread_mutex_lock(&g_lock);
     managed *m = find_locked(base);
     int ok = m && m->base == (uintptr_t)base;
@@ -105,17 +111,20 @@ int hs_client_managed_set_state(const void *base, const hs_managed_state *state)
     return ok;
 }
 
-int hs_managed_device_of(const void *ptr) {
+int hs_managed_device_of(const void *ptr)
+{
     hs_managed_info m;
     return hs_client_managed_find(ptr, &m) ? m.device : -1;
 }
 
-int hs_managed_is_start(const void *ptr) {
+int hs_managed_is_start(const void *ptr)
+{
     hs_managed_info m;
     return hs_client_managed_find(ptr, &m) && m.base == ptr;
 }
 
-void *hs_managed_release(const void *ptr) {
+void *hs_managed_release(const void *ptr)
+{
     if (!ptr || atomic_load(&g_count) == 0)
         return NULL;
     pthread_mutex_lock(&g_lock);
@@ -129,7 +138,8 @@ void *hs_managed_release(const void *ptr) {
     return extent;
 }
 
-void hs_managed_reset(int device) {
+void hs_managed_reset(int device)
+{
     pthread_mutex_lock(&g_lock);
     for (size_t i = g_n; i-- > 0;)
         if (g_tab[i].device == device)

@@ -22,8 +22,8 @@
 /* What cudaMemAdvise and cudaMemPrefetchAsync last said of an allocation (cudaMemLocationType, id). */
 typedef struct hs_managed_state {
     int read_mostly;
-    int preferred_type, preferred_id;       /* type 0: none */
-    uint64_t accessed_by;                   /* bit d: device d; bit 63: the host */
+    int preferred_type, preferred_id;         /* type 0: none */
+    uint64_t accessed_by;                     /* bit d: device d; bit 63: the host */
     int last_prefetch_type, last_prefetch_id; /* type 0: never prefetched */
 } hs_managed_state;
 

@@ -7,7 +7,8 @@
 
 #include "internal.h"
 
-void *hs_next_symbol(const char *name, const char *version) {
+void *hs_next_symbol(const char *name, const char *version)
+{
     void *p = version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
     if (!p) { /* libhysim.so linked, not preloaded: libc comes before it */
         void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);

@@ -31,12 +31,14 @@ static void remove_at(size_t i);
 void hs_values_kernel_launched(void) { atomic_fetch_add_explicit(&g_kernels, 1, memory_order_relaxed); }
 
 /* Whether a kernel may have overwritten b since (values.h, HS_VALUES_KERNEL_WINDOW). */
-static int expired(const block *b, uint64_t kernels) {
+static int expired(const block *b, uint64_t kernels)
+{
     return kernels - b->born > HS_VALUES_KERNEL_WINDOW || (b->read_at != UINT64_MAX && kernels != b->read_at);
 }
 
 /* Drops the expired blocks (lock held). */
-static void expire_locked(void) {
+static void expire_locked(void)
+{
     uint64_t k = atomic_load_explicit(&g_kernels, memory_order_relaxed);
     for (size_t i = 0; i < g_n;)
         if (expired(&g_blocks[i], k))
@@ -46,7 +48,8 @@ static void expire_locked(void) {
 }
 
 /* Index of the first block that ends after addr. */
-static size_t first_after(uintptr_t addr) {
+static size_t first_after(uintptr_t addr)
+{
     size_t lo = 0, hi = g_n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -58,7 +61,8 @@ static size_t first_after(uintptr_t addr) {
     return lo;
 }
 
-static void remove_at(size_t i) {
+static void remove_at(size_t i)
+{
     g_total -= g_blocks[i].len;
     free(g_blocks[i].data);
     memmove(&g_blocks[i], &g_blocks[i + 1], (g_n - i - 1) * sizeof *g_blocks);
@@ -66,7 +70,8 @@ static void remove_at(size_t i) {
 }
 
 /* Inserts b at index i (its place in address order); 0 when out of memory. */
-static int insert_at(size_t i, block b) {
+static int insert_at(size_t i, block b)
+{
     if (g_n == g_cap) {
         size_t cap = g_cap ? 2 * g_cap : 64;
         block *nb = realloc(g_blocks, cap * sizeof *nb);
@@ -83,7 +88,8 @@ static int insert_at(size_t i, block b) {
 }
 
 /* Cuts [addr, addr + n) out of every block (lock held). */
-static void forget_locked(uintptr_t addr, size_t n) {
+static void forget_locked(uintptr_t addr, size_t n)
+{
     uintptr_t end = addr + n;
     size_t i = first_after(addr);
     while (i < g_n && g_blocks[i].addr < end) {
@@ -119,7 +125,8 @@ static void forget_locked(uintptr_t addr, size_t n) {
     }
 }
 
-static void drop_oldest_locked(void) {
+static void drop_oldest_locked(void)
+{
     while (g_total > HS_VALUES_MAX_TOTAL && g_n > 0) {
         size_t oldest = 0;
         for (size_t i = 1; i < g_n; i++)
@@ -130,7 +137,8 @@ static void drop_oldest_locked(void) {
 }
 
 /* Takes ownership of data (n bytes): the block [dst, dst + n). */
-static void put_locked(uintptr_t dst, uint8_t *data, size_t n) {
+static void put_locked(uintptr_t dst, uint8_t *data, size_t n)
+{
     forget_locked(dst, n);
     block b = {dst, n, ++g_age, atomic_load_explicit(&g_kernels, memory_order_relaxed), UINT64_MAX, data};
     if (!insert_at(first_after(dst), b))
@@ -138,7 +146,8 @@ static void put_locked(uintptr_t dst, uint8_t *data, size_t n) {
     drop_oldest_locked();
 }
 
-void hs_values_write(uintptr_t dst, const void *src, size_t n) {
+void hs_values_write(uintptr_t dst, const void *src, size_t n)
+{
     uint8_t *data = n && n <= HS_VALUES_MAX_BYTES ? malloc(n) : NULL;
     if (data)
         memcpy(data, src, n);
@@ -150,7 +159,8 @@ void hs_values_write(uintptr_t dst, const void *src, size_t n) {
     pthread_mutex_unlock(&g_lock);
 }
 
-void hs_values_fill(uintptr_t dst, int byte, size_t n) {
+void hs_values_fill(uintptr_t dst, int byte, size_t n)
+{
     uint8_t *data = (byte & 0xff) && n && n <= HS_VALUES_MAX_BYTES ? malloc(n) : NULL;
     if (data)
         memset(data, byte, n);
@@ -162,7 +172,8 @@ void hs_values_fill(uintptr_t dst, int byte, size_t n) {
     pthread_mutex_unlock(&g_lock);
 }
 
-static void read_locked(void *dst, uintptr_t src, size_t n) {
+static void read_locked(void *dst, uintptr_t src, size_t n)
+{
     memset(dst, 0, n);
     expire_locked();
     uint64_t k = atomic_load_explicit(&g_kernels, memory_order_relaxed);
@@ -177,13 +188,15 @@ static void read_locked(void *dst, uintptr_t src, size_t n) {
     }
 }
 
-void hs_values_read(void *dst, uintptr_t src, size_t n) {
+void hs_values_read(void *dst, uintptr_t src, size_t n)
+{
     pthread_mutex_lock(&g_lock);
     read_locked(dst, src, n);
     pthread_mutex_unlock(&g_lock);
 }
 
-void hs_values_copy(uintptr_t dst, uintptr_t src, size_t n) {
+void hs_values_copy(uintptr_t dst, uintptr_t src, size_t n)
+{
     pthread_mutex_lock(&g_lock);
     expire_locked();
     size_t i = first_after(src);
@@ -198,13 +211,15 @@ void hs_values_copy(uintptr_t dst, uintptr_t src, size_t n) {
     pthread_mutex_unlock(&g_lock);
 }
 
-void hs_values_forget(uintptr_t dst, size_t n) {
+void hs_values_forget(uintptr_t dst, size_t n)
+{
     pthread_mutex_lock(&g_lock);
     forget_locked(dst, n);
     pthread_mutex_unlock(&g_lock);
 }
 
-size_t hs_values_total(void) {
+size_t hs_values_total(void)
+{
     pthread_mutex_lock(&g_lock);
     size_t t = g_total;
     pthread_mutex_unlock(&g_lock);

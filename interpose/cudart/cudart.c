@@ -16,7 +16,8 @@
 
 static __thread cudaError_t t_last_error = cudaSuccess;
 
-cudaError_t hs_rt_return(cudaError_t e) {
+cudaError_t hs_rt_return(cudaError_t e)
+{
     if (e != cudaSuccess && e != cudaErrorNotReady)
         t_last_error = e;
     RT_LEAVE();
@@ -25,7 +26,8 @@ cudaError_t hs_rt_return(cudaError_t e) {
 
 /* ---- errors and versions ---- */
 
-cudaError_t cudaGetLastError(void) {
+cudaError_t cudaGetLastError(void)
+{
     RT_ENTER();
     cudaError_t e = t_last_error;
     t_last_error = cudaSuccess;
@@ -33,14 +35,16 @@ cudaError_t cudaGetLastError(void) {
     return e;
 }
 
-cudaError_t cudaPeekAtLastError(void) {
+cudaError_t cudaPeekAtLastError(void)
+{
     RT_ENTER();
     cudaError_t e = t_last_error;
     RT_LEAVE();
     return e;
 }
 
-cudaError_t cudaRuntimeGetVersion(int *runtimeVersion) {
+cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
+{
     RT_ENTER();
     if (!runtimeVersion)
         RT_RETURN(cudaErrorInvalidValue);
@@ -48,7 +52,8 @@ cudaError_t cudaRuntimeGetVersion(int *runtimeVersion) {
     RT_RETURN(cudaSuccess);
 }
 
-cudaError_t cudaDriverGetVersion(int *driverVersion) {
+cudaError_t cudaDriverGetVersion(int *driverVersion)
+{
     RT_ENTER();
     if (!driverVersion)
         RT_RETURN(cudaErrorInvalidValue);
@@ -58,7 +63,8 @@ cudaError_t cudaDriverGetVersion(int *driverVersion) {
 
 /* ---- devices ---- */
 
-cudaError_t cudaGetDeviceCount(int *count) {
+cudaError_t cudaGetDeviceCount(int *count)
+{
     RT_ENTER();
     if (!count)
         RT_RETURN(cudaErrorInvalidValue);
@@ -67,12 +73,14 @@ cudaError_t cudaGetDeviceCount(int *count) {
     RT_RETURN(e);
 }
 
-cudaError_t cudaSetDevice(int device) {
+cudaError_t cudaSetDevice(int device)
+{
     RT_ENTER();
     RT_RETURN(hs_client_set_device(device));
 }
 
-cudaError_t cudaGetDevice(int *device) {
+cudaError_t cudaGetDevice(int *device)
+{
     RT_ENTER();
     if (!device)
         RT_RETURN(cudaErrorInvalidValue);
@@ -83,7 +91,8 @@ cudaError_t cudaGetDevice(int *device) {
 }
 
 /* The fixed figures are those of a real H100 80GB HBM3; the scenario sets the rest. */
-static void fill_properties(struct cudaDeviceProp *p, int dev, const hs_gpu_info *g) {
+static void fill_properties(struct cudaDeviceProp *p, int dev, const hs_gpu_info *g)
+{
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", g->model);
     hs_client_gpu_uuid(dev, (unsigned char *)p->uuid.bytes);
@@ -164,7 +173,8 @@ static void fill_properties(struct cudaDeviceProp *p, int dev, const hs_gpu_info
     p->deviceNumaId = -1;
 }
 
-cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
     RT_ENTER();
     if (!prop)
         RT_RETURN(cudaErrorInvalidValue);
@@ -178,17 +188,20 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
     RT_RETURN(cudaSuccess);
 }
 
-cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device) {
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
+{
     RT_ENTER();
     RT_RETURN(hs_client_device_attribute((int)attr, device, value));
 }
 
-cudaError_t cudaDeviceSynchronize(void) {
+cudaError_t cudaDeviceSynchronize(void)
+{
     RT_ENTER();
     RT_RETURN(hs_client_device_synchronize());
 }
 
-cudaError_t cudaDeviceReset(void) {
+cudaError_t cudaDeviceReset(void)
+{
     RT_ENTER();
     cudaError_t e = hs_client_device_reset();
     if (e == cudaSuccess) {
@@ -200,41 +213,48 @@ cudaError_t cudaDeviceReset(void) {
 
 /* ---- memory ---- */
 
-cudaError_t cudaMalloc(void **devPtr, size_t size) {
+cudaError_t cudaMalloc(void **devPtr, size_t size)
+{
     RT_ENTER();
     RT_RETURN(hs_client_malloc(size, devPtr));
 }
 
-cudaError_t cudaFree(void *devPtr) {
+cudaError_t cudaFree(void *devPtr)
+{
     RT_ENTER();
     RT_RETURN(hs_rt_pool_free(devPtr));
 }
 
-cudaError_t cudaMemGetInfo(size_t *free, size_t *total) {
+cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
+{
     RT_ENTER();
     RT_RETURN(hs_client_mem_info(free, total));
 }
 
 /* Pinned memory is mapped (unified addressing): cudaHostGetFlags reports cudaHostAllocMapped, as CUDA does. */
-cudaError_t cudaMallocHost(void **ptr, size_t size) {
+cudaError_t cudaMallocHost(void **ptr, size_t size)
+{
     RT_ENTER();
     RT_RETURN(hs_client_host_alloc(size, cudaHostAllocMapped, ptr));
 }
 
-cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags) {
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+{
     RT_ENTER();
     if (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined))
         RT_RETURN(cudaErrorInvalidValue);
     RT_RETURN(hs_client_host_alloc(size, flags | cudaHostAllocMapped, pHost));
 }
 
-cudaError_t cudaFreeHost(void *ptr) {
+cudaError_t cudaFreeHost(void *ptr)
+{
     RT_ENTER();
     RT_RETURN(hs_client_host_free(ptr));
 }
 
 /* Registered host memory is copied at the pinned rate; nothing else changes for it. */
-cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
+cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
+{
     RT_ENTER();
     if (flags & ~(unsigned)(cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory |
                             cudaHostRegisterReadOnly))
@@ -242,19 +262,22 @@ cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags) {
     RT_RETURN(hs_client_host_register(ptr, size, flags | cudaHostRegisterMapped));
 }
 
-cudaError_t cudaHostUnregister(void *ptr) {
+cudaError_t cudaHostUnregister(void *ptr)
+{
     RT_ENTER();
     RT_RETURN(hs_client_host_unregister(ptr));
 }
 
-cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost) {
+cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
+{
     RT_ENTER();
     cudaError_t e = pFlags && pHost ? hs_client_start() : cudaErrorInvalidValue;
     RT_RETURN(e == cudaSuccess ? hs_client_host_flags(pHost, pFlags) : e);
 }
 
 /* Pinned and registered host memory is mapped at its own address (unified addressing). */
-cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags) {
+cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
+{
     RT_ENTER();
     if (!pDevice || flags != 0)
         RT_RETURN(cudaErrorInvalidValue);
@@ -267,24 +290,27 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
     RT_RETURN(cudaSuccess);
 }
 
-cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind) {
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
     RT_ENTER();
     RT_RETURN(hs_rt_memcpy(dst, src, count, (int)kind, NULL, 1));
 }
 
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
-                            cudaStream_t stream) {
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(hs_rt_memcpy(dst, src, count, (int)kind, stream, 0));
 }
 
 /* The value is stored only in managed memory: device memory has no contents. */
-cudaError_t cudaMemset(void *devPtr, int value, size_t count) {
+cudaError_t cudaMemset(void *devPtr, int value, size_t count)
+{
     RT_ENTER();
     RT_RETURN(hs_rt_memset(devPtr, value, count, NULL));
 }
 
-cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream) {
+cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(hs_rt_memset(devPtr, value, count, stream));
 }
@@ -294,28 +320,32 @@ cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t 
 /* Hopper's stream priorities: 0 (least) to -5 (greatest); others are clamped, as CUDA does. */
 static int clamp_priority(int p) { return p > 0 ? 0 : p < -5 ? -5 : p; }
 
-cudaError_t cudaStreamCreate(cudaStream_t *pStream) {
+cudaError_t cudaStreamCreate(cudaStream_t *pStream)
+{
     RT_ENTER();
     if (!pStream)
         RT_RETURN(cudaErrorInvalidValue);
     RT_RETURN(hs_client_stream_create(cudaStreamDefault, 0, pStream));
 }
 
-cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags) {
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
+{
     RT_ENTER();
     if (!pStream || (flags & ~(unsigned)cudaStreamNonBlocking))
         RT_RETURN(cudaErrorInvalidValue);
     RT_RETURN(hs_client_stream_create(flags, 0, pStream));
 }
 
-cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority) {
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)
+{
     RT_ENTER();
     if (!pStream || (flags & ~(unsigned)cudaStreamNonBlocking))
         RT_RETURN(cudaErrorInvalidValue);
     RT_RETURN(hs_client_stream_create(flags, clamp_priority(priority), pStream));
 }
 
-cudaError_t cudaStreamDestroy(cudaStream_t stream) {
+cudaError_t cudaStreamDestroy(cudaStream_t stream)
+{
     RT_ENTER();
     cudaError_t e = hs_client_stream_destroy(stream);
     if (e == cudaSuccess)
@@ -323,17 +353,20 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     RT_RETURN(e);
 }
 
-cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
+cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(hs_client_stream_synchronize(stream));
 }
 
-cudaError_t cudaStreamQuery(cudaStream_t stream) {
+cudaError_t cudaStreamQuery(cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(hs_client_stream_query(stream));
 }
 
-cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+{
     RT_ENTER();
     if (flags & ~(unsigned)cudaEventWaitExternal)
         RT_RETURN(cudaErrorInvalidValue);
@@ -342,29 +375,32 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 
 /* ---- events ---- */
 
-cudaError_t cudaEventCreate(cudaEvent_t *event) {
+cudaError_t cudaEventCreate(cudaEvent_t *event)
+{
     RT_ENTER();
     if (!event)
         RT_RETURN(cudaErrorInvalidValue);
     RT_RETURN(hs_client_event_create(cudaEventDefault, event));
 }
 
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags) {
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags)
+{
     RT_ENTER();
     unsigned known = cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess;
-    if (!event || (flags & ~known) ||
-        ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)))
+    if (!event || (flags & ~known) || ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming)))
         RT_RETURN(cudaErrorInvalidValue);
     RT_RETURN(hs_client_event_create(flags, event));
 }
 
-cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(hs_client_event_record(event, stream));
 }
 
 /* cudaEventRecordExternal is for a stream being captured only (outside one CUDA answers cudaErrorIllegalState). */
-cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags) {
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
+{
     RT_ENTER();
     if (flags & ~(unsigned)cudaEventRecordExternal)
         RT_RETURN(cudaErrorInvalidValue);
@@ -373,22 +409,26 @@ cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, uns
     RT_RETURN(hs_client_event_record(event, stream));
 }
 
-cudaError_t cudaEventSynchronize(cudaEvent_t event) {
+cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
     RT_ENTER();
     RT_RETURN(hs_client_event_synchronize(event));
 }
 
-cudaError_t cudaEventQuery(cudaEvent_t event) {
+cudaError_t cudaEventQuery(cudaEvent_t event)
+{
     RT_ENTER();
     RT_RETURN(hs_client_event_query(event));
 }
 
-cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end) {
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
     RT_ENTER();
     RT_RETURN(hs_client_event_elapsed(ms, start, end));
 }
 
-cudaError_t cudaEventDestroy(cudaEvent_t event) {
+cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
     RT_ENTER();
     RT_RETURN(hs_client_event_destroy(event));
 }

@@ -28,19 +28,19 @@
 #include "cudart_graphs.h"
 #include "internal.h"
 
-#define GLOCK() pthread_mutex_lock(&hs_graph_lock)
+#define GLOCK()   pthread_mutex_lock(&hs_graph_lock)
 #define GUNLOCK() pthread_mutex_unlock(&hs_graph_lock)
 
 typedef struct cap_stream {
-    uintptr_t key;          /* stream_key() */
-    hs_nodeset deps;        /* what the stream's next node depends on */
+    uintptr_t key;   /* stream_key() */
+    hs_nodeset deps; /* what the stream's next node depends on */
 } cap_stream;
 
 typedef struct capture {
     unsigned long long id;
     cudaGraph_t graph;
     enum cudaStreamCaptureMode mode;
-    const void *thread;     /* thread_token() of the thread that began it */
+    const void *thread; /* thread_token() of the thread that began it */
     uintptr_t origin;
     int invalidated;
     cap_stream *streams;
@@ -57,9 +57,9 @@ typedef struct cap_event {
 /* A numbering of NCCL calls that captures have shifted. */
 typedef struct nccl_channel {
     uint64_t comm_key;
-    int rank, cls, peer;    /* cls: 0 collectives, 1 Sends, 2 Recvs (to / from peer) */
-    uint64_t next;          /* libnccl.so.2's number for the channel's next call */
-    int64_t shift;          /* wire number = libnccl.so.2's + shift */
+    int rank, cls, peer; /* cls: 0 collectives, 1 Sends, 2 Recvs (to / from peer) */
+    uint64_t next;       /* libnccl.so.2's number for the channel's next call */
+    int64_t shift;       /* wire number = libnccl.so.2's + shift */
 } nccl_channel;
 
 static capture **g_caps;
@@ -76,7 +76,8 @@ static __thread char t_token;
 
 static const void *thread_token(void) { return &t_token; }
 
-static void *grow(void *p, size_t n, size_t size) {
+static void *grow(void *p, size_t n, size_t size)
+{
     p = realloc(p, (n + 1) * size);
     if (!p) {
         fprintf(stderr, "hysim: out of host memory\n");
@@ -86,7 +87,8 @@ static void *grow(void *p, size_t n, size_t size) {
 }
 
 /* Captures key streams by handle; cudaStreamPerThread is a different stream in every thread. 0: legacy. */
-static uintptr_t stream_key(cudaStream_t s) {
+static uintptr_t stream_key(cudaStream_t s)
+{
     if (s == NULL || s == cudaStreamLegacy)
         return 0;
     return s == cudaStreamPerThread ? (uintptr_t)thread_token() : (uintptr_t)s;
@@ -95,7 +97,8 @@ static uintptr_t stream_key(cudaStream_t s) {
 static void update_busy_locked(void) { atomic_store(&g_busy, g_ncaps > 0 || g_nchannels > 0); }
 
 /* The capture a stream takes part in, and its entry; NULL when it is not capturing. */
-static capture *find_stream_locked(cudaStream_t s, cap_stream **cs) {
+static capture *find_stream_locked(cudaStream_t s, cap_stream **cs)
+{
     uintptr_t key = stream_key(s);
     for (size_t i = 0; key && i < g_ncaps; i++)
         for (size_t j = 0; j < g_caps[i]->nstreams; j++)
@@ -106,7 +109,8 @@ static capture *find_stream_locked(cudaStream_t s, cap_stream **cs) {
     return NULL;
 }
 
-static cap_stream *join_locked(capture *c, uintptr_t key, const hs_nodeset *deps) {
+static cap_stream *join_locked(capture *c, uintptr_t key, const hs_nodeset *deps)
+{
     c->streams = grow(c->streams, c->nstreams, sizeof *c->streams);
     cap_stream *cs = &c->streams[c->nstreams++];
     memset(cs, 0, sizeof *cs);
@@ -116,20 +120,23 @@ static cap_stream *join_locked(capture *c, uintptr_t key, const hs_nodeset *deps
     return cs;
 }
 
-static cap_event *find_event_locked(cudaEvent_t ev) {
+static cap_event *find_event_locked(cudaEvent_t ev)
+{
     for (size_t i = 0; i < g_nevents; i++)
         if (g_events[i].event == ev)
             return &g_events[i];
     return NULL;
 }
 
-static void drop_event_locked(cap_event *e) {
+static void drop_event_locked(cap_event *e)
+{
     hs_nodeset_free(&e->deps);
     *e = g_events[--g_nevents];
 }
 
 /* Ends a capture: its streams stop capturing, its events forget it; the graph is the caller's. */
-static void end_locked(capture *c) {
+static void end_locked(capture *c)
+{
     for (size_t i = 0; i < g_nevents;)
         if (g_events[i].cap == c)
             drop_event_locked(&g_events[i]);
@@ -147,7 +154,8 @@ static void end_locked(capture *c) {
 
 /* ---- NCCL numbering ---- */
 
-static nccl_channel *channel_locked(const hs_stream_op *op, int create) {
+static nccl_channel *channel_locked(const hs_stream_op *op, int create)
+{
     int cls = op->u.coll.kind == HS_COLL_SEND ? 1 : op->u.coll.kind == HS_COLL_RECV ? 2 : 0;
     int peer = cls ? op->u.coll.root : 0;
     for (size_t i = 0; i < g_nchannels; i++) {
@@ -164,14 +172,16 @@ static nccl_channel *channel_locked(const hs_stream_op *op, int create) {
     return c;
 }
 
-uint64_t hs_capture_replay_seq_locked(const hs_stream_op *op) {
+uint64_t hs_capture_replay_seq_locked(const hs_stream_op *op)
+{
     nccl_channel *c = channel_locked(op, 1);
     return (uint64_t)((int64_t)c->next + c->shift++);
 }
 
 /* ---- the hooks ---- */
 
-static int divert_locked(hs_stream_op *op, cudaError_t *err) {
+static int divert_locked(hs_stream_op *op, cudaError_t *err)
+{
     cap_stream *cs = NULL;
     capture *c = find_stream_locked(op->stream, &cs);
     *err = c && c->invalidated ? cudaErrorStreamCaptureInvalidated : cudaSuccess;
@@ -227,19 +237,20 @@ static int divert_locked(hs_stream_op *op, cudaError_t *err) {
         int prio;
         if (op->kind != HS_SOP_COLLECTIVE)
             hs_client_stream_info(op->stream, &dev, &flags, &prio);
-        cudaGraphNode_t n = hs_graph_add_node_locked(
-            c->graph, op->kind == HS_SOP_COPY ? cudaGraphNodeTypeMemcpy
-                      : op->kind == HS_SOP_MEMSET ? cudaGraphNodeTypeMemset
-                      : op->kind == HS_SOP_HOST   ? cudaGraphNodeTypeHost
-                                                  : cudaGraphNodeTypeKernel,
-            op, dev, &cs->deps);
+        cudaGraphNode_t n = hs_graph_add_node_locked(c->graph,
+                                                     op->kind == HS_SOP_COPY     ? cudaGraphNodeTypeMemcpy
+                                                     : op->kind == HS_SOP_MEMSET ? cudaGraphNodeTypeMemset
+                                                     : op->kind == HS_SOP_HOST   ? cudaGraphNodeTypeHost
+                                                                                 : cudaGraphNodeTypeKernel,
+                                                     op, dev, &cs->deps);
         cs->deps.n = 0;
         hs_nodeset_add(&cs->deps, n);
     }
     return 1;
 }
 
-static int divert(hs_stream_op *op, cudaError_t *err) {
+static int divert(hs_stream_op *op, cudaError_t *err)
+{
     if (hs_graph_replaying || !atomic_load_explicit(&g_busy, memory_order_acquire))
         return 0;
     GLOCK();
@@ -253,7 +264,8 @@ static int divert(hs_stream_op *op, cudaError_t *err) {
  * the thread's mode: global, its own captures not begun relaxed and other
  * threads' global ones; thread-local, its own only; relaxed, none.
  */
-static int forbids_unsafe(const capture *c) {
+static int forbids_unsafe(const capture *c)
+{
     int mine = c->thread == thread_token();
     if (t_mode == cudaStreamCaptureModeRelaxed)
         return 0;
@@ -261,7 +273,8 @@ static int forbids_unsafe(const capture *c) {
                 : t_mode == cudaStreamCaptureModeGlobal && c->mode == cudaStreamCaptureModeGlobal;
 }
 
-static cudaError_t check(enum hs_capture_check what, cudaStream_t stream) {
+static cudaError_t check(enum hs_capture_check what, cudaStream_t stream)
+{
     if (hs_graph_replaying || !atomic_load_explicit(&g_busy, memory_order_acquire))
         return cudaSuccess;
     cudaError_t e = cudaSuccess;
@@ -286,7 +299,8 @@ static const hs_capture_hooks g_hooks = {divert, check};
 
 int hs_capture_divert(hs_stream_op *op, cudaError_t *err) { return divert(op, err); }
 
-int hs_capture_stream_active(cudaStream_t stream) {
+int hs_capture_stream_active(cudaStream_t stream)
+{
     if (!atomic_load_explicit(&g_busy, memory_order_acquire))
         return 0;
     cap_stream *cs;
@@ -298,7 +312,8 @@ int hs_capture_stream_active(cudaStream_t stream) {
 
 /* ---- the API ---- */
 
-static cudaError_t begin_capture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+static cudaError_t begin_capture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
     int dev, prio;
     unsigned flags;
     if ((unsigned)mode > cudaStreamCaptureModeRelaxed)
@@ -331,19 +346,22 @@ static cudaError_t begin_capture(cudaStream_t stream, enum cudaStreamCaptureMode
     return e;
 }
 
-cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
     RT_ENTER();
     RT_RETURN(begin_capture(stream, mode));
 }
 
 cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode);
-cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode) {
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
     RT_ENTER();
     RT_RETURN(begin_capture(stream ? stream : cudaStreamPerThread, mode));
 }
 
 /* Marks set and its ancestors in seen (node → 1). */
-static void mark_ancestors(const hs_nodeset *set, hs_ptrmap *seen) {
+static void mark_ancestors(const hs_nodeset *set, hs_ptrmap *seen)
+{
     hs_nodeset todo = {0};
     for (size_t i = 0; i < set->n; i++)
         hs_nodeset_push(&todo, set->v[i]);
@@ -359,7 +377,8 @@ static void mark_ancestors(const hs_nodeset *set, hs_ptrmap *seen) {
 }
 
 /* Whether every stream forked from the origin was joined back into it: its last nodes precede the origin's. */
-static int all_joined_locked(const capture *c, const cap_stream *origin) {
+static int all_joined_locked(const capture *c, const cap_stream *origin)
+{
     hs_ptrmap seen = {0};
     mark_ancestors(&origin->deps, &seen);
     int ok = 1;
@@ -370,7 +389,8 @@ static int all_joined_locked(const capture *c, const cap_stream *origin) {
     return ok;
 }
 
-static cudaError_t end_capture(cudaStream_t stream, cudaGraph_t *pGraph) {
+static cudaError_t end_capture(cudaStream_t stream, cudaGraph_t *pGraph)
+{
     if (!pGraph)
         return cudaErrorInvalidValue;
     int dev, prio;
@@ -393,7 +413,7 @@ static cudaError_t end_capture(cudaStream_t stream, cudaGraph_t *pGraph) {
         GUNLOCK();
         return e;
     }
-    e = c->invalidated ? cudaErrorStreamCaptureInvalidated
+    e = c->invalidated              ? cudaErrorStreamCaptureInvalidated
         : !all_joined_locked(c, cs) ? cudaErrorStreamCaptureUnjoined
                                     : cudaSuccess;
     if (e == cudaSuccess) {
@@ -407,18 +427,21 @@ static cudaError_t end_capture(cudaStream_t stream, cudaGraph_t *pGraph) {
     return e;
 }
 
-cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph) {
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+{
     RT_ENTER();
     RT_RETURN(end_capture(stream, pGraph));
 }
 
 cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph);
-cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph) {
+cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph)
+{
     RT_ENTER();
     RT_RETURN(end_capture(stream ? stream : cudaStreamPerThread, pGraph));
 }
 
-cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode) {
+cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
+{
     RT_ENTER();
     if (!mode || (unsigned)*mode > cudaStreamCaptureModeRelaxed)
         RT_RETURN(cudaErrorInvalidValue);
@@ -430,7 +453,8 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode
 
 /* The stream's capture status, id, graph and current dependencies (valid until the capture changes). */
 static cudaError_t capture_info(cudaStream_t stream, enum cudaStreamCaptureStatus *status, unsigned long long *id,
-                                cudaGraph_t *graph, const cudaGraphNode_t **deps, size_t *ndeps) {
+                                cudaGraph_t *graph, const cudaGraphNode_t **deps, size_t *ndeps)
+{
     int dev, prio;
     unsigned flags;
     cudaError_t e = hs_client_stream_info(stream, &dev, &flags, &prio);
@@ -439,7 +463,7 @@ static cudaError_t capture_info(cudaStream_t stream, enum cudaStreamCaptureStatu
     GLOCK();
     cap_stream *cs = NULL;
     capture *c = find_stream_locked(stream, &cs);
-    *status = !c ? cudaStreamCaptureStatusNone
+    *status = !c               ? cudaStreamCaptureStatusNone
               : c->invalidated ? cudaStreamCaptureStatusInvalidated
                                : cudaStreamCaptureStatusActive;
     if (id)
@@ -454,7 +478,8 @@ static cudaError_t capture_info(cudaStream_t stream, enum cudaStreamCaptureStatu
     return cudaSuccess;
 }
 
-cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus) {
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
+{
     RT_ENTER();
     RT_RETURN(pCaptureStatus ? capture_info(stream, pCaptureStatus, NULL, NULL, NULL, NULL) : cudaErrorInvalidValue);
 }
@@ -462,8 +487,9 @@ cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureSta
 /* Edge data: NULL, every edge being a default one. */
 cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
                                      unsigned long long *id_out, cudaGraph_t *graph_out,
-                                     const cudaGraphNode_t **dependencies_out,
-                                     const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out) {
+                                     const cudaGraphNode_t **dependencies_out, const cudaGraphEdgeData **edgeData_out,
+                                     size_t *numDependencies_out)
+{
     RT_ENTER();
     if (!captureStatus_out)
         RT_RETURN(cudaErrorInvalidValue);

@@ -18,29 +18,27 @@
 #include "cudart_internal.h"
 
 /* Hopper's stream priorities, as cudaStreamCreateWithPriority clamps them. */
-#define LEAST_PRIORITY 0
+#define LEAST_PRIORITY    0
 #define GREATEST_PRIORITY (-5)
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned char *g_peer;   /* [device * n + peer]: peer access enabled */
-static unsigned *g_dev_flags;   /* cudaSetDeviceFlags, per device */
+static unsigned char *g_peer; /* [device * n + peer]: peer access enabled */
+static unsigned *g_dev_flags; /* cudaSetDeviceFlags, per device */
 static int g_n;
 
 /* cudaLimit values 0..6, per device; a real H100's defaults (cudaLimitDevRuntimeSyncDepth: unsupported). */
 #define HS_NLIMITS 7
 static const size_t LIMIT_DEFAULTS[HS_NLIMITS] = {
-    [cudaLimitStackSize] = 1024,
-    [cudaLimitPrintfFifoSize] = 8650752,
-    [cudaLimitMallocHeapSize] = 8388608,
-    [cudaLimitDevRuntimePendingLaunchCount] = 2048,
-    [cudaLimitMaxL2FetchGranularity] = 64,
-    [cudaLimitPersistingL2CacheSize] = 9830400,
+    [cudaLimitStackSize] = 1024,           [cudaLimitPrintfFifoSize] = 8650752,
+    [cudaLimitMallocHeapSize] = 8388608,   [cudaLimitDevRuntimePendingLaunchCount] = 2048,
+    [cudaLimitMaxL2FetchGranularity] = 64, [cudaLimitPersistingL2CacheSize] = 9830400,
 };
 static size_t (*g_limits)[HS_NLIMITS];
 static unsigned *g_cache_config; /* enum cudaFuncCache, per device */
 
 /* Connects, then sets up the tables once. Called with g_lock held. */
-static cudaError_t ready_locked(void) {
+static cudaError_t ready_locked(void)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess || g_peer)
         return e;
@@ -69,7 +67,8 @@ static cudaError_t ready_locked(void) {
 static int valid(int dev) { return dev >= 0 && dev < g_n; }
 
 /* Reads (get) and/or writes (set) the current device's word of a per-device table (*table, set up by ready_locked). */
-static cudaError_t device_word(unsigned **table, unsigned *get, const unsigned *set) {
+static cudaError_t device_word(unsigned **table, unsigned *get, const unsigned *set)
+{
     pthread_mutex_lock(&g_lock);
     cudaError_t e = ready_locked();
     if (e == cudaSuccess) {
@@ -85,7 +84,8 @@ static cudaError_t device_word(unsigned **table, unsigned *get, const unsigned *
 
 /* ---- peer access ---- */
 
-cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice) {
+cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
+{
     RT_ENTER();
     if (!canAccessPeer)
         RT_RETURN(cudaErrorInvalidValue);
@@ -100,7 +100,8 @@ cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevi
 }
 
 /* enable: 1 to enable, 0 to disable the current device's access to peerDevice. */
-static cudaError_t set_peer_access(int peerDevice, int enable) {
+static cudaError_t set_peer_access(int peerDevice, int enable)
+{
     pthread_mutex_lock(&g_lock);
     cudaError_t e = ready_locked();
     int dev = hs_client_get_device();
@@ -119,18 +120,21 @@ static cudaError_t set_peer_access(int peerDevice, int enable) {
     return e;
 }
 
-cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags) {
+cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
+{
     RT_ENTER();
     RT_RETURN(flags ? cudaErrorInvalidValue : set_peer_access(peerDevice, 1));
 }
 
-cudaError_t cudaDeviceDisablePeerAccess(int peerDevice) {
+cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
+{
     RT_ENTER();
     RT_RETURN(set_peer_access(peerDevice, 0));
 }
 
 /* Every pair of the server's GPUs: NVLink through the NVSwitch, the same rank, atomics and arrays. */
-cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice) {
+cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)
+{
     RT_ENTER();
     if (!value)
         RT_RETURN(cudaErrorInvalidValue);
@@ -153,7 +157,8 @@ cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, i
 
 /* ---- PCI bus ids: domain 0000, bus = index in the server, device 00, function 0 ---- */
 
-cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device) {
+cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
+{
     RT_ENTER();
     if (!pciBusId || len <= 0)
         RT_RETURN(cudaErrorInvalidValue);
@@ -169,7 +174,8 @@ cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device) {
 }
 
 /* Accepts "domain:bus:device.function" and "bus:device.function" (hexadecimal). */
-cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId) {
+cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId)
+{
     RT_ENTER();
     if (!device || !pciBusId)
         RT_RETURN(cudaErrorInvalidValue);
@@ -191,16 +197,19 @@ cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId) {
 
 /* ---- device flags (stored and reported; scheduling does not apply to a simulated GPU) ---- */
 
-cudaError_t cudaSetDeviceFlags(unsigned int flags) {
+cudaError_t cudaSetDeviceFlags(unsigned int flags)
+{
     RT_ENTER();
     unsigned sched = flags & cudaDeviceScheduleMask;
-    if ((flags & ~(unsigned)cudaDeviceMask) || (sched != cudaDeviceScheduleAuto && sched != cudaDeviceScheduleSpin &&
-                                               sched != cudaDeviceScheduleYield && sched != cudaDeviceScheduleBlockingSync))
+    if ((flags & ~(unsigned)cudaDeviceMask) ||
+        (sched != cudaDeviceScheduleAuto && sched != cudaDeviceScheduleSpin && sched != cudaDeviceScheduleYield &&
+         sched != cudaDeviceScheduleBlockingSync))
         RT_RETURN(cudaErrorInvalidValue);
     RT_RETURN(device_word(&g_dev_flags, NULL, &flags));
 }
 
-cudaError_t cudaGetDeviceFlags(unsigned int *flags) {
+cudaError_t cudaGetDeviceFlags(unsigned int *flags)
+{
     RT_ENTER();
     RT_RETURN(flags ? device_word(&g_dev_flags, flags, NULL) : cudaErrorInvalidValue);
 }
@@ -208,14 +217,13 @@ cudaError_t cudaGetDeviceFlags(unsigned int *flags) {
 /* ---- limits and configurations (stored and reported; no timing depends on them) ---- */
 
 /* The value a set stores, as the real runtime rounds it; cudaErrorInvalidValue past a bound. */
-static cudaError_t limit_value(enum cudaLimit limit, size_t value, size_t *stored) {
+static cudaError_t limit_value(enum cudaLimit limit, size_t value, size_t *stored)
+{
     const size_t persisting_max = 32768000; /* cudaDevAttrMaxPersistingL2CacheSize */
     switch (limit) {
     case cudaLimitStackSize: *stored = (value + 15) / 16 * 16; return cudaSuccess;
     case cudaLimitPrintfFifoSize: *stored = value < 524288 ? 524288 : value; return cudaSuccess;
-    case cudaLimitMaxL2FetchGranularity:
-        *stored = value;
-        return value <= 128 ? cudaSuccess : cudaErrorInvalidValue;
+    case cudaLimitMaxL2FetchGranularity: *stored = value; return value <= 128 ? cudaSuccess : cudaErrorInvalidValue;
     case cudaLimitPersistingL2CacheSize: /* in tenths of the most that can be set aside */
         *stored = (value + persisting_max / 10 - 1) / (persisting_max / 10) * (persisting_max / 10);
         return value <= persisting_max ? cudaSuccess : cudaErrorInvalidValue;
@@ -224,7 +232,8 @@ static cudaError_t limit_value(enum cudaLimit limit, size_t value, size_t *store
 }
 
 /* The current device's limit slot, or an error for a limit CUDA 13 does not have on Hopper. */
-static cudaError_t limit_slot(enum cudaLimit limit, size_t **slot) {
+static cudaError_t limit_slot(enum cudaLimit limit, size_t **slot)
+{
     if ((unsigned)limit >= HS_NLIMITS)
         return cudaErrorInvalidValue;
     if (limit == cudaLimitDevRuntimeSyncDepth)
@@ -235,7 +244,8 @@ static cudaError_t limit_slot(enum cudaLimit limit, size_t **slot) {
     return e;
 }
 
-cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit) {
+cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
+{
     RT_ENTER();
     if (!pValue)
         RT_RETURN(cudaErrorInvalidValue);
@@ -248,7 +258,8 @@ cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit) {
     RT_RETURN(e);
 }
 
-cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
+cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
+{
     RT_ENTER();
     size_t *slot, stored;
     pthread_mutex_lock(&g_lock);
@@ -259,7 +270,8 @@ cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value) {
     RT_RETURN(e);
 }
 
-cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig) {
+cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)
+{
     RT_ENTER();
     if (!pCacheConfig)
         RT_RETURN(cudaErrorInvalidValue);
@@ -270,14 +282,16 @@ cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig) {
     RT_RETURN(e);
 }
 
-cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig) {
+cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
+{
     RT_ENTER();
     unsigned v = (unsigned)cacheConfig;
     RT_RETURN(v > cudaFuncCachePreferEqual ? cudaErrorInvalidValue : device_word(&g_cache_config, NULL, &v));
 }
 
 /* Hopper's banks are four bytes wide whatever is asked (a set succeeds and changes nothing, as on an H100). */
-cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *pConfig) {
+cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *pConfig)
+{
     RT_ENTER();
     if (!pConfig)
         RT_RETURN(cudaErrorInvalidValue);
@@ -285,14 +299,16 @@ cudaError_t cudaDeviceGetSharedMemConfig(enum cudaSharedMemConfig *pConfig) {
     RT_RETURN(hs_client_start());
 }
 
-cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config) {
+cudaError_t cudaDeviceSetSharedMemConfig(enum cudaSharedMemConfig config)
+{
     RT_ENTER();
     RT_RETURN((unsigned)config > cudaSharedMemBankSizeEightByte ? cudaErrorInvalidValue : hs_client_start());
 }
 
 /* ---- choosing and initialising a device: all of a scenario's GPUs are alike ---- */
 
-cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop) {
+cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
+{
     RT_ENTER();
     if (!device || !prop)
         RT_RETURN(cudaErrorInvalidValue);
@@ -302,7 +318,8 @@ cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop) {
     RT_RETURN(e);
 }
 
-cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags) {
+cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags)
+{
     RT_ENTER();
     if (flags & ~(unsigned)cudaInitDeviceFlagsAreValid)
         RT_RETURN(cudaErrorInvalidValue);
@@ -318,7 +335,8 @@ cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int fl
 
 /* ---- streams, profiler ---- */
 
-cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority) {
+cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
+{
     RT_ENTER();
     if (leastPriority)
         *leastPriority = LEAST_PRIORITY;
@@ -327,12 +345,14 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPr
     RT_RETURN(cudaSuccess);
 }
 
-cudaError_t cudaProfilerStart(void) {
+cudaError_t cudaProfilerStart(void)
+{
     RT_ENTER();
     RT_RETURN(cudaSuccess);
 }
 
-cudaError_t cudaProfilerStop(void) {
+cudaError_t cudaProfilerStop(void)
+{
     RT_ENTER();
     RT_RETURN(cudaSuccess);
 }

@@ -24,20 +24,23 @@ cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *symbol, void **fun
 static void *g_driver;
 static pthread_once_t g_driver_once = PTHREAD_ONCE_INIT;
 
-static void open_driver(void) {
+static void open_driver(void)
+{
     g_driver = dlopen("libcuda.so.1", RTLD_LAZY);
     if (!g_driver)
         fprintf(stderr, "hysim: cudaGetDriverEntryPoint: cannot load libcuda.so.1: %s\n", dlerror());
 }
 
 /* hysim's libcuda.so.1, loaded once and kept. */
-static void *driver_library(void) {
+static void *driver_library(void)
+{
     pthread_once(&g_driver_once, open_driver);
     return g_driver;
 }
 
 static cudaError_t lookup(const char *symbol, void **funcPtr, unsigned cuda_version, unsigned long long flags,
-                          enum cudaDriverEntryPointQueryResult *status, int per_thread_default) {
+                          enum cudaDriverEntryPointQueryResult *status, int per_thread_default)
+{
     if (!symbol || !funcPtr ||
         (flags != cudaEnableDefault && flags != cudaEnableLegacyStream && flags != cudaEnablePerThreadDefaultStream))
         return cudaErrorInvalidValue;
@@ -53,26 +56,30 @@ static cudaError_t lookup(const char *symbol, void **funcPtr, unsigned cuda_vers
 
 cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
                                              unsigned long long flags,
-                                             enum cudaDriverEntryPointQueryResult *driverStatus) {
+                                             enum cudaDriverEntryPointQueryResult *driverStatus)
+{
     RT_ENTER();
     RT_RETURN(lookup(symbol, funcPtr, cudaVersion, flags, driverStatus, 0));
 }
 
 cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
-                                    enum cudaDriverEntryPointQueryResult *driverStatus) {
+                                    enum cudaDriverEntryPointQueryResult *driverStatus)
+{
     RT_ENTER();
     RT_RETURN(lookup(symbol, funcPtr, CUDART_VERSION, flags, driverStatus, 0));
 }
 
 cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char *symbol, void **funcPtr, unsigned int cudaVersion,
                                                   unsigned long long flags,
-                                                  enum cudaDriverEntryPointQueryResult *driverStatus) {
+                                                  enum cudaDriverEntryPointQueryResult *driverStatus)
+{
     RT_ENTER();
     RT_RETURN(lookup(symbol, funcPtr, cudaVersion, flags, driverStatus, 1));
 }
 
 cudaError_t cudaGetDriverEntryPoint_ptsz(const char *symbol, void **funcPtr, unsigned long long flags,
-                                         enum cudaDriverEntryPointQueryResult *driverStatus) {
+                                         enum cudaDriverEntryPointQueryResult *driverStatus)
+{
     RT_ENTER();
     RT_RETURN(lookup(symbol, funcPtr, CUDART_VERSION, flags, driverStatus, 1));
 }

@@ -13,7 +13,7 @@
 
 /* The settable attributes, cudaFuncAttributeMaxDynamicSharedMemorySize (8) .. 15. */
 #define FIRST_ATTR cudaFuncAttributeMaxDynamicSharedMemorySize
-#define NATTRS (cudaFuncAttributeClusterSchedulingPolicyPreference - FIRST_ATTR + 1)
+#define NATTRS     (cudaFuncAttributeClusterSchedulingPolicyPreference - FIRST_ATTR + 1)
 
 typedef struct func_attrs {
     int value[NATTRS];
@@ -27,7 +27,8 @@ static const func_attrs defaults = {{
     [cudaFuncAttributePreferredSharedMemoryCarveout - FIRST_ATTR] = -1,
 }};
 
-static func_attrs attrs_of(const void *func) {
+static func_attrs attrs_of(const void *func)
+{
     pthread_mutex_lock(&g_lock);
     const func_attrs *a = (const func_attrs *)hs_ptrmap_get(&g_attrs, (uintptr_t)func);
     func_attrs copy = a ? *a : defaults;
@@ -35,7 +36,8 @@ static func_attrs attrs_of(const void *func) {
     return copy;
 }
 
-cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value) {
+cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
+{
     RT_ENTER();
     if (!hs_client_kernel_find(func))
         RT_RETURN(cudaErrorInvalidDeviceFunction);
@@ -54,7 +56,8 @@ cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, 
 }
 
 /* The device function's (mangled) name, as registered: what the real runtime answers. */
-cudaError_t cudaFuncGetName(const char **name, const void *func) {
+cudaError_t cudaFuncGetName(const char **name, const void *func)
+{
     RT_ENTER();
     if (!name)
         RT_RETURN(cudaErrorInvalidValue);
@@ -65,21 +68,24 @@ cudaError_t cudaFuncGetName(const char **name, const void *func) {
 }
 
 /* A kernel's cache and bank preferences: checked, and without effect on its time. */
-cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig) {
+cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)
+{
     RT_ENTER();
     if (!hs_client_kernel_find(func))
         RT_RETURN(cudaErrorInvalidDeviceFunction);
     RT_RETURN((unsigned)cacheConfig > cudaFuncCachePreferEqual ? cudaErrorInvalidValue : cudaSuccess);
 }
 
-cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config) {
+cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)
+{
     RT_ENTER();
     if (!hs_client_kernel_find(func))
         RT_RETURN(cudaErrorInvalidDeviceFunction);
     RT_RETURN((unsigned)config > cudaSharedMemBankSizeEightByte ? cudaErrorInvalidValue : cudaSuccess);
 }
 
-cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func) {
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
+{
     RT_ENTER();
     if (!attr)
         RT_RETURN(cudaErrorInvalidValue);
@@ -102,27 +108,28 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *f
     RT_RETURN(cudaSuccess);
 }
 
-static cudaError_t occupancy(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize,
-                             unsigned flags) {
+static cudaError_t occupancy(int *numBlocks, const void *func, int blockSize, size_t dynamicSMemSize, unsigned flags)
+{
     if (!numBlocks || blockSize <= 0 || (flags & ~(unsigned)cudaOccupancyDisableCachingOverride))
         return cudaErrorInvalidValue;
     if (!hs_client_kernel_find(func))
         return cudaErrorInvalidDeviceFunction;
     func_attrs a = attrs_of(func);
     *numBlocks = hs_kernel_blocks_per_sm(blockSize, dynamicSMemSize,
-                               a.value[cudaFuncAttributeMaxDynamicSharedMemorySize - FIRST_ATTR]);
+                                         a.value[cudaFuncAttributeMaxDynamicSharedMemorySize - FIRST_ATTR]);
     return cudaSuccess;
 }
 
 cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize,
-                                                          size_t dynamicSMemSize) {
+                                                          size_t dynamicSMemSize)
+{
     RT_ENTER();
     RT_RETURN(occupancy(numBlocks, func, blockSize, dynamicSMemSize, 0));
 }
 
-cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func,
-                                                                   int blockSize, size_t dynamicSMemSize,
-                                                                   unsigned int flags) {
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize,
+                                                                   size_t dynamicSMemSize, unsigned int flags)
+{
     RT_ENTER();
     RT_RETURN(occupancy(numBlocks, func, blockSize, dynamicSMemSize, flags));
 }

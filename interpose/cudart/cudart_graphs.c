@@ -28,7 +28,7 @@
 pthread_mutex_t hs_graph_lock = PTHREAD_MUTEX_INITIALIZER;
 __thread int hs_graph_replaying;
 
-#define GLOCK() pthread_mutex_lock(&hs_graph_lock)
+#define GLOCK()   pthread_mutex_lock(&hs_graph_lock)
 #define GUNLOCK() pthread_mutex_unlock(&hs_graph_lock)
 
 /* NCCL group numbers of launched collectives: far above those nccl.c hands out. */
@@ -39,7 +39,8 @@ static hs_ptrmap g_graphs; /* cudaGraph_t → 1 */
 static hs_ptrmap g_nodes;  /* cudaGraphNode_t → 1 */
 static hs_ptrmap g_execs;  /* cudaGraphExec_t → 1 */
 
-static void *xcalloc(size_t n, size_t size) {
+static void *xcalloc(size_t n, size_t size)
+{
     void *p = calloc(n ? n : 1, size);
     if (!p) {
         fprintf(stderr, "hysim: out of host memory\n");
@@ -50,19 +51,22 @@ static void *xcalloc(size_t n, size_t size) {
 
 /* ---- node sets ---- */
 
-int hs_nodeset_has(const hs_nodeset *s, cudaGraphNode_t node) {
+int hs_nodeset_has(const hs_nodeset *s, cudaGraphNode_t node)
+{
     for (size_t i = 0; i < s->n; i++)
         if (s->v[i] == node)
             return 1;
     return 0;
 }
 
-void hs_nodeset_add(hs_nodeset *s, cudaGraphNode_t node) {
+void hs_nodeset_add(hs_nodeset *s, cudaGraphNode_t node)
+{
     if (!hs_nodeset_has(s, node))
         hs_nodeset_push(s, node);
 }
 
-void hs_nodeset_push(hs_nodeset *s, cudaGraphNode_t node) {
+void hs_nodeset_push(hs_nodeset *s, cudaGraphNode_t node)
+{
     if (s->n == s->cap) {
         s->cap = s->cap ? 2 * s->cap : 4;
         s->v = realloc(s->v, s->cap * sizeof *s->v);
@@ -74,18 +78,21 @@ void hs_nodeset_push(hs_nodeset *s, cudaGraphNode_t node) {
     s->v[s->n++] = node;
 }
 
-void hs_nodeset_copy(hs_nodeset *dst, const hs_nodeset *src) {
+void hs_nodeset_copy(hs_nodeset *dst, const hs_nodeset *src)
+{
     dst->n = 0;
     for (size_t i = 0; i < src->n; i++)
         hs_nodeset_add(dst, src->v[i]);
 }
 
-void hs_nodeset_free(hs_nodeset *s) {
+void hs_nodeset_free(hs_nodeset *s)
+{
     free(s->v);
     memset(s, 0, sizeof *s);
 }
 
-static void nodeset_remove(hs_nodeset *s, cudaGraphNode_t node) {
+static void nodeset_remove(hs_nodeset *s, cudaGraphNode_t node)
+{
     size_t k = 0;
     for (size_t i = 0; i < s->n; i++)
         if (s->v[i] != node)
@@ -95,19 +102,22 @@ static void nodeset_remove(hs_nodeset *s, cudaGraphNode_t node) {
 
 /* ---- graphs and nodes ---- */
 
-cudaGraph_t hs_graph_new_locked(void) {
+cudaGraph_t hs_graph_new_locked(void)
+{
     cudaGraph_t g = xcalloc(1, sizeof *g);
     hs_ptrmap_put(&g_graphs, (uintptr_t)g, 1);
     return g;
 }
 
-static void node_free_locked(cudaGraphNode_t n) {
+static void node_free_locked(cudaGraphNode_t n)
+{
     hs_ptrmap_del(&g_nodes, (uintptr_t)n);
     hs_nodeset_free(&n->deps);
     free(n);
 }
 
-void hs_graph_free_locked(cudaGraph_t g) {
+void hs_graph_free_locked(cudaGraph_t g)
+{
     for (size_t i = 0; i < g->nodes.n; i++)
         node_free_locked(g->nodes.v[i]);
     hs_nodeset_free(&g->nodes);
@@ -115,8 +125,9 @@ void hs_graph_free_locked(cudaGraph_t g) {
     free(g);
 }
 
-cudaGraphNode_t hs_graph_add_node_locked(cudaGraph_t g, enum cudaGraphNodeType type, const hs_stream_op *op,
-                                         int dev, const hs_nodeset *deps) {
+cudaGraphNode_t hs_graph_add_node_locked(cudaGraph_t g, enum cudaGraphNodeType type, const hs_stream_op *op, int dev,
+                                         const hs_nodeset *deps)
+{
     cudaGraphNode_t n = xcalloc(1, sizeof *n);
     n->owner = g;
     n->type = type;
@@ -139,7 +150,8 @@ static int node_ok_locked(cudaGraphNode_t n) { return n && hs_ptrmap_get(&g_node
  * dependencies (nodes of that graph, no repeats) and adds the node.
  */
 static cudaError_t add_node(cudaGraphNode_t *out, cudaGraph_t g, const cudaGraphNode_t *deps, size_t ndeps,
-                            enum cudaGraphNodeType type, const hs_stream_op *op, const void *func) {
+                            enum cudaGraphNodeType type, const hs_stream_op *op, const void *func)
+{
     if (!out || (ndeps && !deps))
         return cudaErrorInvalidValue;
     cudaError_t e = hs_client_start();
@@ -164,7 +176,8 @@ static cudaError_t add_node(cudaGraphNode_t *out, cudaGraph_t g, const cudaGraph
     return e;
 }
 
-cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags) {
+cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
+{
     RT_ENTER();
     if (!pGraph || flags)
         RT_RETURN(cudaErrorInvalidValue);
@@ -174,7 +187,8 @@ cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags) {
     RT_RETURN(cudaSuccess);
 }
 
-cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
     RT_ENTER();
     GLOCK();
     int ok = graph_ok_locked(graph);
@@ -185,20 +199,24 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
 }
 
 /* A kernel node's op from its parameters: the function must be a registered kernel. */
-static cudaError_t kernel_op(const struct cudaKernelNodeParams *p, hs_stream_op *op) {
+static cudaError_t kernel_op(const struct cudaKernelNodeParams *p, hs_stream_op *op)
+{
     if (!p)
         return cudaErrorInvalidValue;
     void *k = hs_client_kernel_find(p->func);
     if (!k)
         return cudaErrorInvalidDeviceFunction;
     *op = (hs_stream_op){.kind = HS_SOP_KERNEL,
-                         .u.kernel = {k, {p->gridDim.x, p->gridDim.y, p->gridDim.z},
-                                      {p->blockDim.x, p->blockDim.y, p->blockDim.z}, p->sharedMemBytes}};
+                         .u.kernel = {k,
+                                      {p->gridDim.x, p->gridDim.y, p->gridDim.z},
+                                      {p->blockDim.x, p->blockDim.y, p->blockDim.z},
+                                      p->sharedMemBytes}};
     return cudaSuccess;
 }
 
 cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
-                                   size_t numDependencies, const struct cudaKernelNodeParams *pNodeParams) {
+                                   size_t numDependencies, const struct cudaKernelNodeParams *pNodeParams)
+{
     RT_ENTER();
     hs_stream_op op;
     cudaError_t e = kernel_op(pNodeParams, &op);
@@ -208,7 +226,8 @@ cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
     RT_RETURN(e);
 }
 
-cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams *pNodeParams) {
+cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams *pNodeParams)
+{
     RT_ENTER();
     cudaError_t e = cudaSuccess;
     GLOCK();
@@ -228,7 +247,8 @@ cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernel
     RT_RETURN(e);
 }
 
-cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams) {
+cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)
+{
     RT_ENTER();
     hs_stream_op op;
     cudaError_t e = kernel_op(pNodeParams, &op);
@@ -250,7 +270,8 @@ cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cuda
  * first as one range.
  */
 cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
-                                   size_t numDependencies, const struct cudaMemcpy3DParms *p) {
+                                   size_t numDependencies, const struct cudaMemcpy3DParms *p)
+{
     RT_ENTER();
     if (!p)
         RT_RETURN(cudaErrorInvalidValue);
@@ -272,16 +293,18 @@ cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
     RT_RETURN(add_node(pGraphNode, graph, pDependencies, numDependencies, cudaGraphNodeTypeMemcpy, &op, NULL));
 }
 
-cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
-                                     size_t numDependencies, void *dst, const void *src, size_t count,
-                                     enum cudaMemcpyKind kind) {
+cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                     const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst,
+                                     const void *src, size_t count, enum cudaMemcpyKind kind)
+{
     RT_ENTER();
     hs_stream_op op = {.kind = HS_SOP_COPY, .u.copy = {dst, src, count, kind}};
     RT_RETURN(add_node(pGraphNode, graph, pDependencies, numDependencies, cudaGraphNodeTypeMemcpy, &op, NULL));
 }
 
 cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
-                                   size_t numDependencies, const struct cudaMemsetParams *p) {
+                                   size_t numDependencies, const struct cudaMemsetParams *p)
+{
     RT_ENTER();
     if (!p || !(p->elementSize == 1 || p->elementSize == 2 || p->elementSize == 4) || !p->height)
         RT_RETURN(cudaErrorInvalidValue);
@@ -293,7 +316,8 @@ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
 /* ---- host nodes: run by the launching thread when the launch reaches them (cudaLaunchHostFunc's way) ---- */
 
 cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
-                                 size_t numDependencies, const struct cudaHostNodeParams *pNodeParams) {
+                                 size_t numDependencies, const struct cudaHostNodeParams *pNodeParams)
+{
     RT_ENTER();
     if (!pNodeParams || !pNodeParams->fn)
         RT_RETURN(cudaErrorInvalidValue);
@@ -301,7 +325,8 @@ cudaError_t cudaGraphAddHostNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
     RT_RETURN(add_node(pGraphNode, graph, pDependencies, numDependencies, cudaGraphNodeTypeHost, &op, NULL));
 }
 
-cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams *pNodeParams) {
+cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams *pNodeParams)
+{
     RT_ENTER();
     cudaError_t e = cudaSuccess;
     GLOCK();
@@ -313,7 +338,8 @@ cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNode
     RT_RETURN(e);
 }
 
-cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams) {
+cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)
+{
     RT_ENTER();
     cudaError_t e = cudaSuccess;
     GLOCK();
@@ -328,23 +354,25 @@ cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHo
 }
 
 cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
-                                  size_t numDependencies) {
+                                  size_t numDependencies)
+{
     RT_ENTER();
     RT_RETURN(add_node(pGraphNode, graph, pDependencies, numDependencies, cudaGraphNodeTypeEmpty, NULL, NULL));
 }
 
 cudaError_t cudaGraphAddEventRecordNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
-                                        const cudaGraphNode_t *pDependencies, size_t numDependencies,
-                                        cudaEvent_t event) {
+                                        const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)
+{
     RT_ENTER();
     hs_stream_op op = {.kind = HS_SOP_EVENT_RECORD, .u.event = event};
-    RT_RETURN(event ? add_node(pGraphNode, graph, pDependencies, numDependencies, cudaGraphNodeTypeEventRecord, &op, NULL)
-                    : cudaErrorInvalidValue);
+    RT_RETURN(event
+                  ? add_node(pGraphNode, graph, pDependencies, numDependencies, cudaGraphNodeTypeEventRecord, &op, NULL)
+                  : cudaErrorInvalidValue);
 }
 
 cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
-                                      const cudaGraphNode_t *pDependencies, size_t numDependencies,
-                                      cudaEvent_t event) {
+                                      const cudaGraphNode_t *pDependencies, size_t numDependencies, cudaEvent_t event)
+{
     RT_ENTER();
     hs_stream_op op = {.kind = HS_SOP_WAIT_EVENT, .u.event = event};
     RT_RETURN(event ? add_node(pGraphNode, graph, pDependencies, numDependencies, cudaGraphNodeTypeWaitEvent, &op, NULL)
@@ -352,7 +380,8 @@ cudaError_t cudaGraphAddEventWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t g
 }
 
 /* Whether edge data (NULL: none) are all the default edge's (all zeros): hysim's graphs have no other. */
-static int edges_plain(const cudaGraphEdgeData *edgeData, size_t n) {
+static int edges_plain(const cudaGraphEdgeData *edgeData, size_t n)
+{
     static const cudaGraphEdgeData plain;
     for (size_t i = 0; edgeData && i < n; i++)
         if (memcmp(&edgeData[i], &plain, sizeof plain))
@@ -362,7 +391,8 @@ static int edges_plain(const cudaGraphEdgeData *edgeData, size_t n) {
 
 /* Edge data other than the default describes programmatic launches, not modelled. */
 cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to,
-                                     const cudaGraphEdgeData *edgeData, size_t numDependencies) {
+                                     const cudaGraphEdgeData *edgeData, size_t numDependencies)
+{
     RT_ENTER();
     cudaError_t e = numDependencies && (!from || !to) ? cudaErrorInvalidValue : cudaSuccess;
     if (e == cudaSuccess && !edges_plain(edgeData, numDependencies))
@@ -371,8 +401,8 @@ cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *f
     if (e == cudaSuccess && !graph_ok_locked(graph))
         e = cudaErrorInvalidValue;
     for (size_t i = 0; e == cudaSuccess && i < numDependencies; i++)
-        if (!node_ok_locked(from[i]) || !node_ok_locked(to[i]) || from[i]->owner != graph ||
-            to[i]->owner != graph || from[i] == to[i] || hs_nodeset_has(&to[i]->deps, from[i]))
+        if (!node_ok_locked(from[i]) || !node_ok_locked(to[i]) || from[i]->owner != graph || to[i]->owner != graph ||
+            from[i] == to[i] || hs_nodeset_has(&to[i]->deps, from[i]))
             e = cudaErrorInvalidValue;
     for (size_t i = 0; e == cudaSuccess && i < numDependencies; i++)
         hs_nodeset_add(&to[i]->deps, from[i]);
@@ -381,7 +411,8 @@ cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *f
 }
 
 cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to,
-                                        const cudaGraphEdgeData *edgeData, size_t numDependencies) {
+                                        const cudaGraphEdgeData *edgeData, size_t numDependencies)
+{
     RT_ENTER();
     cudaError_t e = numDependencies && (!from || !to) ? cudaErrorInvalidValue : cudaSuccess;
     if (e == cudaSuccess && !edges_plain(edgeData, numDependencies))
@@ -411,7 +442,8 @@ typedef struct node_list {
     size_t cap, k;
 } node_list;
 
-static void list_put(node_list *l, cudaGraphNode_t n) {
+static void list_put(node_list *l, cudaGraphNode_t n)
+{
     if (l->out && l->k < l->cap) {
         l->out[l->k] = n;
         if (l->edges)
@@ -420,7 +452,8 @@ static void list_put(node_list *l, cudaGraphNode_t n) {
     l->k++;
 }
 
-static void list_end(node_list *l, size_t *count) {
+static void list_end(node_list *l, size_t *count)
+{
     for (size_t i = l->k; l->out && i < l->cap; i++)
         l->out[i] = NULL;
     if (!l->out || l->k < l->cap)
@@ -428,7 +461,8 @@ static void list_end(node_list *l, size_t *count) {
 }
 
 /* The nodes of graph (roots_only: those without dependencies), in creation order. */
-static cudaError_t list_nodes(cudaGraph_t graph, cudaGraphNode_t *out, size_t *count, int roots_only) {
+static cudaError_t list_nodes(cudaGraph_t graph, cudaGraphNode_t *out, size_t *count, int roots_only)
+{
     if (!count)
         return cudaErrorInvalidValue;
     cudaError_t e = cudaSuccess;
@@ -448,7 +482,8 @@ static cudaError_t list_nodes(cudaGraph_t graph, cudaGraphNode_t *out, size_t *c
 
 /* The nodes node depends on (dependents: those that depend on it, in creation order). */
 static cudaError_t list_neighbours(cudaGraphNode_t node, cudaGraphNode_t *out, cudaGraphEdgeData *edges, size_t *count,
-                                   int dependents) {
+                                   int dependents)
+{
     if (!count)
         return cudaErrorInvalidValue;
     GLOCK();
@@ -468,20 +503,23 @@ static cudaError_t list_neighbours(cudaGraphNode_t node, cudaGraphNode_t *out, c
 }
 
 cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies,
-                                         cudaGraphEdgeData *edgeData, size_t *pNumDependencies) {
+                                         cudaGraphEdgeData *edgeData, size_t *pNumDependencies)
+{
     RT_ENTER();
     RT_RETURN(list_neighbours(node, pDependencies, edgeData, pNumDependencies, 0));
 }
 
 cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes,
-                                           cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes) {
+                                           cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes)
+{
     RT_ENTER();
     RT_RETURN(list_neighbours(node, pDependentNodes, edgeData, pNumDependentNodes, 1));
 }
 
 /* Every edge, by its head's creation order then its dependencies' order; from and to both, or neither. */
 cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to,
-                              cudaGraphEdgeData *edgeData, size_t *numEdges) {
+                              cudaGraphEdgeData *edgeData, size_t *numEdges)
+{
     RT_ENTER();
     if (!numEdges || !from != !to)
         RT_RETURN(cudaErrorInvalidValue);
@@ -501,17 +539,20 @@ cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGrap
     RT_RETURN(ok ? cudaSuccess : cudaErrorInvalidValue);
 }
 
-cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes) {
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes)
+{
     RT_ENTER();
     RT_RETURN(list_nodes(graph, nodes, numNodes, 0));
 }
 
-cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t *pRootNodes, size_t *pNumRootNodes) {
+cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t *pRootNodes, size_t *pNumRootNodes)
+{
     RT_ENTER();
     RT_RETURN(list_nodes(graph, pRootNodes, pNumRootNodes, 1));
 }
 
-cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType) {
+cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType)
+{
     RT_ENTER();
     GLOCK();
     int ok = pType && node_ok_locked(node);
@@ -522,16 +563,18 @@ cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *p
 }
 
 /* Node → its creation index + 1, for graphs of thousands of nodes (the caller clears it). */
-static void index_nodes(cudaGraph_t g, hs_ptrmap *m) {
+static void index_nodes(cudaGraph_t g, hs_ptrmap *m)
+{
     for (size_t i = 0; i < g->nodes.n; i++)
         hs_ptrmap_put(m, (uintptr_t)g->nodes.v[i], i + 1);
 }
 
 static size_t index_of(const hs_ptrmap *m, cudaGraphNode_t n) { return hs_ptrmap_get(m, (uintptr_t)n) - 1; }
 
-static const char *type_name(enum cudaGraphNodeType t) {
-    static const char *const names[] = {"kernel", "memcpy", "memset", "host", "graph", "empty", "wait event",
-                                        "event record"};
+static const char *type_name(enum cudaGraphNodeType t)
+{
+    static const char *const names[] = {"kernel", "memcpy", "memset",     "host",
+                                        "graph",  "empty",  "wait event", "event record"};
     return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "other";
 }
 
@@ -540,7 +583,8 @@ static const char *type_name(enum cudaGraphNodeType t) {
  * and block, a copy's or memset's bytes) and an edge per dependency. flags
  * (how much detail the real runtime prints) are not distinguished.
  */
-cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags) {
+cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags)
+{
     (void)flags;
     RT_ENTER();
     if (!path)
@@ -559,7 +603,8 @@ cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned
             fprintf(f, "  n%zu [label=\"%zu: %s (GPU %d)", i, i, type_name(n->type), n->dev);
             if (n->type == cudaGraphNodeTypeKernel && n->op.kind == HS_SOP_KERNEL)
                 fprintf(f, "\\ngrid %ux%ux%u block %ux%ux%u", n->op.u.kernel.grid[0], n->op.u.kernel.grid[1],
-                        n->op.u.kernel.grid[2], n->op.u.kernel.block[0], n->op.u.kernel.block[1], n->op.u.kernel.block[2]);
+                        n->op.u.kernel.grid[2], n->op.u.kernel.block[0], n->op.u.kernel.block[1],
+                        n->op.u.kernel.block[2]);
             else if (n->type == cudaGraphNodeTypeMemcpy)
                 fprintf(f, "\\n%zu bytes", n->op.u.copy.count);
             else if (n->type == cudaGraphNodeTypeMemset)
@@ -578,7 +623,8 @@ cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned
     RT_RETURN(e);
 }
 
-cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph) {
+cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph)
+{
     RT_ENTER();
     cudaError_t e = cudaSuccess;
     GLOCK();
@@ -603,7 +649,8 @@ cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph) 
     RT_RETURN(e);
 }
 
-cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) {
+cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
+{
     RT_ENTER();
     GLOCK();
     int ok = node_ok_locked(node);
@@ -621,40 +668,41 @@ cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node) {
 /* ---- executable graphs ---- */
 
 typedef struct xnode {
-    cudaGraphNode_t from;   /* the node it was instantiated from (a key only: it may be gone) */
+    cudaGraphNode_t from; /* the node it was instantiated from (a key only: it may be gone) */
     enum cudaGraphNodeType type;
     hs_stream_op op;
     int dev;
-    size_t chain;           /* internal stream it runs on */
-    size_t *deps;           /* positions in the executable's order */
+    size_t chain; /* internal stream it runs on */
+    size_t *deps; /* positions in the executable's order */
     size_t ndeps;
-    size_t chain_prev;      /* the dependency just before it on its chain, or SIZE_MAX */
-    cudaEvent_t done;       /* recorded after it when a node of another chain waits for it */
+    size_t chain_prev; /* the dependency just before it on its chain, or SIZE_MAX */
+    cudaEvent_t done;  /* recorded after it when a node of another chain waits for it */
 } xnode;
 
 typedef struct chain {
     int dev;
     cudaStream_t stream;
-    cudaEvent_t end;        /* the launch stream waits for it */
+    cudaEvent_t end; /* the launch stream waits for it */
 } chain;
 
 struct CUgraphExec_st {
-    xnode *nodes;           /* topological order */
+    xnode *nodes; /* topological order */
     size_t n;
-    size_t *order_of;       /* graph creation index → position in nodes */
+    size_t *order_of; /* graph creation index → position in nodes */
     chain *chains;
     size_t nchains;
-    cudaEvent_t start;      /* recorded on the launch stream; the roots wait for it */
+    cudaEvent_t start; /* recorded on the launch stream; the roots wait for it */
 };
 
 /*
  * The creation indices of the graph's nodes in a topological order (Kahn's,
  * first in first out from the roots in creation order); -1 on a cycle.
  */
-static int topo_order(cudaGraph_t g, const hs_ptrmap *index, size_t *order) {
+static int topo_order(cudaGraph_t g, const hs_ptrmap *index, size_t *order)
+{
     size_t n = g->nodes.n, done = 0, head = 0;
-    size_t *waiting = xcalloc(n, sizeof *waiting);  /* dependencies not placed yet */
-    size_t *first = xcalloc(n + 1, sizeof *first);  /* dependents of i: succ[first[i] .. first[i + 1]) */
+    size_t *waiting = xcalloc(n, sizeof *waiting); /* dependencies not placed yet */
+    size_t *first = xcalloc(n + 1, sizeof *first); /* dependents of i: succ[first[i] .. first[i + 1]) */
     size_t nedges = 0;
     for (size_t i = 0; i < n; i++) {
         waiting[i] = g->nodes.v[i]->deps.n;
@@ -686,7 +734,8 @@ static int topo_order(cudaGraph_t g, const hs_ptrmap *index, size_t *order) {
     return done == n ? 0 : -1;
 }
 
-static void exec_free(cudaGraphExec_t x) {
+static void exec_free(cudaGraphExec_t x)
+{
     for (size_t i = 0; i < x->n; i++) {
         free(x->nodes[i].deps);
         if (x->nodes[i].done)
@@ -710,7 +759,8 @@ static void exec_free(cudaGraphExec_t x) {
  * Chains: a node continues the chain of its first dependency that is still
  * that chain's last node on the same device, or starts a new one.
  */
-static void assign_chains(cudaGraphExec_t x) {
+static void assign_chains(cudaGraphExec_t x)
+{
     size_t *last = xcalloc(x->n, sizeof *last);
     x->chains = xcalloc(x->n, sizeof *x->chains);
     for (size_t i = 0; i < x->n; i++) {
@@ -733,7 +783,8 @@ static void assign_chains(cudaGraphExec_t x) {
 }
 
 /* Internal streams and events, created on their devices. */
-static cudaError_t create_resources(cudaGraphExec_t x) {
+static cudaError_t create_resources(cudaGraphExec_t x)
+{
     int cur = hs_client_get_device();
     cudaError_t e = hs_client_event_create(cudaEventDisableTiming, &x->start);
     for (size_t c = 0; e == cudaSuccess && c < x->nchains; c++) {
@@ -753,7 +804,8 @@ static cudaError_t create_resources(cudaGraphExec_t x) {
     return e;
 }
 
-static cudaError_t instantiate(cudaGraphExec_t *out, cudaGraph_t g) {
+static cudaError_t instantiate(cudaGraphExec_t *out, cudaGraph_t g)
+{
     if (!out)
         return cudaErrorInvalidValue;
     cudaError_t e = hs_client_start();
@@ -806,13 +858,15 @@ static cudaError_t instantiate(cudaGraphExec_t *out, cudaGraph_t g) {
     return cudaSuccess;
 }
 
-cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags) {
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
+{
     RT_ENTER();
     (void)flags; /* upload, auto-free, priorities: nothing to prepare in the simulation */
     RT_RETURN(instantiate(pGraphExec, graph));
 }
 
-cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags) {
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
+{
     RT_ENTER();
     if (flags & cudaGraphInstantiateFlagDeviceLaunch) {
         fprintf(stderr, "hysim: cudaGraphInstantiateFlagDeviceLaunch is not supported yet\n");
@@ -822,12 +876,13 @@ cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph
 }
 
 cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
-                                           cudaGraphInstantiateParams *instantiateParams) {
+                                           cudaGraphInstantiateParams *instantiateParams)
+{
     RT_ENTER();
     if (!instantiateParams)
         RT_RETURN(cudaErrorInvalidValue);
     cudaError_t e = (instantiateParams->flags & cudaGraphInstantiateFlagDeviceLaunch) ? cudaErrorNotSupported
-                                                                                        : instantiate(pGraphExec, graph);
+                                                                                      : instantiate(pGraphExec, graph);
     instantiateParams->errNode_out = NULL;
     instantiateParams->result_out = e == cudaSuccess ? cudaGraphInstantiateSuccess : cudaGraphInstantiateError;
     RT_RETURN(e);
@@ -836,11 +891,13 @@ cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, cudaGrap
 cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
                                                 cudaGraphInstantiateParams *instantiateParams);
 cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
-                                                cudaGraphInstantiateParams *instantiateParams) {
+                                                cudaGraphInstantiateParams *instantiateParams)
+{
     return cudaGraphInstantiateWithParams(pGraphExec, graph, instantiateParams);
 }
 
-cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
+{
     RT_ENTER();
     GLOCK();
     int ok = graphExec && hs_ptrmap_del(&g_execs, (uintptr_t)graphExec);
@@ -853,7 +910,8 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec) {
 /* ---- launch ---- */
 
 /* Maps a captured NCCL group number to this launch's own (groups[2k] → groups[2k+1]). */
-static uint64_t launch_group(uint64_t captured, uint64_t *groups, size_t *ngroups) {
+static uint64_t launch_group(uint64_t captured, uint64_t *groups, size_t *ngroups)
+{
     if (!captured)
         return 0;
     for (size_t i = 0; i < *ngroups; i++)
@@ -865,7 +923,8 @@ static uint64_t launch_group(uint64_t captured, uint64_t *groups, size_t *ngroup
 }
 
 /* Issues one node's op on stream s (hs_graph_lock held: a collective takes the next sequence number). */
-static cudaError_t issue(const xnode *v, cudaStream_t s, uint64_t *groups, size_t *ngroups) {
+static cudaError_t issue(const xnode *v, cudaStream_t s, uint64_t *groups, size_t *ngroups)
+{
     const hs_stream_op *op = &v->op;
     switch (v->type == cudaGraphNodeTypeEmpty ? -1 : (int)op->kind) {
     case -1: return cudaSuccess;
@@ -884,8 +943,8 @@ static cudaError_t issue(const xnode *v, cudaStream_t s, uint64_t *groups, size_
                                 op->u.copy.rows);
             return e;
         }
-        cudaError_t e = hs_client_copy(op->u.copy.dst, op->u.copy.src, op->u.copy.count, op->u.copy.kind, s, 0,
-                                       HS_COPY_WRITE_HOST);
+        cudaError_t e =
+            hs_client_copy(op->u.copy.dst, op->u.copy.src, op->u.copy.count, op->u.copy.kind, s, 0, HS_COPY_WRITE_HOST);
         if (e == cudaSuccess)
             hs_rt_managed_data(op->u.copy.dst, op->u.copy.src, op->u.copy.count);
         return e;
@@ -903,13 +962,14 @@ static cudaError_t issue(const xnode *v, cudaStream_t s, uint64_t *groups, size_
     case HS_SOP_COLLECTIVE:
         return hs_client_collective(op->u.coll.comm_key, op->u.coll.rank, op->u.coll.device,
                                     hs_capture_replay_seq_locked(op), op->u.coll.kind, op->u.coll.bytes,
-                                    op->u.coll.root, launch_group(op->u.coll.group, groups, ngroups),
-                                    op->u.coll.algo, op->u.coll.proto, s);
+                                    op->u.coll.root, launch_group(op->u.coll.group, groups, ngroups), op->u.coll.algo,
+                                    op->u.coll.proto, s);
     }
     return cudaErrorInvalidValue;
 }
 
-static cudaError_t launch_locked(cudaGraphExec_t x, cudaStream_t stream) {
+static cudaError_t launch_locked(cudaGraphExec_t x, cudaStream_t stream)
+{
     uint64_t *groups = xcalloc(2 * x->n, sizeof *groups);
     size_t ngroups = 0;
     cudaError_t e = hs_client_event_record(x->start, stream);
@@ -935,7 +995,8 @@ static cudaError_t launch_locked(cudaGraphExec_t x, cudaStream_t stream) {
     return e;
 }
 
-static cudaError_t graph_launch(cudaGraphExec_t x, cudaStream_t stream) {
+static cudaError_t graph_launch(cudaGraphExec_t x, cudaStream_t stream)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -963,19 +1024,22 @@ static cudaError_t graph_launch(cudaGraphExec_t x, cudaStream_t stream) {
     return e;
 }
 
-cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream) {
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(graph_launch(graphExec, stream));
 }
 
 cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream);
-cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream) {
+cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(graph_launch(graphExec, stream ? stream : cudaStreamPerThread));
 }
 
 /* Nothing to upload to a simulated GPU: checks the handles. */
-static cudaError_t graph_upload(cudaGraphExec_t x, cudaStream_t stream) {
+static cudaError_t graph_upload(cudaGraphExec_t x, cudaStream_t stream)
+{
     int dev, prio;
     unsigned flags;
     cudaError_t e = hs_client_stream_info(stream, &dev, &flags, &prio);
@@ -986,13 +1050,15 @@ static cudaError_t graph_upload(cudaGraphExec_t x, cudaStream_t stream) {
     return e;
 }
 
-cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream) {
+cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(graph_upload(graphExec, stream));
 }
 
 cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream);
-cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream) {
+cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(graph_upload(graphExec, stream ? stream : cudaStreamPerThread));
 }
@@ -1000,7 +1066,8 @@ cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 /* ---- updates ---- */
 
 /* Why hGraph cannot update x: cudaGraphExecUpdateSuccess when its topology and node types match. */
-static enum cudaGraphExecUpdateResult update_check_locked(cudaGraphExec_t x, cudaGraph_t g, cudaGraphNode_t *err) {
+static enum cudaGraphExecUpdateResult update_check_locked(cudaGraphExec_t x, cudaGraph_t g, cudaGraphNode_t *err)
+{
     if (g->nodes.n != x->n)
         return cudaGraphExecUpdateErrorTopologyChanged;
     hs_ptrmap index = {0};
@@ -1024,7 +1091,9 @@ static enum cudaGraphExecUpdateResult update_check_locked(cudaGraphExec_t x, cud
     return r;
 }
 
-cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, cudaGraphExecUpdateResultInfo *resultInfo) {
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
+                                cudaGraphExecUpdateResultInfo *resultInfo)
+{
     RT_ENTER();
     cudaError_t e = cudaSuccess;
     GLOCK();
@@ -1046,7 +1115,8 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph, 
 }
 
 /* The node of executable graph x instantiated from node, or NULL (hs_graph_lock held). */
-static xnode *exec_node_locked(cudaGraphExec_t x, cudaGraphNode_t node) {
+static xnode *exec_node_locked(cudaGraphExec_t x, cudaGraphNode_t node)
+{
     if (!x || !hs_ptrmap_get(&g_execs, (uintptr_t)x))
         return NULL;
     for (size_t i = 0; i < x->n; i++)
@@ -1056,7 +1126,8 @@ static xnode *exec_node_locked(cudaGraphExec_t x, cudaGraphNode_t node) {
 }
 
 cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
-                                           const struct cudaHostNodeParams *pNodeParams) {
+                                           const struct cudaHostNodeParams *pNodeParams)
+{
     RT_ENTER();
     cudaError_t e = pNodeParams && pNodeParams->fn ? cudaSuccess : cudaErrorInvalidValue;
     GLOCK();
@@ -1072,7 +1143,8 @@ cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraph
 }
 
 cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
-                                             const struct cudaKernelNodeParams *pNodeParams) {
+                                             const struct cudaKernelNodeParams *pNodeParams)
+{
     RT_ENTER();
     hs_stream_op op;
     cudaError_t e = kernel_op(pNodeParams, &op);

@@ -52,8 +52,7 @@ HS_GRAPH_HIDDEN cudaGraph_t hs_graph_new_locked(void);
 HS_GRAPH_HIDDEN void hs_graph_free_locked(cudaGraph_t g);
 /* A new node of g depending on deps (NULL: none); op may be NULL (empty node). */
 HS_GRAPH_HIDDEN cudaGraphNode_t hs_graph_add_node_locked(cudaGraph_t g, enum cudaGraphNodeType type,
-                                                         const hs_stream_op *op, int dev,
-                                                         const hs_nodeset *deps);
+                                                         const hs_stream_op *op, int dev, const hs_nodeset *deps);
 
 /* ---- cudart_capture.c ---- */
 /* Whether work issued to stream is being captured (cudaGraphLaunch refuses such a stream). */

@@ -27,16 +27,15 @@ __attribute__((visibility("hidden"))) cudaError_t hs_rt_return(cudaError_t e);
 __attribute__((visibility("hidden"))) cudaError_t hs_rt_memcpy(void *dst, const void *src, size_t count, int kind,
                                                                cudaStream_t stream, int synchronous);
 /* cudart_managed.c: cudaMemset's op, and the value written where the memory is managed. */
-__attribute__((visibility("hidden"))) cudaError_t hs_rt_memset(void *ptr, int value, size_t count,
-                                                               cudaStream_t stream);
+__attribute__((visibility("hidden"))) cudaError_t hs_rt_memset(void *ptr, int value, size_t count, cudaStream_t stream);
 /*
  * cudart_pitched.c: a 2D copy of height rows of width bytes (cudaMemcpy2D's
  * checks and op; captured, a copy node that keeps its rows), and what it
  * writes to host memory (a graph launch's 2D copy node: hs_rt_rows_data).
  */
 __attribute__((visibility("hidden"))) cudaError_t hs_rt_copy_2d(void *dst, size_t dpitch, const void *src,
-                                                                size_t spitch, size_t width, size_t height,
-                                                                int kind, cudaStream_t stream, int synchronous);
+                                                                size_t spitch, size_t width, size_t height, int kind,
+                                                                cudaStream_t stream, int synchronous);
 __attribute__((visibility("hidden"))) void hs_rt_rows_data(void *dst, size_t dpitch, const void *src, size_t spitch,
                                                            size_t width, size_t height);
 /* cudart_managed.c: what an issued copy does to managed data (a graph launch's copy node). */

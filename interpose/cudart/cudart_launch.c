@@ -22,21 +22,18 @@
 void **__cudaRegisterFatBinary(void *fatCubin);
 void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
 void __cudaUnregisterFatBinary(void **fatCubinHandle);
-void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
-                            dim3 *bDim, dim3 *gDim, int *wSize);
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
+                            int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
 char __cudaInitModule(void **fatCubinHandle);
-unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
-                                     struct CUstream_st *stream);
-cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
-                                       void *stream);
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st *stream);
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream);
 cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun);
-cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
-                               size_t sharedMem, cudaStream_t stream);
-cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
-                                    size_t sharedMem, cudaStream_t stream);
-cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-                                  size_t sharedMem, cudaStream_t stream);
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                               cudaStream_t stream);
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                                    cudaStream_t stream);
+cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                                  cudaStream_t stream);
 cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args);
 cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                              size_t sharedMem, cudaStream_t stream);
@@ -44,7 +41,8 @@ cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim
 /* ---- registration ---- */
 
 /* A module's handle is the address of its fat binary pointer, as CUDA's is. */
-void **__cudaRegisterFatBinary(void *fatCubin) {
+void **__cudaRegisterFatBinary(void *fatCubin)
+{
     void **handle = malloc(sizeof *handle);
     if (!handle)
         abort();
@@ -54,20 +52,22 @@ void **__cudaRegisterFatBinary(void *fatCubin) {
 
 void __cudaRegisterFatBinaryEnd(void **fatCubinHandle) { (void)fatCubinHandle; }
 
-void __cudaUnregisterFatBinary(void **fatCubinHandle) {
+void __cudaUnregisterFatBinary(void **fatCubinHandle)
+{
     hs_client_module_unregister(fatCubinHandle);
     free(fatCubinHandle);
 }
 
-void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
-                            dim3 *bDim, dim3 *gDim, int *wSize) {
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
+                            int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize)
+{
     (void)thread_limit, (void)tid, (void)bid, (void)bDim, (void)gDim, (void)wSize;
     hs_client_kernel_register(fatCubinHandle, hostFun, deviceName ? deviceName : deviceFun);
 }
 
 /* Managed variables' runtime initialisation: nothing to do, so it succeeded. */
-char __cudaInitModule(void **fatCubinHandle) {
+char __cudaInitModule(void **fatCubinHandle)
+{
     (void)fatCubinHandle;
     return 1;
 }
@@ -83,8 +83,8 @@ static __thread struct {
 } t_config[CONFIG_DEPTH];
 static __thread int t_config_depth;
 
-unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem,
-                                     struct CUstream_st *stream) {
+unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st *stream)
+{
     if (t_config_depth == CONFIG_DEPTH)
         return 1;
     int i = t_config_depth++;
@@ -95,8 +95,8 @@ unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedM
     return 0;
 }
 
-cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem,
-                                       void *stream) {
+cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream)
+{
     if (t_config_depth == 0)
         return cudaErrorMissingConfiguration;
     int i = --t_config_depth;
@@ -109,7 +109,8 @@ cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sh
 
 /* ---- launches ---- */
 
-cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun) {
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun)
+{
     void *k = hs_client_kernel_find(hostFun);
     if (!kernel || !k)
         return cudaErrorInvalidDeviceFunction;
@@ -117,41 +118,47 @@ cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun) {
     return cudaSuccess;
 }
 
-static cudaError_t launch(void *kernel, dim3 grid, dim3 block, size_t shared, cudaStream_t stream) {
+static cudaError_t launch(void *kernel, dim3 grid, dim3 block, size_t shared, cudaStream_t stream)
+{
     const unsigned g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
     return hs_client_launch(kernel, g, b, shared, stream);
 }
 
-cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
-                               size_t sharedMem, cudaStream_t stream) {
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                               cudaStream_t stream)
+{
     (void)args;
     RT_ENTER();
     RT_RETURN(launch(kernel, gridDim, blockDim, sharedMem, stream));
 }
 
 /* Per-thread default stream compilation (--default-stream per-thread). */
-cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
-                                    size_t sharedMem, cudaStream_t stream) {
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                                    cudaStream_t stream)
+{
     (void)args;
     RT_ENTER();
     RT_RETURN(launch(kernel, gridDim, blockDim, sharedMem, stream ? stream : cudaStreamPerThread));
 }
 
 /* A launch of the kernel whose host function is func. */
-static cudaError_t launch_func(const void *func, dim3 grid, dim3 block, size_t shared, cudaStream_t stream) {
+static cudaError_t launch_func(const void *func, dim3 grid, dim3 block, size_t shared, cudaStream_t stream)
+{
     void *k = hs_client_kernel_find(func);
     return k ? launch(k, grid, block, shared, stream) : cudaErrorInvalidDeviceFunction;
 }
 
-cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-                             size_t sharedMem, cudaStream_t stream) {
+cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                             cudaStream_t stream)
+{
     (void)args;
     RT_ENTER();
     RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream));
 }
 
-cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-                                  size_t sharedMem, cudaStream_t stream) {
+cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                                  cudaStream_t stream)
+{
     (void)args;
     RT_ENTER();
     RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream ? stream : cudaStreamPerThread));
@@ -162,27 +169,27 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
 /* One "not supported yet" line per refused attribute and process. */
 static _Atomic int g_attr_said[HS_LAUNCH_ATTR_MAX + 1];
 
-static cudaError_t check_attrs(const cudaLaunchAttribute *attrs, unsigned n) {
+static cudaError_t check_attrs(const cudaLaunchAttribute *attrs, unsigned n)
+{
     if (n && !attrs)
         return cudaErrorInvalidValue;
     for (unsigned i = 0; i < n; i++) {
         const char *name = NULL;
         switch (hs_kernel_launch_attr(attrs[i].id, &name)) { /* kernel_rules.c: which, and why */
-        case HS_LAUNCH_ATTR_IGNORED:
-            break;
+        case HS_LAUNCH_ATTR_IGNORED: break;
         case HS_LAUNCH_ATTR_NOT_SUPPORTED:
             if (!atomic_exchange(&g_attr_said[attrs[i].id], 1))
                 fprintf(stderr, "hysim: cudaLaunchKernelExC attribute %s is not supported yet\n", name);
             return cudaErrorNotSupported;
-        case HS_LAUNCH_ATTR_UNKNOWN:
-            return cudaErrorInvalidValue;
+        case HS_LAUNCH_ATTR_UNKNOWN: return cudaErrorInvalidValue;
         }
     }
     return cudaSuccess;
 }
 
 /* cudaLaunchKernelExC on `stream` or, when the config names none, on `default_stream`. */
-static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func, cudaStream_t default_stream) {
+static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func, cudaStream_t default_stream)
+{
     if (!config)
         return cudaErrorInvalidValue;
     cudaError_t e = check_attrs(config->attrs, config->numAttrs);
@@ -192,28 +199,32 @@ static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func,
                        config->stream ? config->stream : default_stream);
 }
 
-cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args) {
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
+{
     (void)args;
     RT_ENTER();
     RT_RETURN(launch_ex(config, func, NULL));
 }
 
-cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args) {
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args)
+{
     (void)args;
     RT_ENTER();
     RT_RETURN(launch_ex(config, func, cudaStreamPerThread));
 }
 
 /* A cooperative grid is co-resident on the device, as every simulated grid is: timed as any launch. */
-cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-                                        size_t sharedMem, cudaStream_t stream) {
+cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                                        cudaStream_t stream)
+{
     (void)args;
     RT_ENTER();
     RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream));
 }
 
 cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-                                             size_t sharedMem, cudaStream_t stream) {
+                                             size_t sharedMem, cudaStream_t stream)
+{
     (void)args;
     RT_ENTER();
     RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream ? stream : cudaStreamPerThread));

@@ -38,7 +38,8 @@ static const char g_prefetch_sink;
 
 /* ---- allocation ---- */
 
-cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags) {
+cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
+{
     RT_ENTER();
     if (!devPtr || size == 0 || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
         RT_RETURN(cudaErrorInvalidValue);
@@ -55,7 +56,8 @@ cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags) {
 /* ---- copies and memsets (cudart_internal.h) ---- */
 
 /* 1 unless ptr is managed and [ptr, ptr + count) runs past its allocation. */
-static int managed_fits(const void *ptr, size_t count) {
+static int managed_fits(const void *ptr, size_t count)
+{
     hs_managed_info m;
     if (!hs_client_managed_find(ptr, &m))
         return 1;
@@ -64,7 +66,8 @@ static int managed_fits(const void *ptr, size_t count) {
 
 static int is_managed(const void *ptr) { return hs_client_managed_find(ptr, NULL); }
 
-void hs_rt_managed_data(void *dst, const void *src, size_t count) {
+void hs_rt_managed_data(void *dst, const void *src, size_t count)
+{
     if (count == 0 || src == &g_prefetch_source)
         return;
     int dm = is_managed(dst), sm = is_managed(src);
@@ -78,8 +81,8 @@ void hs_rt_managed_data(void *dst, const void *src, size_t count) {
         memset(dst, 0, count); /* plain device memory reads as zeros, as copies to the host do */
 }
 
-cudaError_t hs_rt_memcpy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream,
-                         int synchronous) {
+cudaError_t hs_rt_memcpy(void *dst, const void *src, size_t count, int kind, cudaStream_t stream, int synchronous)
+{
     if (count && dst && src && (!managed_fits(dst, count) || !managed_fits(src, count)))
         return cudaErrorInvalidValue;
     cudaError_t e = hs_client_memcpy(dst, src, count, kind, stream, synchronous);
@@ -89,7 +92,8 @@ cudaError_t hs_rt_memcpy(void *dst, const void *src, size_t count, int kind, cud
     return e;
 }
 
-cudaError_t hs_rt_memset(void *ptr, int value, size_t count, cudaStream_t stream) {
+cudaError_t hs_rt_memset(void *ptr, int value, size_t count, cudaStream_t stream)
+{
     if (count && !managed_fits(ptr, count))
         return cudaErrorInvalidValue;
     cudaError_t e = hs_client_memset(ptr, count, stream);
@@ -105,7 +109,8 @@ cudaError_t hs_rt_memset(void *ptr, int value, size_t count, cudaStream_t stream
 /* ---- prefetches ---- */
 
 /* A location's device (-1: the host); cudaErrorInvalidDevice / cudaErrorInvalidValue for a bad one. */
-static cudaError_t location_device(struct cudaMemLocation loc, int *dev) {
+static cudaError_t location_device(struct cudaMemLocation loc, int *dev)
+{
     switch (loc.type) {
     case cudaMemLocationTypeDevice:
         if (loc.id < 0 || loc.id >= hs_client_gpu_info()->device_count)
@@ -114,22 +119,21 @@ static cudaError_t location_device(struct cudaMemLocation loc, int *dev) {
         return cudaSuccess;
     case cudaMemLocationTypeHost:
     case cudaMemLocationTypeHostNuma:
-    case cudaMemLocationTypeHostNumaCurrent:
-        *dev = -1;
-        return cudaSuccess;
-    default:
-        return cudaErrorInvalidValue;
+    case cudaMemLocationTypeHostNumaCurrent: *dev = -1; return cudaSuccess;
+    default: return cudaErrorInvalidValue;
     }
 }
 
 /* How a location is remembered: the host NUMA node closest to the caller counts as the host. */
-static void remember_location(struct cudaMemLocation loc, int *type, int *id) {
+static void remember_location(struct cudaMemLocation loc, int *type, int *id)
+{
     *type = loc.type == cudaMemLocationTypeHostNumaCurrent ? cudaMemLocationTypeHost : (int)loc.type;
     *id = loc.type == cudaMemLocationTypeDevice || loc.type == cudaMemLocationTypeHostNuma ? loc.id : 0;
 }
 
 /* [ptr, ptr + count) inside one managed allocation, *m its allocation. */
-static cudaError_t managed_range(const void *ptr, size_t count, hs_managed_info *m) {
+static cudaError_t managed_range(const void *ptr, size_t count, hs_managed_info *m)
+{
     if (!ptr || !hs_client_managed_find(ptr, m))
         return cudaErrorInvalidValue;
     return count <= m->size - (size_t)((uintptr_t)ptr - (uintptr_t)m->base) ? cudaSuccess : cudaErrorInvalidValue;
@@ -141,7 +145,8 @@ static cudaError_t managed_range(const void *ptr, size_t count, hs_managed_info 
  * nothing is written to the host. A capture would record it as a copy that
  * writes, so a capture refuses it.
  */
-static cudaError_t prefetch_to_host(const void *ptr, size_t count, cudaStream_t stream) {
+static cudaError_t prefetch_to_host(const void *ptr, size_t count, cudaStream_t stream)
+{
     if (hs_capture_stream_active(stream)) {
         static _Atomic int said;
         if (!atomic_exchange(&said, 1))
@@ -153,7 +158,8 @@ static cudaError_t prefetch_to_host(const void *ptr, size_t count, cudaStream_t 
 
 /* Checks everything a prefetch names, issues nothing. */
 static cudaError_t prefetch_check(const void *ptr, size_t count, struct cudaMemLocation loc, cudaStream_t stream,
-                                  int *dev) {
+                                  int *dev)
+{
     hs_managed_info m;
     cudaError_t e = location_device(loc, dev);
     if (e == cudaSuccess)
@@ -165,7 +171,8 @@ static cudaError_t prefetch_check(const void *ptr, size_t count, struct cudaMemL
 
 /* Issues a checked prefetch and remembers its location. */
 static cudaError_t prefetch_issue(const void *ptr, size_t count, struct cudaMemLocation loc, int dev,
-                                  cudaStream_t stream) {
+                                  cudaStream_t stream)
+{
     cudaError_t e = cudaSuccess;
     if (count)
         e = dev >= 0 ? hs_client_copy((void *)ptr, &g_prefetch_source, count, cudaMemcpyHostToDevice, stream, 0,
@@ -184,7 +191,8 @@ static cudaError_t prefetch_issue(const void *ptr, size_t count, struct cudaMemL
 }
 
 static cudaError_t prefetch(const void *ptr, size_t count, struct cudaMemLocation loc, unsigned flags,
-                            cudaStream_t stream) {
+                            cudaStream_t stream)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -195,15 +203,17 @@ static cudaError_t prefetch(const void *ptr, size_t count, struct cudaMemLocatio
     return e != cudaSuccess ? e : prefetch_issue(ptr, count, loc, dev, stream);
 }
 
-cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location,
-                                 unsigned int flags, cudaStream_t stream) {
+cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location, unsigned int flags,
+                                 cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(prefetch(devPtr, count, location, flags, stream));
 }
 
 /* Prefetch i goes to prefetchLocs[k] for prefetchLocIdxs[k] <= i < prefetchLocIdxs[k + 1]. */
 static cudaError_t prefetch_batch(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *locs,
-                                  size_t *loc_idxs, size_t nlocs, unsigned long long flags, cudaStream_t stream) {
+                                  size_t *loc_idxs, size_t nlocs, unsigned long long flags, cudaStream_t stream)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -231,7 +241,8 @@ static cudaError_t prefetch_batch(void **dptrs, size_t *sizes, size_t count, str
 
 cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count, struct cudaMemLocation *prefetchLocs,
                                       size_t *prefetchLocIdxs, size_t numPrefetchLocs, unsigned long long flags,
-                                      cudaStream_t stream) {
+                                      cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(prefetch_batch(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream));
 }
@@ -240,7 +251,8 @@ cudaError_t cudaMemPrefetchBatchAsync(void **dptrs, size_t *sizes, size_t count,
 cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t count, struct cudaMemLocation location,
                                       unsigned int flags, cudaStream_t stream);
 cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t count, struct cudaMemLocation location,
-                                      unsigned int flags, cudaStream_t stream) {
+                                      unsigned int flags, cudaStream_t stream)
+{
     return cudaMemPrefetchAsync(devPtr, count, location, flags, stream ? stream : cudaStreamPerThread);
 }
 
@@ -249,7 +261,8 @@ cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **dptrs, size_t *sizes, size_t c
                                            size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream);
 cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **dptrs, size_t *sizes, size_t count,
                                            struct cudaMemLocation *prefetchLocs, size_t *prefetchLocIdxs,
-                                           size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream) {
+                                           size_t numPrefetchLocs, unsigned long long flags, cudaStream_t stream)
+{
     return cudaMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags,
                                      stream ? stream : cudaStreamPerThread);
 }
@@ -257,14 +270,16 @@ cudaError_t cudaMemPrefetchBatchAsync_ptsz(void **dptrs, size_t *sizes, size_t c
 /* ---- advice and attributes: recorded, no time ---- */
 
 /* The accessed-by bit of a location: a device's, or bit 63 for the host; -1 for an invalid one. */
-static int accessed_by_bit(struct cudaMemLocation loc) {
+static int accessed_by_bit(struct cudaMemLocation loc)
+{
     int dev;
     if (location_device(loc, &dev) != cudaSuccess)
         return -1;
     return dev >= 0 ? dev : 63;
 }
 
-static cudaError_t advise(const void *ptr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation loc) {
+static cudaError_t advise(const void *ptr, size_t count, enum cudaMemoryAdvise advice, struct cudaMemLocation loc)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -297,18 +312,22 @@ static cudaError_t advise(const void *ptr, size_t count, enum cudaMemoryAdvise a
 }
 
 cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice,
-                          struct cudaMemLocation location) {
+                          struct cudaMemLocation location)
+{
     RT_ENTER();
     RT_RETURN(advise(devPtr, count, advice, location));
 }
 
 /* A remembered location as the legacy attributes give it: a device, cudaCpuDeviceId, or cudaInvalidDeviceId. */
-static int legacy_location(int type, int id) {
-    return type == cudaMemLocationTypeDevice ? id : type != cudaMemLocationTypeInvalid ? cudaCpuDeviceId
-                                                                                        : cudaInvalidDeviceId;
+static int legacy_location(int type, int id)
+{
+    return type == cudaMemLocationTypeDevice    ? id
+           : type != cudaMemLocationTypeInvalid ? cudaCpuDeviceId
+                                                : cudaInvalidDeviceId;
 }
 
-static cudaError_t range_attribute(void *data, size_t size, enum cudaMemRangeAttribute attr, const hs_managed_state *s) {
+static cudaError_t range_attribute(void *data, size_t size, enum cudaMemRangeAttribute attr, const hs_managed_state *s)
+{
     if (!data || size < sizeof(int) || (attr != cudaMemRangeAttributeAccessedBy && size != sizeof(int)) ||
         size % sizeof(int))
         return cudaErrorInvalidValue;
@@ -338,7 +357,8 @@ static cudaError_t range_attribute(void *data, size_t size, enum cudaMemRangeAtt
 }
 
 static cudaError_t range_attributes(void **data, size_t *sizes, enum cudaMemRangeAttribute *attrs, size_t n,
-                                    const void *ptr, size_t count) {
+                                    const void *ptr, size_t count)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -351,19 +371,22 @@ static cudaError_t range_attributes(void **data, size_t *sizes, enum cudaMemRang
 }
 
 cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute,
-                                     const void *devPtr, size_t count) {
+                                     const void *devPtr, size_t count)
+{
     RT_ENTER();
     RT_RETURN(range_attributes(&data, &dataSize, &attribute, 1, devPtr, count));
 }
 
 cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes,
-                                      size_t numAttributes, const void *devPtr, size_t count) {
+                                      size_t numAttributes, const void *devPtr, size_t count)
+{
     RT_ENTER();
     RT_RETURN(range_attributes(data, dataSizes, attributes, numAttributes, devPtr, count));
 }
 
 /* Which streams may touch the memory changes nothing hysim times: checked and accepted. */
-static cudaError_t attach(cudaStream_t stream, void *ptr, size_t length, unsigned flags) {
+static cudaError_t attach(cudaStream_t stream, void *ptr, size_t length, unsigned flags)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -379,12 +402,14 @@ static cudaError_t attach(cudaStream_t stream, void *ptr, size_t length, unsigne
     return cudaSuccess;
 }
 
-cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags) {
+cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags)
+{
     RT_ENTER();
     RT_RETURN(attach(stream, devPtr, length, flags));
 }
 
 cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags);
-cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags) {
+cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags)
+{
     return cudaStreamAttachMemAsync(stream ? stream : cudaStreamPerThread, devPtr, length, flags);
 }

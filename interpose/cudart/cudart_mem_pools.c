@@ -25,14 +25,14 @@
 #define HOST_POOL (-1) /* a pool's device when it is the host's */
 
 typedef struct hs_pool {
-    int device;        /* or HOST_POOL */
+    int device; /* or HOST_POOL */
     int is_default;
     unsigned char *access; /* per device: cudaMemAccessFlags (none or read-write) */
-    int destroyed;     /* by cudaMemPoolDestroy while allocations were live */
-    uint64_t live;     /* allocations not freed yet */
+    int destroyed;         /* by cudaMemPoolDestroy while allocations were live */
+    uint64_t live;         /* allocations not freed yet */
     uint64_t threshold;
     uint64_t used, used_high, reserved_high;
-    int reuse[3];      /* cudaMemPoolReuse* (attributes 1..3) */
+    int reuse[3]; /* cudaMemPoolReuse* (attributes 1..3) */
 } hs_pool;
 
 #define ALIGN 256u /* the client core's allocation granularity */
@@ -42,17 +42,19 @@ static hs_pool **g_default; /* per device, created with the first use */
 static hs_pool **g_current; /* per device: cudaDeviceSetMemPool's, or the default */
 static hs_pool *g_host;     /* the host's default pool, created when asked for */
 static int g_ndev;
-static hs_ptrmap g_pools;   /* live hs_pool * → 1 */
-static hs_ptrmap g_owner;   /* allocation → hs_pool * */
-static hs_ptrmap g_size;    /* allocation → rounded size */
+static hs_ptrmap g_pools; /* live hs_pool * → 1 */
+static hs_ptrmap g_owner; /* allocation → hs_pool * */
+static hs_ptrmap g_size;  /* allocation → rounded size */
 
-static void free_pool(hs_pool *p) {
+static void free_pool(hs_pool *p)
+{
     free(p->access);
     free(p);
 }
 
 /* A pool of device (or HOST_POOL) among ndev devices; its own device may access it. */
-static hs_pool *new_pool(int device, int is_default, int ndev) {
+static hs_pool *new_pool(int device, int is_default, int ndev)
+{
     hs_pool *p = calloc(1, sizeof *p);
     if (!p || !(p->access = calloc((size_t)ndev + 1, 1))) {
         free(p);
@@ -68,7 +70,8 @@ static hs_pool *new_pool(int device, int is_default, int ndev) {
 }
 
 /* Connects, then sets up the per-device tables once. Called with g_lock held. */
-static cudaError_t ready_locked(void) {
+static cudaError_t ready_locked(void)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess || g_default)
         return e;
@@ -92,11 +95,13 @@ static cudaError_t ready_locked(void) {
     return cudaSuccess;
 }
 
-static hs_pool *pool_locked(cudaMemPool_t handle) {
+static hs_pool *pool_locked(cudaMemPool_t handle)
+{
     return handle && hs_ptrmap_get(&g_pools, (uintptr_t)handle) ? (hs_pool *)handle : NULL;
 }
 
-static void update_high(hs_pool *p) {
+static void update_high(hs_pool *p)
+{
     if (p->used > p->used_high)
         p->used_high = p->used;
     if (p->used > p->reserved_high)
@@ -105,10 +110,12 @@ static void update_high(hs_pool *p) {
 
 static _Atomic int g_host_said;
 
-static cudaError_t alloc_from(hs_pool *p, void **ptr, size_t size) {
+static cudaError_t alloc_from(hs_pool *p, void **ptr, size_t size)
+{
     if (p->device == HOST_POOL) {
         if (!atomic_exchange(&g_host_said, 1))
-            fprintf(stderr, "hysim: allocation from a host memory pool (cudaMemLocationTypeHost) is not supported yet\n");
+            fprintf(stderr,
+                    "hysim: allocation from a host memory pool (cudaMemLocationTypeHost) is not supported yet\n");
         return cudaErrorNotSupported;
     }
     cudaError_t e = hs_client_malloc_on(p->device, size, ptr);
@@ -124,7 +131,8 @@ static cudaError_t alloc_from(hs_pool *p, void **ptr, size_t size) {
 }
 
 /* Drops ptr from its pool's accounting (if a pool's); frees a destroyed pool's last. */
-static void forget_locked(const void *ptr) {
+static void forget_locked(const void *ptr)
+{
     hs_pool *p = (hs_pool *)hs_ptrmap_del(&g_owner, (uintptr_t)ptr);
     uint64_t rounded = hs_ptrmap_del(&g_size, (uintptr_t)ptr);
     if (!p)
@@ -135,7 +143,8 @@ static void forget_locked(const void *ptr) {
 }
 
 /* Under the pool lock, so that the address cannot be reused by a pool before it is forgotten. */
-cudaError_t hs_rt_pool_free(void *ptr) {
+cudaError_t hs_rt_pool_free(void *ptr)
+{
     pthread_mutex_lock(&g_lock);
     cudaError_t e = hs_client_free(ptr);
     if (e == cudaSuccess && ptr)
@@ -144,7 +153,8 @@ cudaError_t hs_rt_pool_free(void *ptr) {
     return e;
 }
 
-void hs_rt_pool_reset_device(int device) {
+void hs_rt_pool_reset_device(int device)
+{
     pthread_mutex_lock(&g_lock);
     size_t n = 0;
     uintptr_t *gone = malloc((g_owner.len + 1) * sizeof *gone);
@@ -159,7 +169,8 @@ void hs_rt_pool_reset_device(int device) {
 
 /* ---- allocation ---- */
 
-static cudaError_t malloc_async(void **ptr, size_t size, cudaMemPool_t handle, cudaStream_t stream) {
+static cudaError_t malloc_async(void **ptr, size_t size, cudaMemPool_t handle, cudaStream_t stream)
+{
     if (!ptr)
         return cudaErrorInvalidValue;
     int dev, prio;
@@ -180,7 +191,8 @@ static cudaError_t malloc_async(void **ptr, size_t size, cudaMemPool_t handle, c
     return e;
 }
 
-static cudaError_t free_async(void *ptr, cudaStream_t stream) {
+static cudaError_t free_async(void *ptr, cudaStream_t stream)
+{
     int dev, prio;
     unsigned flags;
     cudaError_t e = hs_client_stream_info(stream, &dev, &flags, &prio);
@@ -194,43 +206,50 @@ static cudaError_t free_async(void *ptr, cudaStream_t stream) {
     return e;
 }
 
-cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream) {
+cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
+{
     RT_ENTER();
     RT_RETURN(malloc_async(devPtr, size, NULL, hStream));
 }
 
 cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream);
-cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream) {
+cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
+{
     RT_ENTER();
     RT_RETURN(malloc_async(devPtr, size, NULL, hStream ? hStream : cudaStreamPerThread));
 }
 
-cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
+cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(memPool ? malloc_async(ptr, size, memPool, stream) : cudaErrorInvalidValue);
 }
 
 cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream);
-cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream) {
+cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(memPool ? malloc_async(ptr, size, memPool, stream ? stream : cudaStreamPerThread)
                       : cudaErrorInvalidValue);
 }
 
-cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream) {
+cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
+{
     RT_ENTER();
     RT_RETURN(free_async(devPtr, hStream));
 }
 
 cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream);
-cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream) {
+cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
+{
     RT_ENTER();
     RT_RETURN(free_async(devPtr, hStream ? hStream : cudaStreamPerThread));
 }
 
 /* ---- pools ---- */
 
-static cudaError_t device_pool(cudaMemPool_t *memPool, int device, int current) {
+static cudaError_t device_pool(cudaMemPool_t *memPool, int device, int current)
+{
     if (!memPool)
         return cudaErrorInvalidValue;
     pthread_mutex_lock(&g_lock);
@@ -243,17 +262,20 @@ static cudaError_t device_pool(cudaMemPool_t *memPool, int device, int current) 
     return e;
 }
 
-cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device) {
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)
+{
     RT_ENTER();
     RT_RETURN(device_pool(memPool, device, 0));
 }
 
-cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device) {
+cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)
+{
     RT_ENTER();
     RT_RETURN(device_pool(memPool, device, 1));
 }
 
-cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
+cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)
+{
     RT_ENTER();
     pthread_mutex_lock(&g_lock);
     cudaError_t e = ready_locked();
@@ -269,7 +291,8 @@ cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool) {
 }
 
 /* Only device pools of pinned memory exist on a simulated GPU. */
-cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps) {
+cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *poolProps)
+{
     RT_ENTER();
     if (!memPool || !poolProps || poolProps->allocType != cudaMemAllocationTypePinned ||
         poolProps->location.type != cudaMemLocationTypeDevice)
@@ -288,7 +311,8 @@ cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolPr
 }
 
 /* As CUDA: a default pool cannot be destroyed; live allocations outlive their pool. */
-cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) {
+cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
+{
     RT_ENTER();
     pthread_mutex_lock(&g_lock);
     cudaError_t e = ready_locked();
@@ -309,7 +333,8 @@ cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool) {
 }
 
 /* Nothing is kept in reserve, so there is nothing to trim. */
-cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) {
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)
+{
     (void)minBytesToKeep;
     RT_ENTER();
     pthread_mutex_lock(&g_lock);
@@ -320,7 +345,8 @@ cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep) {
     RT_RETURN(e);
 }
 
-static cudaError_t pool_attribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value, int set) {
+static cudaError_t pool_attribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value, int set)
+{
     if (!value)
         return cudaErrorInvalidValue;
     pthread_mutex_lock(&g_lock);
@@ -371,12 +397,14 @@ static cudaError_t pool_attribute(cudaMemPool_t memPool, enum cudaMemPoolAttr at
     return e;
 }
 
-cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value) {
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
+{
     RT_ENTER();
     RT_RETURN(pool_attribute(memPool, attr, value, 1));
 }
 
-cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value) {
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
+{
     RT_ENTER();
     RT_RETURN(pool_attribute(memPool, attr, value, 0));
 }
@@ -384,12 +412,14 @@ cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr 
 /* ---- access from devices ---- */
 
 /* A device location's index among the devices, or -1. */
-static int device_of_location(const struct cudaMemLocation *loc) {
+static int device_of_location(const struct cudaMemLocation *loc)
+{
     return loc && loc->type == cudaMemLocationTypeDevice && loc->id >= 0 && loc->id < g_ndev ? loc->id : -1;
 }
 
 /* As a real H100: a pool's own device keeps read-write; other devices get read-write or none. */
-cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count) {
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count)
+{
     RT_ENTER();
     if (count && !descList)
         RT_RETURN(cudaErrorInvalidValue);
@@ -412,7 +442,9 @@ cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAcce
     RT_RETURN(e);
 }
 
-cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool, struct cudaMemLocation *location) {
+cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool,
+                                 struct cudaMemLocation *location)
+{
     RT_ENTER();
     if (!flags)
         RT_RETURN(cudaErrorInvalidValue);
@@ -432,7 +464,8 @@ cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t m
 
 /* The default (current: 0) or current pool of a location: a device's, or the host's. */
 static cudaError_t location_pool(hs_pool **out, const struct cudaMemLocation *location, enum cudaMemAllocationType type,
-                                 int current) {
+                                 int current)
+{
     if (!location || type != cudaMemAllocationTypePinned)
         return cudaErrorInvalidValue;
     int dev = device_of_location(location);
@@ -449,7 +482,8 @@ static cudaError_t location_pool(hs_pool **out, const struct cudaMemLocation *lo
 }
 
 static cudaError_t get_location_pool(cudaMemPool_t *memPool, struct cudaMemLocation *location,
-                                     enum cudaMemAllocationType type, int current) {
+                                     enum cudaMemAllocationType type, int current)
+{
     if (!memPool)
         return cudaErrorInvalidValue;
     pthread_mutex_lock(&g_lock);
@@ -464,18 +498,21 @@ static cudaError_t get_location_pool(cudaMemPool_t *memPool, struct cudaMemLocat
 }
 
 cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location,
-                                     enum cudaMemAllocationType type) {
+                                     enum cudaMemAllocationType type)
+{
     RT_ENTER();
     RT_RETURN(get_location_pool(memPool, location, type, 0));
 }
 
-cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type) {
+cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location, enum cudaMemAllocationType type)
+{
     RT_ENTER();
     RT_RETURN(get_location_pool(memPool, location, type, 1));
 }
 
 /* A device's current pool must be one of its pools; the host has only its default pool. */
-cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool) {
+cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type, cudaMemPool_t memPool)
+{
     RT_ENTER();
     pthread_mutex_lock(&g_lock);
     hs_pool *cur = NULL, *p = NULL;

@@ -8,7 +8,8 @@
 
 /* Both devices must exist and hold the pointers; the copy is a device-to-device Copy op. */
 static cudaError_t memcpy_peer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count,
-                               cudaStream_t stream) {
+                               cudaStream_t stream)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -23,13 +24,15 @@ static cudaError_t memcpy_peer(void *dst, int dstDevice, const void *src, int sr
 }
 
 /* Asynchronous with respect to the host, as CUDA's; ordered on the legacy stream. */
-cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count) {
+cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+{
     RT_ENTER();
     RT_RETURN(memcpy_peer(dst, dstDevice, src, srcDevice, count, NULL));
 }
 
 cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count,
-                                cudaStream_t stream) {
+                                cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(memcpy_peer(dst, dstDevice, src, srcDevice, count, stream));
 }
@@ -41,7 +44,8 @@ cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int s
  * both pointers are the address). Anything else is unregistered host
  * memory, device -2 as CUDA reports it.
  */
-cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr) {
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+{
     RT_ENTER();
     if (!attributes)
         RT_RETURN(cudaErrorInvalidValue);
@@ -71,7 +75,8 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
 }
 
 /* A pure function in CUDA too. */
-struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f) {
+struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f)
+{
     struct cudaChannelFormatDesc d = {x, y, z, w, f};
     return d;
 }

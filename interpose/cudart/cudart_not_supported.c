@@ -9,7 +9,8 @@
 #include "cudart_internal.h"
 #include "cudart_not_supported.h"
 
-cudaError_t hs_rt_not_supported(const char *name, _Atomic int *said) {
+cudaError_t hs_rt_not_supported(const char *name, _Atomic int *said)
+{
     RT_ENTER();
     if (!atomic_exchange(said, 1))
         fprintf(stderr, "hysim: %s is not supported yet\n", name);

@@ -17,11 +17,12 @@
  */
 __attribute__((visibility("hidden"))) cudaError_t hs_rt_not_supported(const char *name, _Atomic int *said);
 
-#define HS_NOT_SUPPORTED(name)                          \
-    cudaError_t name(void);                             \
-    cudaError_t name(void) {                            \
-        static _Atomic int said_;                       \
-        return hs_rt_not_supported(#name, &said_);      \
+#define HS_NOT_SUPPORTED(name)                     \
+    cudaError_t name(void);                        \
+    cudaError_t name(void)                         \
+    {                                              \
+        static _Atomic int said_;                  \
+        return hs_rt_not_supported(#name, &said_); \
     }
 
 #endif

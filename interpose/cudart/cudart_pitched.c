@@ -18,15 +18,16 @@
 #define HS_PITCH_ALIGN 512 /* bytes; bench/real/data/pitched_copies_*.txt */
 
 /* Their prototypes: the header declares them only under CUDA_API_PER_THREAD_DEFAULT_STREAM. */
-cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                              size_t height, enum cudaMemcpyKind kind);
+cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                              enum cudaMemcpyKind kind);
 cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                                    size_t height, enum cudaMemcpyKind kind, cudaStream_t stream);
 cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int value, size_t width, size_t height);
 cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value, size_t width, size_t height,
                                    cudaStream_t stream);
 
-cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height) {
+cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
+{
     RT_ENTER();
     if (!devPtr || !pitch)
         RT_RETURN(cudaErrorInvalidValue);
@@ -44,7 +45,8 @@ cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t h
 /* Memory the host can read and write: host memory and managed memory (device_of counts that as a device's). */
 static int host_side(const void *p) { return hs_client_device_of(p) < 0 || hs_client_managed_find(p, NULL); }
 
-void hs_rt_rows_data(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height) {
+void hs_rt_rows_data(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height)
+{
     int src_host = host_side(src), dst_host = host_side(dst);
     for (size_t r = 0; r < height && dst_host; r++) {
         char *d = (char *)dst + r * dpitch;
@@ -56,7 +58,8 @@ void hs_rt_rows_data(void *dst, size_t dpitch, const void *src, size_t spitch, s
 }
 
 cudaError_t hs_rt_copy_2d(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                          int kind, cudaStream_t stream, int synchronous) {
+                          int kind, cudaStream_t stream, int synchronous)
+{
     if (width == 0 || height == 0)
         return cudaSuccess;
     if (!dst || !src)
@@ -66,8 +69,8 @@ cudaError_t hs_rt_copy_2d(void *dst, size_t dpitch, const void *src, size_t spit
     if (width > SIZE_MAX / height)
         return cudaErrorInvalidValue;
     /* captured: a copy node with its rows, which writes the host's rows at each launch */
-    hs_stream_op op = {.kind = HS_SOP_COPY, .stream = stream,
-                       .u.copy = {dst, src, width * height, kind, height, dpitch, spitch}};
+    hs_stream_op op = {
+        .kind = HS_SOP_COPY, .stream = stream, .u.copy = {dst, src, width * height, kind, height, dpitch, spitch}};
     cudaError_t e;
     if (!synchronous && stream && hs_capture_divert(&op, &e))
         return e;
@@ -77,8 +80,8 @@ cudaError_t hs_rt_copy_2d(void *dst, size_t dpitch, const void *src, size_t spit
     return e;
 }
 
-static cudaError_t memset_2d(void *devPtr, size_t pitch, int value, size_t width, size_t height,
-                             cudaStream_t stream) {
+static cudaError_t memset_2d(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
+{
     if (width == 0 || height == 0)
         return cudaSuccess;
     if (!devPtr || width > pitch || width > SIZE_MAX / height)
@@ -92,24 +95,27 @@ static cudaError_t memset_2d(void *devPtr, size_t pitch, int value, size_t width
 }
 
 cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                         enum cudaMemcpyKind kind) {
+                         enum cudaMemcpyKind kind)
+{
     RT_ENTER();
     RT_RETURN(hs_rt_copy_2d(dst, dpitch, src, spitch, width, height, (int)kind, NULL, 1));
 }
 
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
-                              enum cudaMemcpyKind kind, cudaStream_t stream) {
+                              enum cudaMemcpyKind kind, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(hs_rt_copy_2d(dst, dpitch, src, spitch, width, height, (int)kind, stream, 0));
 }
 
-cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height) {
+cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
+{
     RT_ENTER();
     RT_RETURN(memset_2d(devPtr, pitch, value, width, height, NULL));
 }
 
-cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height,
-                              cudaStream_t stream) {
+cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(memset_2d(devPtr, pitch, value, width, height, stream));
 }
@@ -117,22 +123,26 @@ cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t widt
 /* --default-stream per-thread: the default stream is the calling thread's own. */
 static cudaStream_t per_thread(cudaStream_t s) { return s ? s : cudaStreamPerThread; }
 
-cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                              size_t height, enum cudaMemcpyKind kind) {
+cudaError_t cudaMemcpy2D_ptds(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                              enum cudaMemcpyKind kind)
+{
     RT_ENTER();
     RT_RETURN(hs_rt_copy_2d(dst, dpitch, src, spitch, width, height, (int)kind, cudaStreamPerThread, 1));
 }
 
 cudaError_t cudaMemcpy2DAsync_ptsz(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                                   size_t height, enum cudaMemcpyKind kind, cudaStream_t stream) {
+                                   size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
+{
     return cudaMemcpy2DAsync(dst, dpitch, src, spitch, width, height, kind, per_thread(stream));
 }
 
-cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int value, size_t width, size_t height) {
+cudaError_t cudaMemset2D_ptds(void *devPtr, size_t pitch, int value, size_t width, size_t height)
+{
     return cudaMemset2DAsync(devPtr, pitch, value, width, height, cudaStreamPerThread);
 }
 
 cudaError_t cudaMemset2DAsync_ptsz(void *devPtr, size_t pitch, int value, size_t width, size_t height,
-                                   cudaStream_t stream) {
+                                   cudaStream_t stream)
+{
     return cudaMemset2DAsync(devPtr, pitch, value, width, height, per_thread(stream));
 }

@@ -24,7 +24,8 @@
 #include "cudart_internal.h"
 #include "internal.h"
 
-cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority) {
+cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority)
+{
     RT_ENTER();
     int dev, prio;
     unsigned flags;
@@ -36,7 +37,8 @@ cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority) {
     RT_RETURN(e);
 }
 
-cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags) {
+cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags)
+{
     RT_ENTER();
     int dev, prio;
     unsigned f;
@@ -59,7 +61,8 @@ static pthread_mutex_t g_attrs_lock = PTHREAD_MUTEX_INITIALIZER;
 static hs_ptrmap g_attrs; /* stream handle + 16 (the legacy and per-thread handles are 0..2) → stream_attrs * */
 
 /* The stream's attributes, created at their defaults (g_attrs_lock held); NULL when out of memory. */
-static stream_attrs *attrs_locked(cudaStream_t s) {
+static stream_attrs *attrs_locked(cudaStream_t s)
+{
     uintptr_t key = (uintptr_t)s + 16;
     stream_attrs *a = (stream_attrs *)hs_ptrmap_get(&g_attrs, key);
     if (!a && (a = calloc(1, sizeof *a))) {
@@ -70,12 +73,14 @@ static stream_attrs *attrs_locked(cudaStream_t s) {
 }
 
 /* The stream's device and priority, once the value pointer given with it is checked. */
-static cudaError_t attr_stream(cudaStream_t s, const void *value, int *dev, int *prio) {
+static cudaError_t attr_stream(cudaStream_t s, const void *value, int *dev, int *prio)
+{
     unsigned flags;
     return value ? hs_client_stream_info(s, dev, &flags, prio) : cudaErrorInvalidValue;
 }
 
-cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaStreamAttrID attr, cudaStreamAttrValue *value_out) {
+cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaStreamAttrID attr, cudaStreamAttrValue *value_out)
+{
     RT_ENTER();
     int dev, prio;
     cudaError_t e = attr_stream(hStream, value_out, &dev, &prio);
@@ -102,7 +107,8 @@ cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaStreamAttrID attr, 
     RT_RETURN(a ? cudaSuccess : cudaErrorMemoryAllocation);
 }
 
-cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaStreamAttrID attr, const cudaStreamAttrValue *value) {
+cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaStreamAttrID attr, const cudaStreamAttrValue *value)
+{
     RT_ENTER();
     int dev, prio;
     cudaError_t e = attr_stream(hStream, value, &dev, &prio);
@@ -135,13 +141,15 @@ cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaStreamAttrID attr, 
     RT_RETURN(a ? cudaSuccess : cudaErrorMemoryAllocation);
 }
 
-void hs_rt_stream_attrs_forget(cudaStream_t stream) {
+void hs_rt_stream_attrs_forget(cudaStream_t stream)
+{
     pthread_mutex_lock(&g_attrs_lock);
     free((void *)hs_ptrmap_del(&g_attrs, (uintptr_t)stream + 16));
     pthread_mutex_unlock(&g_attrs_lock);
 }
 
-cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) {
+cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src)
+{
     RT_ENTER();
     int dev, prio;
     unsigned flags;
@@ -158,12 +166,14 @@ cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src) {
     RT_RETURN(from && to ? cudaSuccess : cudaErrorMemoryAllocation);
 }
 
-cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long *streamId) {
+cudaError_t cudaStreamGetId(cudaStream_t hStream, unsigned long long *streamId)
+{
     RT_ENTER();
     RT_RETURN(streamId ? hs_client_stream_id(hStream, streamId) : cudaErrorInvalidValue);
 }
 
-cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device) {
+cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)
+{
     RT_ENTER();
     int dev, prio;
     unsigned flags;
@@ -178,7 +188,8 @@ cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device) {
 /* ---- host functions ---- */
 
 /* Leaves the intercepted call before the program's function runs: its time is the program's. */
-cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData) {
+cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
+{
     RT_ENTER();
     hs_stream_op op = {.kind = HS_SOP_HOST, .stream = stream, .u.host = {fn, userData}};
     cudaError_t taken;
@@ -191,10 +202,10 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userD
 }
 
 cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData,
-                                  unsigned int flags) {
+                                  unsigned int flags)
+{
     RT_ENTER();
-    cudaError_t e = hs_rt_return(callback && flags == 0 ? hs_client_stream_synchronize(stream)
-                                                        : cudaErrorInvalidValue);
+    cudaError_t e = hs_rt_return(callback && flags == 0 ? hs_client_stream_synchronize(stream) : cudaErrorInvalidValue);
     if (e == cudaSuccess)
         callback(stream, cudaSuccess, userData);
     return e;

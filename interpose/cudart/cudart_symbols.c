@@ -16,8 +16,8 @@
 #include "cudart_internal.h"
 #include "internal.h"
 
-void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName,
-                       int ext, size_t size, int constant, int global);
+void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName, int ext,
+                       size_t size, int constant, int global);
 void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
                               const char *deviceName, int ext, size_t size, int constant, int global);
 cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t count, size_t offset,
@@ -39,8 +39,9 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static hs_ptrmap g_vars; /* host shadow → device_var * */
 
 /* Registration runs before main: it never connects nor enters an intercepted call. */
-void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName,
-                       int ext, size_t size, int constant, int global) {
+void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName, int ext,
+                       size_t size, int constant, int global)
+{
     (void)fatCubinHandle, (void)deviceAddress, (void)deviceName, (void)ext, (void)constant, (void)global;
     device_var *v = calloc(1, sizeof *v);
     if (!v) {
@@ -58,7 +59,8 @@ void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress
 }
 
 void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
-                              const char *deviceName, int ext, size_t size, int constant, int global) {
+                              const char *deviceName, int ext, size_t size, int constant, int global)
+{
     (void)fatCubinHandle, (void)hostVarPtrAddress, (void)deviceAddress, (void)ext;
     (void)size, (void)constant, (void)global;
     static _Atomic int said;
@@ -67,14 +69,16 @@ void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, c
 }
 
 /* v's per-device table, sized by the process's device count on first use; NULL if out of memory. */
-static void **device_table(device_var *v, int ndev) {
+static void **device_table(device_var *v, int ndev)
+{
     if (!v->on && (v->on = calloc((size_t)ndev, sizeof *v->on)) != NULL)
         v->ndev = ndev;
     return v->on;
 }
 
 /* The variable's size and (ptr not NULL) its memory on the current device, allocated on first use. */
-static cudaError_t resolve(const void *symbol, void **ptr, size_t *size) {
+static cudaError_t resolve(const void *symbol, void **ptr, size_t *size)
+{
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -98,7 +102,8 @@ static cudaError_t resolve(const void *symbol, void **ptr, size_t *size) {
     return e;
 }
 
-void hs_rt_symbols_reset_device(int device) {
+void hs_rt_symbols_reset_device(int device)
+{
     if (device < 0)
         return;
     pthread_mutex_lock(&g_lock);
@@ -110,20 +115,23 @@ void hs_rt_symbols_reset_device(int device) {
     pthread_mutex_unlock(&g_lock);
 }
 
-cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol) {
+cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)
+{
     RT_ENTER();
     size_t size;
     RT_RETURN(devPtr ? resolve(symbol, devPtr, &size) : cudaErrorInvalidValue);
 }
 
-cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol) {
+cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)
+{
     RT_ENTER();
     RT_RETURN(size ? resolve(symbol, NULL, size) : cudaErrorInvalidValue);
 }
 
 /* to_symbol: host or device memory → the variable; otherwise the variable → host or device memory. */
 static cudaError_t copy_symbol(int to_symbol, void *other, const void *symbol, size_t count, size_t offset,
-                               enum cudaMemcpyKind kind, cudaStream_t stream, int synchronous) {
+                               enum cudaMemcpyKind kind, cudaStream_t stream, int synchronous)
+{
     int ok_kind = kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDefault ||
                   kind == (to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost);
     if (!ok_kind)
@@ -141,25 +149,28 @@ static cudaError_t copy_symbol(int to_symbol, void *other, const void *symbol, s
 }
 
 cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
-                               enum cudaMemcpyKind kind) {
+                               enum cudaMemcpyKind kind)
+{
     RT_ENTER();
     RT_RETURN(copy_symbol(1, (void *)src, symbol, count, offset, kind, NULL, 1));
 }
 
-cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,
-                                 enum cudaMemcpyKind kind) {
+cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind)
+{
     RT_ENTER();
     RT_RETURN(copy_symbol(0, dst, symbol, count, offset, kind, NULL, 1));
 }
 
 cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset,
-                                    enum cudaMemcpyKind kind, cudaStream_t stream) {
+                                    enum cudaMemcpyKind kind, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(copy_symbol(1, (void *)src, symbol, count, offset, kind, stream, 0));
 }
 
 cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset,
-                                      enum cudaMemcpyKind kind, cudaStream_t stream) {
+                                      enum cudaMemcpyKind kind, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(copy_symbol(0, dst, symbol, count, offset, kind, stream, 0));
 }
@@ -167,25 +178,29 @@ cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t coun
 /* --default-stream per-thread */
 
 cudaError_t cudaMemcpyToSymbol_ptds(const void *symbol, const void *src, size_t count, size_t offset,
-                                    enum cudaMemcpyKind kind) {
+                                    enum cudaMemcpyKind kind)
+{
     RT_ENTER();
     RT_RETURN(copy_symbol(1, (void *)src, symbol, count, offset, kind, cudaStreamPerThread, 1));
 }
 
 cudaError_t cudaMemcpyFromSymbol_ptds(void *dst, const void *symbol, size_t count, size_t offset,
-                                      enum cudaMemcpyKind kind) {
+                                      enum cudaMemcpyKind kind)
+{
     RT_ENTER();
     RT_RETURN(copy_symbol(0, dst, symbol, count, offset, kind, cudaStreamPerThread, 1));
 }
 
 cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void *symbol, const void *src, size_t count, size_t offset,
-                                         enum cudaMemcpyKind kind, cudaStream_t stream) {
+                                         enum cudaMemcpyKind kind, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(copy_symbol(1, (void *)src, symbol, count, offset, kind, stream ? stream : cudaStreamPerThread, 0));
 }
 
 cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void *dst, const void *symbol, size_t count, size_t offset,
-                                           enum cudaMemcpyKind kind, cudaStream_t stream) {
+                                           enum cudaMemcpyKind kind, cudaStream_t stream)
+{
     RT_ENTER();
     RT_RETURN(copy_symbol(0, dst, symbol, count, offset, kind, stream ? stream : cudaStreamPerThread, 0));
 }

@@ -13,7 +13,8 @@
 #include "cudnn_internal.h"
 #include "cudnn_stub.h"
 
-int hs_cudnn_not_supported(const char *name, _Atomic int *said) {
+int hs_cudnn_not_supported(const char *name, _Atomic int *said)
+{
     if (!atomic_exchange(said, 1))
         fprintf(stderr, "hysim: %s (cuDNN) is not supported yet\n", name);
     return CUDNN_STATUS_NOT_SUPPORTED;
@@ -23,7 +24,8 @@ size_t cudnnGetVersion(void) { return CUDNN_VERSION; }
 size_t cudnnGetMaxDeviceVersion(void) { return 1000; /* sm_100: what 9.19 knows */ }
 size_t cudnnGetCudartVersion(void) { return 13000; }
 
-cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int *value) {
+cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int *value)
+{
     if (!value)
         return CUDNN_STATUS_BAD_PARAM;
     switch (type) {
@@ -34,7 +36,8 @@ cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int *value) {
     }
 }
 
-const char *cudnnGetErrorString(cudnnStatus_t status) {
+const char *cudnnGetErrorString(cudnnStatus_t status)
+{
     switch (status) {
     case CUDNN_STATUS_SUCCESS: return "CUDNN_STATUS_SUCCESS";
     case CUDNN_STATUS_NOT_INITIALIZED: return "CUDNN_STATUS_NOT_INITIALIZED";
@@ -46,7 +49,8 @@ const char *cudnnGetErrorString(cudnnStatus_t status) {
     }
 }
 
-void cudnnGetLastErrorString(char *message, size_t max_size) {
+void cudnnGetLastErrorString(char *message, size_t max_size)
+{
     if (message && max_size)
         snprintf(message, max_size, "%s", hs_cudnn_last_error());
 }
@@ -56,7 +60,8 @@ struct cudnnContext {
     cudaStream_t stream;
 };
 
-cudnnStatus_t cudnnCreate(cudnnHandle_t *handle) {
+cudnnStatus_t cudnnCreate(cudnnHandle_t *handle)
+{
     if (!handle)
         return CUDNN_STATUS_BAD_PARAM;
     if (hs_client_start() != cudaSuccess)
@@ -65,19 +70,22 @@ cudnnStatus_t cudnnCreate(cudnnHandle_t *handle) {
     return *handle ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
 
-cudnnStatus_t cudnnDestroy(cudnnHandle_t handle) {
+cudnnStatus_t cudnnDestroy(cudnnHandle_t handle)
+{
     free(handle);
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t stream) {
+cudnnStatus_t cudnnSetStream(cudnnHandle_t handle, cudaStream_t stream)
+{
     if (!handle)
         return CUDNN_STATUS_BAD_PARAM;
     handle->stream = stream;
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnGetStream(cudnnHandle_t handle, cudaStream_t *stream) {
+cudnnStatus_t cudnnGetStream(cudnnHandle_t handle, cudaStream_t *stream)
+{
     if (!handle || !stream)
         return CUDNN_STATUS_BAD_PARAM;
     *stream = handle->stream;

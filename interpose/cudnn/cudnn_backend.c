@@ -41,7 +41,8 @@ static int g_trace = -1;
 
 const char *hs_cudnn_last_error(void) { return t_last_error; }
 
-static bool tracing(void) {
+static bool tracing(void)
+{
     if (g_trace < 0) {
         const char *t = getenv("HYSIM_CUDNN_TRACE");
         g_trace = t && *t && *t != '0';
@@ -49,14 +50,16 @@ static bool tracing(void) {
     return g_trace;
 }
 
-static cudnnStatus_t refuse(cudnnStatus_t st, const char *what) {
+static cudnnStatus_t refuse(cudnnStatus_t st, const char *what)
+{
     snprintf(t_last_error, sizeof t_last_error, "hysim: %s", what);
     if (tracing())
         fprintf(stderr, "hysim cudnn: refused: %s\n", what);
     return st;
 }
 
-static size_t elem_size(cudnnBackendAttributeType_t t) {
+static size_t elem_size(cudnnBackendAttributeType_t t)
+{
     switch (t) {
     case CUDNN_TYPE_HANDLE: return sizeof(cudnnHandle_t);
     case CUDNN_TYPE_BOOLEAN: return sizeof(bool);
@@ -71,19 +74,22 @@ static size_t elem_size(cudnnBackendAttributeType_t t) {
     }
 }
 
-static hs_desc *desc_of(cudnnBackendDescriptor_t d) {
+static hs_desc *desc_of(cudnnBackendDescriptor_t d)
+{
     hs_desc *h = d;
     return h && h->magic == HS_DESC_MAGIC ? h : NULL;
 }
 
-static attr *find(hs_desc *d, cudnnBackendAttributeName_t name) {
+static attr *find(hs_desc *d, cudnnBackendAttributeName_t name)
+{
     for (size_t i = 0; d && i < d->n; i++)
         if (d->attrs[i].name == name)
             return &d->attrs[i];
     return NULL;
 }
 
-static hs_desc *new_desc(cudnnBackendDescriptorType_t type) {
+static hs_desc *new_desc(cudnnBackendDescriptorType_t type)
+{
     hs_desc *d = calloc(1, sizeof *d);
     if (d) {
         d->magic = HS_DESC_MAGIC;
@@ -92,7 +98,8 @@ static hs_desc *new_desc(cudnnBackendDescriptorType_t type) {
     return d;
 }
 
-static void clear(hs_desc *d) {
+static void clear(hs_desc *d)
+{
     for (size_t i = 0; i < d->n; i++)
         free(d->attrs[i].data);
     free(d->attrs);
@@ -101,7 +108,8 @@ static void clear(hs_desc *d) {
 }
 
 static int put(hs_desc *d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count,
-               const void *elems) {
+               const void *elems)
+{
     size_t bytes = (size_t)count * elem_size(type);
     void *copy = bytes ? malloc(bytes) : NULL;
     if (bytes && !copy)
@@ -132,7 +140,8 @@ static int put(hs_desc *d, cudnnBackendAttributeName_t name, cudnnBackendAttribu
 }
 
 /* The descriptor attribute name of d holds (its first), or NULL. */
-static hs_desc *desc_attr(hs_desc *d, cudnnBackendAttributeName_t name) {
+static hs_desc *desc_attr(hs_desc *d, cudnnBackendAttributeName_t name)
+{
     attr *a = find(d, name);
     if (!a || a->type != CUDNN_TYPE_BACKEND_DESCRIPTOR || a->count < 1)
         return NULL;
@@ -140,7 +149,8 @@ static hs_desc *desc_attr(hs_desc *d, cudnnBackendAttributeName_t name) {
 }
 
 /* Copies src's attributes into dst (a Get of a descriptor fills the caller's). */
-static int copy_into(hs_desc *dst, hs_desc *src) {
+static int copy_into(hs_desc *dst, hs_desc *src)
+{
     clear(dst);
     for (size_t i = 0; i < src->n; i++)
         if (put(dst, src->attrs[i].name, src->attrs[i].type, src->attrs[i].count, src->attrs[i].data) < 0)
@@ -149,7 +159,8 @@ static int copy_into(hs_desc *dst, hs_desc *src) {
     return 0;
 }
 
-cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t *out) {
+cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type, cudnnBackendDescriptor_t *out)
+{
     if (!out)
         return CUDNN_STATUS_BAD_PARAM;
     hs_desc *d = new_desc(type);
@@ -159,7 +170,8 @@ cudnnStatus_t cudnnBackendCreateDescriptor(cudnnBackendDescriptorType_t type, cu
     return d ? CUDNN_STATUS_SUCCESS : CUDNN_STATUS_ALLOC_FAILED;
 }
 
-cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor) {
+cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor)
+{
     hs_desc *d = desc_of(descriptor);
     if (!d)
         return descriptor ? CUDNN_STATUS_BAD_PARAM : CUDNN_STATUS_SUCCESS;
@@ -169,7 +181,8 @@ cudnnStatus_t cudnnBackendDestroyDescriptor(cudnnBackendDescriptor_t descriptor)
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnBackendInitialize(cudnnBackendDescriptor_t descriptor) {
+cudnnStatus_t cudnnBackendInitialize(cudnnBackendDescriptor_t descriptor)
+{
     hs_desc *d = desc_of(descriptor);
     if (!d)
         return CUDNN_STATUS_BAD_PARAM;
@@ -178,7 +191,8 @@ cudnnStatus_t cudnnBackendInitialize(cudnnBackendDescriptor_t descriptor) {
     return CUDNN_STATUS_SUCCESS;
 }
 
-cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
+cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor)
+{
     hs_desc *d = desc_of(descriptor);
     if (!d)
         return CUDNN_STATUS_BAD_PARAM;
@@ -189,7 +203,8 @@ cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
 }
 
 cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor, cudnnBackendAttributeName_t name,
-                                       cudnnBackendAttributeType_t type, int64_t count, const void *elements) {
+                                       cudnnBackendAttributeType_t type, int64_t count, const void *elements)
+{
     hs_desc *d = desc_of(descriptor);
     if (!d || count < 0 || (count > 0 && !elements))
         return CUDNN_STATUS_BAD_PARAM;
@@ -200,7 +215,8 @@ cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor, cudn
 }
 
 /* Writes up to requested elements of n (each size bytes, from src) and the count. */
-static cudnnStatus_t give(int64_t requested, int64_t *count, void *out, const void *src, int64_t n, size_t size) {
+static cudnnStatus_t give(int64_t requested, int64_t *count, void *out, const void *src, int64_t n, size_t size)
+{
     if (count)
         *count = n;
     int64_t k = requested < n ? requested : n;
@@ -211,7 +227,8 @@ static cudnnStatus_t give(int64_t requested, int64_t *count, void *out, const vo
 
 /* A Get of a descriptor-valued attribute: fills the caller's descriptors with what src holds. */
 static cudnnStatus_t give_descs(int64_t requested, int64_t *count, void *out, const cudnnBackendDescriptor_t *src,
-                                 int64_t n) {
+                                int64_t n)
+{
     if (count)
         *count = n;
     for (int64_t i = 0; i < requested && i < n && out; i++) {
@@ -225,7 +242,8 @@ static cudnnStatus_t give_descs(int64_t requested, int64_t *count, void *out, co
 }
 
 /* The one engine the heuristics offer for graph: an engine config holding it. */
-static hs_desc *engine_config_for(hs_desc *graph) {
+static hs_desc *engine_config_for(hs_desc *graph)
+{
     hs_desc *engine = new_desc(CUDNN_BACKEND_ENGINE_DESCRIPTOR), *cfg = new_desc(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
     int64_t index = 0;
     cudnnBackendDescriptor_t g = graph, e = engine;
@@ -242,7 +260,8 @@ static hs_desc *engine_config_for(hs_desc *graph) {
 
 cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor, cudnnBackendAttributeName_t name,
                                        cudnnBackendAttributeType_t type, int64_t requested, int64_t *count,
-                                       void *elements) {
+                                       void *elements)
+{
     hs_desc *d = desc_of(descriptor);
     if (!d || requested < 0)
         return CUDNN_STATUS_BAD_PARAM;
@@ -287,7 +306,8 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor
 /* ---- execution: the graph's time ---- */
 
 /* A tensor descriptor's dimensions (up to 8) and data type; 0 dimensions when it is not one. */
-static int tensor_dims(hs_desc *t, int64_t dims[8], int *dtype) {
+static int tensor_dims(hs_desc *t, int64_t dims[8], int *dtype)
+{
     attr *a = find(t, CUDNN_ATTR_TENSOR_DIMENSIONS), *ty = find(t, CUDNN_ATTR_TENSOR_DATA_TYPE);
     if (!a || a->type != CUDNN_TYPE_INT64 || a->count < 1 || a->count > 8)
         return 0;
@@ -296,7 +316,8 @@ static int tensor_dims(hs_desc *t, int64_t dims[8], int *dtype) {
     return (int)a->count;
 }
 
-static int gemm_dtype(int cudnn_type) {
+static int gemm_dtype(int cudnn_type)
+{
     switch (cudnn_type) {
     case CUDNN_DATA_HALF: return 1;     /* GEMM_FP16 */
     case CUDNN_DATA_BFLOAT16: return 2; /* GEMM_BF16 */
@@ -314,14 +335,16 @@ typedef struct graph_work {
     int products;
 } graph_work;
 
-static void add_product(graph_work *w, double m, double n, double k, double batch, int dtype) {
+static void add_product(graph_work *w, double m, double n, double k, double batch, int dtype)
+{
     if (!w->products++)
         w->dtype = dtype;
     w->flops += 2.0 * m * n * k * batch;
 }
 
 /* An SDPA operation: Q is B x H x Sq x D, K B x Hk x Skv x D, V B x Hk x Skv x Dv; its products. */
-static cudnnStatus_t sdpa_work(hs_desc *op, bool backward, graph_work *w) {
+static cudnnStatus_t sdpa_work(hs_desc *op, bool backward, graph_work *w)
+{
     hs_desc *q = desc_attr(op, backward ? CUDNN_ATTR_OPERATION_SDPA_BWD_QDESC : CUDNN_ATTR_OPERATION_SDPA_FWD_QDESC);
     hs_desc *k = desc_attr(op, backward ? CUDNN_ATTR_OPERATION_SDPA_BWD_KDESC : CUDNN_ATTR_OPERATION_SDPA_FWD_KDESC);
     hs_desc *v = desc_attr(op, backward ? CUDNN_ATTR_OPERATION_SDPA_BWD_VDESC : CUDNN_ATTR_OPERATION_SDPA_FWD_VDESC);
@@ -342,7 +365,8 @@ static cudnnStatus_t sdpa_work(hs_desc *op, bool backward, graph_work *w) {
 }
 
 /* A matmul of a composite graph: A is [batch..., M, K], B [batch..., K, N]. */
-static cudnnStatus_t matmul_work(hs_desc *op, graph_work *w) {
+static cudnnStatus_t matmul_work(hs_desc *op, graph_work *w)
+{
     int64_t ad[8], bd[8];
     int at = 0, bt = 0;
     int na = tensor_dims(desc_attr(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC), ad, &at);
@@ -362,7 +386,8 @@ static cudnnStatus_t matmul_work(hs_desc *op, graph_work *w) {
  * same operations on the roofline, compute-bound as the fused kernel is,
  * not as the products one by one, whose intermediates would cross memory.
  */
-static cudnnStatus_t time_products(const graph_work *w, bool attention, cudaStream_t stream) {
+static cudnnStatus_t time_products(const graph_work *w, bool attention, cudaStream_t stream)
+{
     uint64_t side = ((uint64_t)ceil(cbrt(w->flops / 2.0)) + 127) / 128 * 128; /* tile-aligned, as cuDNN's are */
     if (tracing())
         fprintf(stderr, "hysim cudnn: execute: %d products, %.4g flop, data type %d: a %llu^3 GEMM\n", w->products,
@@ -374,7 +399,8 @@ static cudnnStatus_t time_products(const graph_work *w, bool attention, cudaStre
 }
 
 cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t plan_d,
-                                  cudnnBackendDescriptor_t variant_pack) {
+                                  cudnnBackendDescriptor_t variant_pack)
+{
     hs_desc *plan = desc_of(plan_d);
     if (!handle || !plan || !desc_of(variant_pack))
         return CUDNN_STATUS_BAD_PARAM;
@@ -406,5 +432,5 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
         return time_products(&w, attention || w.products >= 2, stream);
     /* pointwise and reductions alone: one fused kernel, timed by its name's profile or the default */
     return hs_client_library_kernel("cudnn_fused_graph", stream) == cudaSuccess ? CUDNN_STATUS_SUCCESS
-                                                                                 : CUDNN_STATUS_EXECUTION_FAILED;
+                                                                                : CUDNN_STATUS_EXECUTION_FAILED;
 }

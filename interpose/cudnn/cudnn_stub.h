@@ -12,11 +12,12 @@
 /* Prints "hysim: NAME (cuDNN) is not supported yet" once (*said); returns CUDNN_STATUS_NOT_SUPPORTED. */
 __attribute__((visibility("hidden"))) int hs_cudnn_not_supported(const char *name, _Atomic int *said);
 
-#define HS_CUDNN_STUB(name)                            \
-    __attribute__((weak)) int name(void);              \
-    __attribute__((weak)) int name(void) {             \
-        static _Atomic int said_;                      \
-        return hs_cudnn_not_supported(#name, &said_);  \
+#define HS_CUDNN_STUB(name)                           \
+    __attribute__((weak)) int name(void);             \
+    __attribute__((weak)) int name(void)              \
+    {                                                 \
+        static _Atomic int said_;                     \
+        return hs_cudnn_not_supported(#name, &said_); \
     }
 
 #endif

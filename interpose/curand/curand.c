@@ -30,12 +30,12 @@
 struct curandGenerator_st {
     unsigned magic;
     curandRngType_t type;
-    int host;                     /* curandCreateGeneratorHost */
+    int host; /* curandCreateGeneratorHost */
     unsigned long long seed, offset;
-    unsigned dimensions;          /* quasi generators */
+    unsigned dimensions; /* quasi generators */
     cudaStream_t stream;
-    int states_ready;             /* a generation set its states up since creation or seeding */
-    uint64_t state;               /* a host generator's own sequence */
+    int states_ready; /* a generation set its states up since creation or seeding */
+    uint64_t state;   /* a host generator's own sequence */
 };
 
 struct curandDiscreteDistribution_st {
@@ -47,8 +47,10 @@ struct curandDiscreteDistribution_st {
 enum dist { UNIFORM, NORMAL, UNIFORM_DOUBLE, UINT32, NDISTS };
 
 typedef struct gen_costs {
-    double setup_us;                       /* a first generation's set-up of the states */
-    struct { double fixed_us, per_us; } d[NDISTS]; /* fixed cost and numbers per us */
+    double setup_us; /* a first generation's set-up of the states */
+    struct {
+        double fixed_us, per_us;
+    } d[NDISTS]; /* fixed cost and numbers per us */
 } gen_costs;
 
 typedef struct gpu_costs {
@@ -78,7 +80,8 @@ static const gpu_costs H200_COSTS = {
 
 /* A GPU named H200 takes the H200's costs, any other GPU the H100's (as the GEMM curves). MT19937 is
  * timed as MTGP32 and the 64-bit and scrambled Sobol generators as Sobol32: not measured. */
-static const gen_costs *costs_of(curandRngType_t t) {
+static const gen_costs *costs_of(curandRngType_t t)
+{
     const hs_gpu_info *info = hs_client_gpu_info(); /* set: the output is device memory */
     const gpu_costs *gpu = info && strstr(info->model, "H200") ? &H200_COSTS : &H100_COSTS;
     switch (t) {
@@ -103,7 +106,8 @@ static const gen_costs *costs_of(curandRngType_t t) {
  */
 enum kind { K_UINT32, K_UINT64, K_UNIFORM, K_UNIFORM_DOUBLE, K_NORMAL, K_NORMAL_DOUBLE, K_POISSON };
 
-static uint64_t generation_ns(const struct curandGenerator_st *g, enum kind k, size_t n) {
+static uint64_t generation_ns(const struct curandGenerator_st *g, enum kind k, size_t n)
+{
     const gen_costs *c = costs_of(g->type);
     double fixed, per_us;
     switch (k) {
@@ -123,7 +127,8 @@ static uint64_t generation_ns(const struct curandGenerator_st *g, enum kind k, s
 
 /* ---- host generators: splitmix64, then the distributions ---- */
 
-static uint64_t next_u64(struct curandGenerator_st *g) {
+static uint64_t next_u64(struct curandGenerator_st *g)
+{
     uint64_t z = (g->state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
@@ -131,14 +136,19 @@ static uint64_t next_u64(struct curandGenerator_st *g) {
 }
 
 /* (0, 1], as cuRAND's uniforms */
-static double next_uniform(struct curandGenerator_st *g) { return ((double)(next_u64(g) >> 11) + 1) / 9007199254740992.0; }
+static double next_uniform(struct curandGenerator_st *g)
+{
+    return ((double)(next_u64(g) >> 11) + 1) / 9007199254740992.0;
+}
 
-static double next_normal(struct curandGenerator_st *g) {
+static double next_normal(struct curandGenerator_st *g)
+{
     double u = next_uniform(g), v = next_uniform(g);
     return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
 }
 
-static unsigned next_poisson(struct curandGenerator_st *g, double lambda) {
+static unsigned next_poisson(struct curandGenerator_st *g, double lambda)
+{
     if (lambda > 64) { /* normal approximation for large means */
         double x = lambda + sqrt(lambda) * next_normal(g) + 0.5;
         return x < 0 ? 0 : (unsigned)x;
@@ -152,7 +162,8 @@ static unsigned next_poisson(struct curandGenerator_st *g, double lambda) {
     return k - 1;
 }
 
-static void host_fill(struct curandGenerator_st *g, enum kind k, void *out, size_t n, double a, double b) {
+static void host_fill(struct curandGenerator_st *g, enum kind k, void *out, size_t n, double a, double b)
+{
     for (size_t i = 0; i < n; i++) {
         switch (k) {
         case K_UINT32: ((unsigned *)out)[i] = (unsigned)(next_u64(g) >> 32); break;
@@ -168,7 +179,8 @@ static void host_fill(struct curandGenerator_st *g, enum kind k, void *out, size
 
 /* ---- generators ---- */
 
-static int valid_type(curandRngType_t t) {
+static int valid_type(curandRngType_t t)
+{
     switch (t) {
     case CURAND_RNG_PSEUDO_DEFAULT:
     case CURAND_RNG_PSEUDO_XORWOW:
@@ -186,13 +198,15 @@ static int valid_type(curandRngType_t t) {
 }
 
 static int quasi(curandRngType_t t) { return t >= CURAND_RNG_QUASI_DEFAULT; }
-static int sixty_four(curandRngType_t t) {
+static int sixty_four(curandRngType_t t)
+{
     return t == CURAND_RNG_QUASI_SOBOL64 || t == CURAND_RNG_QUASI_SCRAMBLED_SOBOL64;
 }
 
 static int ok(curandGenerator_t g) { return g && g->magic == HS_GEN_MAGIC; }
 
-static curandStatus_t create(curandGenerator_t *out, curandRngType_t type, int host) {
+static curandStatus_t create(curandGenerator_t *out, curandRngType_t type, int host)
+{
     if (!out)
         return CURAND_STATUS_NOT_INITIALIZED;
     if (!valid_type(type))
@@ -208,15 +222,18 @@ static curandStatus_t create(curandGenerator_t *out, curandRngType_t type, int h
     return CURAND_STATUS_SUCCESS;
 }
 
-curandStatus_t curandCreateGenerator(curandGenerator_t *generator, curandRngType_t rng_type) {
+curandStatus_t curandCreateGenerator(curandGenerator_t *generator, curandRngType_t rng_type)
+{
     return create(generator, rng_type, 0);
 }
 
-curandStatus_t curandCreateGeneratorHost(curandGenerator_t *generator, curandRngType_t rng_type) {
+curandStatus_t curandCreateGeneratorHost(curandGenerator_t *generator, curandRngType_t rng_type)
+{
     return create(generator, rng_type, 1);
 }
 
-curandStatus_t curandDestroyGenerator(curandGenerator_t generator) {
+curandStatus_t curandDestroyGenerator(curandGenerator_t generator)
+{
     if (!ok(generator))
         return CURAND_STATUS_NOT_INITIALIZED;
     generator->magic = 0;
@@ -224,14 +241,16 @@ curandStatus_t curandDestroyGenerator(curandGenerator_t generator) {
     return CURAND_STATUS_SUCCESS;
 }
 
-curandStatus_t curandGetVersion(int *version) {
+curandStatus_t curandGetVersion(int *version)
+{
     if (!version)
         return CURAND_STATUS_OUT_OF_RANGE;
     *version = CURAND_VERSION;
     return CURAND_STATUS_SUCCESS;
 }
 
-curandStatus_t curandGetProperty(libraryPropertyType type, int *value) {
+curandStatus_t curandGetProperty(libraryPropertyType type, int *value)
+{
     if (!value)
         return CURAND_STATUS_OUT_OF_RANGE;
     switch (type) {
@@ -242,7 +261,8 @@ curandStatus_t curandGetProperty(libraryPropertyType type, int *value) {
     }
 }
 
-curandStatus_t curandSetStream(curandGenerator_t generator, cudaStream_t stream) {
+curandStatus_t curandSetStream(curandGenerator_t generator, cudaStream_t stream)
+{
     if (!ok(generator))
         return CURAND_STATUS_NOT_INITIALIZED;
     generator->stream = stream;
@@ -250,7 +270,8 @@ curandStatus_t curandSetStream(curandGenerator_t generator, cudaStream_t stream)
 }
 
 /* A new seed or offset: the states are set up again at the next generation, as cuRAND does. */
-curandStatus_t curandSetPseudoRandomGeneratorSeed(curandGenerator_t generator, unsigned long long seed) {
+curandStatus_t curandSetPseudoRandomGeneratorSeed(curandGenerator_t generator, unsigned long long seed)
+{
     if (!ok(generator))
         return CURAND_STATUS_NOT_INITIALIZED;
     if (quasi(generator->type))
@@ -261,7 +282,8 @@ curandStatus_t curandSetPseudoRandomGeneratorSeed(curandGenerator_t generator, u
     return CURAND_STATUS_SUCCESS;
 }
 
-curandStatus_t curandSetGeneratorOffset(curandGenerator_t generator, unsigned long long offset) {
+curandStatus_t curandSetGeneratorOffset(curandGenerator_t generator, unsigned long long offset)
+{
     if (!ok(generator))
         return CURAND_STATUS_NOT_INITIALIZED;
     if (generator->type == CURAND_RNG_PSEUDO_MTGP32 || generator->type == CURAND_RNG_PSEUDO_MT19937)
@@ -272,7 +294,8 @@ curandStatus_t curandSetGeneratorOffset(curandGenerator_t generator, unsigned lo
     return CURAND_STATUS_SUCCESS;
 }
 
-curandStatus_t curandSetGeneratorOrdering(curandGenerator_t generator, curandOrdering_t order) {
+curandStatus_t curandSetGeneratorOrdering(curandGenerator_t generator, curandOrdering_t order)
+{
     if (!ok(generator))
         return CURAND_STATUS_NOT_INITIALIZED;
     int q = order == CURAND_ORDERING_QUASI_DEFAULT;
@@ -281,7 +304,8 @@ curandStatus_t curandSetGeneratorOrdering(curandGenerator_t generator, curandOrd
                                   : (p ? CURAND_STATUS_SUCCESS : CURAND_STATUS_OUT_OF_RANGE);
 }
 
-curandStatus_t curandSetQuasiRandomGeneratorDimensions(curandGenerator_t generator, unsigned int num_dimensions) {
+curandStatus_t curandSetQuasiRandomGeneratorDimensions(curandGenerator_t generator, unsigned int num_dimensions)
+{
     if (!ok(generator))
         return CURAND_STATUS_NOT_INITIALIZED;
     if (!quasi(generator->type))
@@ -296,14 +320,15 @@ curandStatus_t curandSetQuasiRandomGeneratorDimensions(curandGenerator_t generat
 /* ---- generation ---- */
 
 static const char *const KERNEL_NAMES[] = {
-    [K_UINT32] = "curandGenerate",           [K_UINT64] = "curandGenerateLongLong",
-    [K_UNIFORM] = "curandGenerateUniform",   [K_UNIFORM_DOUBLE] = "curandGenerateUniformDouble",
-    [K_NORMAL] = "curandGenerateNormal",     [K_NORMAL_DOUBLE] = "curandGenerateNormalDouble",
+    [K_UINT32] = "curandGenerate",         [K_UINT64] = "curandGenerateLongLong",
+    [K_UNIFORM] = "curandGenerateUniform", [K_UNIFORM_DOUBLE] = "curandGenerateUniformDouble",
+    [K_NORMAL] = "curandGenerateNormal",   [K_NORMAL_DOUBLE] = "curandGenerateNormalDouble",
     [K_POISSON] = "curandGeneratePoisson",
 };
 
 /* Checks and issues one generation of n numbers of kind k into out (a, b: the distribution's parameters). */
-static curandStatus_t generate(curandGenerator_t g, enum kind k, void *out, size_t n, double a, double b) {
+static curandStatus_t generate(curandGenerator_t g, enum kind k, void *out, size_t n, double a, double b)
+{
     if (!ok(g))
         return CURAND_STATUS_NOT_INITIALIZED;
     if (sixty_four(g->type) != (k == K_UINT64) && (k == K_UINT32 || k == K_UINT64))
@@ -330,34 +355,40 @@ static curandStatus_t generate(curandGenerator_t g, enum kind k, void *out, size
     return CURAND_STATUS_SUCCESS;
 }
 
-curandStatus_t curandGenerate(curandGenerator_t generator, unsigned int *outputPtr, size_t num) {
+curandStatus_t curandGenerate(curandGenerator_t generator, unsigned int *outputPtr, size_t num)
+{
     return generate(generator, K_UINT32, outputPtr, num, 0, 0);
 }
 
-curandStatus_t curandGenerateLongLong(curandGenerator_t generator, unsigned long long *outputPtr, size_t num) {
+curandStatus_t curandGenerateLongLong(curandGenerator_t generator, unsigned long long *outputPtr, size_t num)
+{
     return generate(generator, K_UINT64, outputPtr, num, 0, 0);
 }
 
-curandStatus_t curandGenerateUniform(curandGenerator_t generator, float *outputPtr, size_t num) {
+curandStatus_t curandGenerateUniform(curandGenerator_t generator, float *outputPtr, size_t num)
+{
     return generate(generator, K_UNIFORM, outputPtr, num, 0, 0);
 }
 
-curandStatus_t curandGenerateUniformDouble(curandGenerator_t generator, double *outputPtr, size_t num) {
+curandStatus_t curandGenerateUniformDouble(curandGenerator_t generator, double *outputPtr, size_t num)
+{
     return generate(generator, K_UNIFORM_DOUBLE, outputPtr, num, 0, 0);
 }
 
-curandStatus_t curandGenerateNormal(curandGenerator_t generator, float *outputPtr, size_t n, float mean,
-                                    float stddev) {
+curandStatus_t curandGenerateNormal(curandGenerator_t generator, float *outputPtr, size_t n, float mean, float stddev)
+{
     return generate(generator, K_NORMAL, outputPtr, n, mean, stddev);
 }
 
 curandStatus_t curandGenerateNormalDouble(curandGenerator_t generator, double *outputPtr, size_t n, double mean,
-                                          double stddev) {
+                                          double stddev)
+{
     return generate(generator, K_NORMAL_DOUBLE, outputPtr, n, mean, stddev);
 }
 
 /* Log-normal numbers: exp of the normals, on the host; on a GPU timed as the normals. */
-static curandStatus_t log_normal(curandGenerator_t g, enum kind k, void *out, size_t n, double mean, double sd) {
+static curandStatus_t log_normal(curandGenerator_t g, enum kind k, void *out, size_t n, double mean, double sd)
+{
     curandStatus_t st = generate(g, k, out, n, mean, sd);
     if (st == CURAND_STATUS_SUCCESS && g->host)
         for (size_t i = 0; i < n; i++) {
@@ -370,29 +401,34 @@ static curandStatus_t log_normal(curandGenerator_t g, enum kind k, void *out, si
 }
 
 curandStatus_t curandGenerateLogNormal(curandGenerator_t generator, float *outputPtr, size_t n, float mean,
-                                       float stddev) {
+                                       float stddev)
+{
     return log_normal(generator, K_NORMAL, outputPtr, n, mean, stddev);
 }
 
 curandStatus_t curandGenerateLogNormalDouble(curandGenerator_t generator, double *outputPtr, size_t n, double mean,
-                                             double stddev) {
+                                             double stddev)
+{
     return log_normal(generator, K_NORMAL_DOUBLE, outputPtr, n, mean, stddev);
 }
 
-curandStatus_t curandGeneratePoisson(curandGenerator_t generator, unsigned int *outputPtr, size_t n, double lambda) {
+curandStatus_t curandGeneratePoisson(curandGenerator_t generator, unsigned int *outputPtr, size_t n, double lambda)
+{
     if (!(lambda > 0))
         return CURAND_STATUS_OUT_OF_RANGE;
     return generate(generator, K_POISSON, outputPtr, n, lambda, 0);
 }
 
 curandStatus_t curandGeneratePoissonMethod(curandGenerator_t generator, unsigned int *outputPtr, size_t n,
-                                           double lambda, curandMethod_t method) {
+                                           double lambda, curandMethod_t method)
+{
     (void)method; /* one cost and one host sampler for every method */
     return curandGeneratePoisson(generator, outputPtr, n, lambda);
 }
 
 /* Sets the states up now (the set-up's time), instead of at the first generation. */
-curandStatus_t curandGenerateSeeds(curandGenerator_t generator) {
+curandStatus_t curandGenerateSeeds(curandGenerator_t generator)
+{
     if (!ok(generator))
         return CURAND_STATUS_NOT_INITIALIZED;
     if (generator->host || generator->states_ready)
@@ -406,7 +442,8 @@ curandStatus_t curandGenerateSeeds(curandGenerator_t generator) {
 
 /* ---- discrete distributions: the mean is all a host-side Poisson sampler needs ---- */
 
-curandStatus_t curandCreatePoissonDistribution(double lambda, curandDiscreteDistribution_t *discrete_distribution) {
+curandStatus_t curandCreatePoissonDistribution(double lambda, curandDiscreteDistribution_t *discrete_distribution)
+{
     if (!discrete_distribution)
         return CURAND_STATUS_NOT_INITIALIZED;
     if (!(lambda > 0))
@@ -419,7 +456,8 @@ curandStatus_t curandCreatePoissonDistribution(double lambda, curandDiscreteDist
     return CURAND_STATUS_SUCCESS;
 }
 
-curandStatus_t curandDestroyDistribution(curandDiscreteDistribution_t discrete_distribution) {
+curandStatus_t curandDestroyDistribution(curandDiscreteDistribution_t discrete_distribution)
+{
     if (!discrete_distribution)
         return CURAND_STATUS_NOT_INITIALIZED;
     free(discrete_distribution);
@@ -428,7 +466,8 @@ curandStatus_t curandDestroyDistribution(curandDiscreteDistribution_t discrete_d
 
 /* ---- the quasi-random generators' tables (for the device API): not there yet ---- */
 
-static curandStatus_t not_supported(const char *name) {
+static curandStatus_t not_supported(const char *name)
+{
     static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     static const char *said[8];
     pthread_mutex_lock(&lock);
@@ -443,22 +482,26 @@ static curandStatus_t not_supported(const char *name) {
     return CURAND_STATUS_INTERNAL_ERROR;
 }
 
-curandStatus_t curandGetDirectionVectors32(curandDirectionVectors32_t *vectors[], curandDirectionVectorSet_t set) {
+curandStatus_t curandGetDirectionVectors32(curandDirectionVectors32_t *vectors[], curandDirectionVectorSet_t set)
+{
     (void)vectors, (void)set;
     return not_supported("curandGetDirectionVectors32");
 }
 
-curandStatus_t curandGetDirectionVectors64(curandDirectionVectors64_t *vectors[], curandDirectionVectorSet_t set) {
+curandStatus_t curandGetDirectionVectors64(curandDirectionVectors64_t *vectors[], curandDirectionVectorSet_t set)
+{
     (void)vectors, (void)set;
     return not_supported("curandGetDirectionVectors64");
 }
 
-curandStatus_t curandGetScrambleConstants32(unsigned int **constants) {
+curandStatus_t curandGetScrambleConstants32(unsigned int **constants)
+{
     (void)constants;
     return not_supported("curandGetScrambleConstants32");
 }
 
-curandStatus_t curandGetScrambleConstants64(unsigned long long **constants) {
+curandStatus_t curandGetScrambleConstants64(unsigned long long **constants)
+{
     (void)constants;
     return not_supported("curandGetScrambleConstants64");
 }

@@ -27,7 +27,8 @@ static _Atomic unsigned g_primary_flags[HS_MAX_GPUS_PER_SERVER]; /* cuDevicePrim
 CUcontext hs_driver_primary_context(int dev) { return &g_primary[dev]; }
 
 /* Compared as addresses: a pointer from elsewhere may not be subtracted from one into g_primary. */
-int hs_driver_context_device(CUcontext ctx) {
+int hs_driver_context_device(CUcontext ctx)
+{
     uintptr_t at = (uintptr_t)ctx, first = (uintptr_t)g_primary;
     const hs_gpu_info *info = hs_client_gpu_info();
     if (!info || at < first || (at - first) % sizeof *g_primary)
@@ -36,7 +37,8 @@ int hs_driver_context_device(CUcontext ctx) {
     return i < (uintptr_t)info->device_count ? (int)i : -1;
 }
 
-CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
     hs_client_enter();
     const hs_gpu_info *info;
     CUresult r = hs_driver_check_device(dev, &info);
@@ -50,13 +52,15 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
 }
 
 /* The runtime holds the primary context too: releasing it leaves it set up, as on a real driver. */
-CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
+{
     hs_client_enter();
     const hs_gpu_info *info;
     return hs_driver_leave(hs_driver_check_device(dev, &info));
 }
 
-CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
+CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
+{
     hs_client_enter();
     const hs_gpu_info *info;
     CUresult r = hs_driver_check_device(dev, &info);
@@ -67,7 +71,8 @@ CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) {
     return hs_driver_leave(r);
 }
 
-CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
     hs_client_enter();
     const hs_gpu_info *info;
     CUresult r = hs_driver_check_device(dev, &info);
@@ -81,7 +86,8 @@ CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *acti
 }
 
 /* Nothing is held on a simulated GPU: a reset leaves the context to be set up again. */
-CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
+CUresult cuDevicePrimaryCtxReset(CUdevice dev)
+{
     hs_client_enter();
     const hs_gpu_info *info;
     CUresult r = hs_driver_check_device(dev, &info);
@@ -92,7 +98,8 @@ CUresult cuDevicePrimaryCtxReset(CUdevice dev) {
     return hs_driver_leave(r);
 }
 
-CUresult cuCtxGetCurrent(CUcontext *pctx) {
+CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
     hs_client_enter();
     CUresult r = hs_driver_initialized();
     if (r == CUDA_SUCCESS && !pctx)
@@ -104,7 +111,8 @@ CUresult cuCtxGetCurrent(CUcontext *pctx) {
     return hs_driver_leave(r);
 }
 
-CUresult cuCtxSetCurrent(CUcontext ctx) {
+CUresult cuCtxSetCurrent(CUcontext ctx)
+{
     hs_client_enter();
     CUresult r = hs_driver_initialized();
     int dev = hs_driver_context_device(ctx);
@@ -115,7 +123,8 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
     return hs_driver_leave(r);
 }
 
-CUresult cuCtxPushCurrent(CUcontext ctx) {
+CUresult cuCtxPushCurrent(CUcontext ctx)
+{
     hs_client_enter();
     CUresult r = hs_driver_initialized();
     int dev = hs_driver_context_device(ctx);
@@ -128,7 +137,8 @@ CUresult cuCtxPushCurrent(CUcontext ctx) {
     return hs_driver_leave(r);
 }
 
-CUresult cuCtxPopCurrent(CUcontext *pctx) {
+CUresult cuCtxPopCurrent(CUcontext *pctx)
+{
     hs_client_enter();
     CUresult r = hs_driver_initialized();
     if (r == CUDA_SUCCESS) {
@@ -142,7 +152,8 @@ CUresult cuCtxPopCurrent(CUcontext *pctx) {
 }
 
 /* CUDA 13's: the device of ctx, or of the current context when ctx is NULL. */
-CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx) {
+CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx)
+{
     hs_client_enter();
     CUresult r = hs_driver_initialized();
     int dev = ctx ? hs_driver_context_device(ctx) : hs_client_ctx_current();
@@ -158,7 +169,8 @@ CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx) {
 CUresult cuCtxGetDevice(CUdevice *device) { return cuCtxGetDevice_v2(device, NULL); }
 
 /* CUDA 13's: the context's device, or the current context's when ctx is NULL, runs out its work. */
-CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
     hs_client_enter();
     CUresult r = hs_driver_initialized();
     int dev = ctx ? hs_driver_context_device(ctx) : hs_client_ctx_current();
@@ -183,7 +195,8 @@ CUresult cuCtxSynchronize(void) { return cuCtxSynchronize_v2(NULL); }
  * is the current one. Its handle equals the primary's, unlike a real
  * driver's; execution-affinity and CIG parameters are not supported.
  */
-static CUresult create_context(CUcontext *pctx, unsigned flags, CUdevice dev) {
+static CUresult create_context(CUcontext *pctx, unsigned flags, CUdevice dev)
+{
     const hs_gpu_info *info;
     CUresult r = hs_driver_check_device(dev, &info);
     if (r == CUDA_SUCCESS && (!pctx || (flags & ~(unsigned)CU_CTX_FLAGS_MASK)))
@@ -195,7 +208,8 @@ static CUresult create_context(CUcontext *pctx, unsigned flags, CUdevice dev) {
     return r;
 }
 
-CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev) {
+CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev)
+{
     hs_client_enter();
     if (ctxCreateParams && (ctxCreateParams->numExecAffinityParams || ctxCreateParams->cigParams)) {
         static _Atomic int said;
@@ -208,12 +222,14 @@ CUresult cuCtxCreate(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsign
 
 /* CUDA 11 and 12's form (cuda.h 13 declares it only for the driver's own build). */
 CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev);
-CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) {
+CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
     hs_client_enter();
     return hs_driver_leave(create_context(pctx, flags, dev));
 }
 
-CUresult cuCtxDestroy(CUcontext ctx) {
+CUresult cuCtxDestroy(CUcontext ctx)
+{
     hs_client_enter();
     CUresult r = hs_driver_initialized();
     int dev = hs_driver_context_device(ctx);
@@ -232,7 +248,10 @@ CUresult cuCtxDestroy(CUcontext ctx) {
 #undef cuCtxPopCurrent
 #undef cuCtxDestroy
 CUresult cuDevicePrimaryCtxRelease(CUdevice dev) { return cuDevicePrimaryCtxRelease_v2(dev); }
-CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags) { return cuDevicePrimaryCtxSetFlags_v2(dev, flags); }
+CUresult cuDevicePrimaryCtxSetFlags(CUdevice dev, unsigned int flags)
+{
+    return cuDevicePrimaryCtxSetFlags_v2(dev, flags);
+}
 CUresult cuDevicePrimaryCtxReset(CUdevice dev) { return cuDevicePrimaryCtxReset_v2(dev); }
 CUresult cuCtxPushCurrent(CUcontext ctx) { return cuCtxPushCurrent_v2(ctx); }
 CUresult cuCtxPopCurrent(CUcontext *pctx) { return cuCtxPopCurrent_v2(pctx); }

@@ -33,7 +33,7 @@ HS_DRIVER_HIDDEN int hs_driver_context_device(CUcontext ctx);
 /* cuda_modules.c: a module's function, also its kernel's key in the client's registry (the runtime's host
  * stub); cuda_launch.c launches it. */
 #define HS_FUNCTION_MAGIC 0x68736662u /* "hsfb" */
-#define HS_NFUNC_ATTRS (CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE + 1)
+#define HS_NFUNC_ATTRS    (CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE + 1)
 
 struct CUfunc_st {
     unsigned magic;

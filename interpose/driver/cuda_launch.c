@@ -15,8 +15,8 @@
 
 /* ---- launches ---- */
 
-static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shared,
-                       CUstream stream) {
+static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shared, CUstream stream)
+{
     if (!hs_driver_function_ok(f))
         return CUDA_ERROR_INVALID_HANDLE;
     if (shared > (unsigned)f->attrs[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES])
@@ -25,14 +25,16 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
 }
 
 static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                              unsigned bz, unsigned shared, CUstream stream) {
+                              unsigned bz, unsigned shared, CUstream stream)
+{
     const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
     return launch(f, grid, block, shared, stream);
 }
 
 CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
                         unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
-                        unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra) {
+                        unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
+{
     (void)kernelParams, (void)extra; /* arguments of code that does not run */
     hs_client_enter();
     return hs_driver_leave(
@@ -40,10 +42,10 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
 }
 
 /* A cooperative grid is co-resident on the device, as every simulated grid is: timed as any launch. */
-CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
-                                   unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
-                                   unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-                                   void **kernelParams) {
+CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
+                                   unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
+                                   unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
+{
     (void)kernelParams;
     hs_client_enter();
     return hs_driver_leave(
@@ -53,29 +55,28 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned
 /* One "not supported yet" line per refused launch attribute and process. */
 static _Atomic int g_attr_said[HS_LAUNCH_ATTR_MAX + 1];
 
-static CUresult launch_ex(const CUlaunchConfig *config, CUfunction f, CUstream default_stream) {
+static CUresult launch_ex(const CUlaunchConfig *config, CUfunction f, CUstream default_stream)
+{
     if (!config || (config->numAttrs && !config->attrs))
         return CUDA_ERROR_INVALID_VALUE;
     for (unsigned i = 0; i < config->numAttrs; i++) {
         const char *name = NULL;
         switch (hs_kernel_launch_attr((int)config->attrs[i].id, &name)) { /* kernel_rules.c: which, and why */
-        case HS_LAUNCH_ATTR_IGNORED:
-            break;
+        case HS_LAUNCH_ATTR_IGNORED: break;
         case HS_LAUNCH_ATTR_NOT_SUPPORTED:
             if (!atomic_exchange(&g_attr_said[config->attrs[i].id], 1))
                 fprintf(stderr, "hysim: cuLaunchKernelEx attribute %d (%s) is not supported yet\n",
                         (int)config->attrs[i].id, name);
             return CUDA_ERROR_NOT_SUPPORTED;
-        case HS_LAUNCH_ATTR_UNKNOWN:
-            return CUDA_ERROR_INVALID_VALUE;
+        case HS_LAUNCH_ATTR_UNKNOWN: return CUDA_ERROR_INVALID_VALUE;
         }
     }
-    return launch_kernel(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
-                         config->blockDimY, config->blockDimZ, config->sharedMemBytes,
-                         config->hStream ? config->hStream : default_stream);
+    return launch_kernel(f, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX, config->blockDimY,
+                         config->blockDimZ, config->sharedMemBytes, config->hStream ? config->hStream : default_stream);
 }
 
-CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra) {
+CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+{
     (void)kernelParams, (void)extra;
     hs_client_enter();
     return hs_driver_leave(launch_ex(config, f, NULL));
@@ -87,7 +88,8 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int g
                              unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra);
 CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
                              unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,
-                             unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra) {
+                             unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra)
+{
     (void)kernelParams, (void)extra;
     hs_client_enter();
     return hs_driver_leave(launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
@@ -101,7 +103,8 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, uns
 CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
                                         unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
                                         unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
-                                        void **kernelParams) {
+                                        void **kernelParams)
+{
     (void)kernelParams;
     hs_client_enter();
     return hs_driver_leave(launch_kernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
@@ -109,7 +112,8 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, uns
 }
 
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra);
-CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra) {
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra)
+{
     (void)kernelParams, (void)extra;
     hs_client_enter();
     return hs_driver_leave(launch_ex(config, f, CU_STREAM_PER_THREAD));
@@ -117,7 +121,8 @@ CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void 
 
 /* ---- occupancy ---- */
 
-static CUresult occupancy(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned flags) {
+static CUresult occupancy(int *numBlocks, CUfunction func, int blockSize, size_t dynamicSMemSize, unsigned flags)
+{
     if (!numBlocks || blockSize <= 0 || (flags & ~(unsigned)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE))
         return CUDA_ERROR_INVALID_VALUE;
     if (!hs_driver_function_ok(func))
@@ -128,13 +133,15 @@ static CUresult occupancy(int *numBlocks, CUfunction func, int blockSize, size_t
 }
 
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize,
-                                                     size_t dynamicSMemSize) {
+                                                     size_t dynamicSMemSize)
+{
     hs_client_enter();
     return hs_driver_leave(occupancy(numBlocks, func, blockSize, dynamicSMemSize, 0));
 }
 
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize,
-                                                              size_t dynamicSMemSize, unsigned int flags) {
+                                                              size_t dynamicSMemSize, unsigned int flags)
+{
     hs_client_enter();
     return hs_driver_leave(occupancy(numBlocks, func, blockSize, dynamicSMemSize, flags));
 }
@@ -143,7 +150,8 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CU
  * the grid that fills the GPU with it. */
 CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,
                                           CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
-                                          int blockSizeLimit) {
+                                          int blockSizeLimit)
+{
     hs_client_enter();
     if (!minGridSize || !blockSize || blockSizeLimit < 0)
         return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
@@ -172,9 +180,10 @@ CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfu
  * threads.
  */
 #define CLUSTER_BLOCKS_PER_SM 8
-#define CLUSTER_USABLE_SHARE (124.0 / 132.0)
+#define CLUSTER_USABLE_SHARE  (124.0 / 132.0)
 
-CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config) {
+CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config)
+{
     hs_client_enter();
     if (!numClusters || !config)
         return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
@@ -188,9 +197,9 @@ CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const C
     if (!cluster || cluster > 16 || config->gridDimX * config->gridDimY * config->gridDimZ % cluster)
         return hs_driver_leave(CUDA_ERROR_INVALID_CLUSTER_SIZE);
     const hs_gpu_info *info = hs_client_gpu_info();
-    int per_sm = hs_kernel_blocks_per_sm((int)(config->blockDimX * config->blockDimY * config->blockDimZ),
-                                         config->sharedMemBytes,
-                                         func->attrs[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES]);
+    int per_sm =
+        hs_kernel_blocks_per_sm((int)(config->blockDimX * config->blockDimY * config->blockDimZ),
+                                config->sharedMemBytes, func->attrs[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES]);
     if (per_sm > CLUSTER_BLOCKS_PER_SM)
         per_sm = CLUSTER_BLOCKS_PER_SM;
     double sms = info ? info->sm_count * (cluster > 2 ? CLUSTER_USABLE_SHARE : 1.0) : 0;
@@ -204,7 +213,8 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tens
                                 void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides,
                                 const cuuint32_t *boxDim, const cuuint32_t *elementStrides,
                                 CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle,
-                                CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill) {
+                                CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
+{
     (void)interleave, (void)swizzle, (void)l2Promotion, (void)oobFill;
     hs_client_enter();
     int ok = tensorMap && globalAddress && globalDim && boxDim && elementStrides && tensorRank >= 1 &&

@@ -31,7 +31,8 @@ static int module_ok(CUmodule m) { return m && m->magic == MODULE_MAGIC; }
 
 /* ---- modules ---- */
 
-static CUresult new_module(CUmodule *module, const void *image) {
+static CUresult new_module(CUmodule *module, const void *image)
+{
     CUresult r = hs_driver_initialized();
     if (r != CUDA_SUCCESS)
         return r;
@@ -45,33 +46,40 @@ static CUresult new_module(CUmodule *module, const void *image) {
     return CUDA_SUCCESS;
 }
 
-CUresult cuModuleLoadData(CUmodule *module, const void *image) {
+CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
     hs_client_enter();
     return hs_driver_leave(new_module(module, image));
 }
 
 CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options,
-                            void **optionValues) {
+                            void **optionValues)
+{
     (void)numOptions, (void)options, (void)optionValues; /* JIT options: no code is compiled */
     hs_client_enter();
     return hs_driver_leave(new_module(module, image));
 }
 
-CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin) {
+CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin)
+{
     hs_client_enter();
     return hs_driver_leave(new_module(module, fatCubin));
 }
 
 /* The file must be there to be loaded; its contents are not read. */
-CUresult cuModuleLoad(CUmodule *module, const char *fname) {
+CUresult cuModuleLoad(CUmodule *module, const char *fname)
+{
     hs_client_enter();
     FILE *f = fname ? fopen(fname, "rb") : NULL;
     if (f)
         fclose(f);
-    return hs_driver_leave(!fname ? CUDA_ERROR_INVALID_VALUE : !f ? CUDA_ERROR_FILE_NOT_FOUND : new_module(module, fname));
+    return hs_driver_leave(!fname ? CUDA_ERROR_INVALID_VALUE
+                           : !f   ? CUDA_ERROR_FILE_NOT_FOUND
+                                  : new_module(module, fname));
 }
 
-CUresult cuModuleUnload(CUmodule hmod) {
+CUresult cuModuleUnload(CUmodule hmod)
+{
     hs_client_enter();
     if (!module_ok(hmod))
         return hs_driver_leave(CUDA_ERROR_INVALID_HANDLE);
@@ -90,7 +98,8 @@ CUresult cuModuleUnload(CUmodule hmod) {
 }
 
 /* The module's function of that name: the same handle each time it is asked for. */
-CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) {
+CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+{
     hs_client_enter();
     if (!hfunc || !name)
         return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
@@ -124,7 +133,8 @@ CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 
 CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues,
                            unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues,
-                           unsigned int numLibraryOptions) {
+                           unsigned int numLibraryOptions)
+{
     (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
     (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
     hs_client_enter();
@@ -133,7 +143,8 @@ CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *j
 
 CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions,
                                void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions,
-                               void **libraryOptionValues, unsigned int numLibraryOptions) {
+                               void **libraryOptionValues, unsigned int numLibraryOptions)
+{
     (void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
     (void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
     return cuModuleLoad((CUmodule *)library, fileName);
@@ -141,7 +152,8 @@ CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_o
 
 CUresult cuLibraryUnload(CUlibrary library) { return cuModuleUnload((CUmodule)library); }
 
-CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library) {
+CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
+{
     hs_client_enter();
     if (!pMod)
         return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
@@ -151,11 +163,13 @@ CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library) {
     return hs_driver_leave(CUDA_SUCCESS);
 }
 
-CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name) {
+CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
+{
     return cuModuleGetFunction((CUfunction *)pKernel, (CUmodule)library, name);
 }
 
-CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
+CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
+{
     hs_client_enter();
     if (!pFunc)
         return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
@@ -168,13 +182,15 @@ CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) {
 CUresult cuKernelGetName(const char **name, CUkernel hfunc) { return cuFuncGetName(name, (CUfunction)hfunc); }
 
 /* A kernel's attributes are one set for every device here (as for a function). */
-CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
+CUresult cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev)
+{
     const hs_gpu_info *info;
     CUresult r = hs_driver_check_device(dev, &info);
     return r != CUDA_SUCCESS ? r : cuFuncGetAttribute(pi, attrib, (CUfunction)kernel);
 }
 
-CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev) {
+CUresult cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
+{
     const hs_gpu_info *info;
     CUresult r = hs_driver_check_device(dev, &info);
     return r != CUDA_SUCCESS ? r : cuFuncSetAttribute((CUfunction)kernel, attrib, val);
@@ -191,7 +207,8 @@ struct CUlinkState_st {
 
 static const char g_linked_image[] = "hysim: a linked image (no code; only hysim's cuModuleLoadData reads it)";
 
-CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut) {
+CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **optionValues, CUlinkState *stateOut)
+{
     (void)numOptions, (void)options, (void)optionValues;
     hs_client_enter();
     CUresult r = hs_driver_initialized();
@@ -210,7 +227,8 @@ CUresult cuLinkCreate(unsigned int numOptions, CUjit_option *options, void **opt
 static int link_ok(CUlinkState st) { return st && st->magic == LINK_MAGIC; }
 
 CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_t size, const char *name,
-                       unsigned int numOptions, CUjit_option *options, void **optionValues) {
+                       unsigned int numOptions, CUjit_option *options, void **optionValues)
+{
     (void)name, (void)numOptions, (void)options, (void)optionValues;
     hs_client_enter();
     if (!link_ok(state))
@@ -222,7 +240,8 @@ CUresult cuLinkAddData(CUlinkState state, CUjitInputType type, void *data, size_
 }
 
 CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path, unsigned int numOptions,
-                       CUjit_option *options, void **optionValues) {
+                       CUjit_option *options, void **optionValues)
+{
     (void)numOptions, (void)options, (void)optionValues;
     hs_client_enter();
     if (!link_ok(state))
@@ -238,7 +257,8 @@ CUresult cuLinkAddFile(CUlinkState state, CUjitInputType type, const char *path,
 }
 
 /* The image lives as long as the process (a real one, as long as the link state). */
-CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut) {
+CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut)
+{
     hs_client_enter();
     if (!link_ok(state))
         return hs_driver_leave(CUDA_ERROR_INVALID_HANDLE);
@@ -249,7 +269,8 @@ CUresult cuLinkComplete(CUlinkState state, void **cubinOut, size_t *sizeOut) {
     return hs_driver_leave(CUDA_SUCCESS);
 }
 
-CUresult cuLinkDestroy(CUlinkState state) {
+CUresult cuLinkDestroy(CUlinkState state)
+{
     hs_client_enter();
     if (!link_ok(state))
         return hs_driver_leave(CUDA_ERROR_INVALID_HANDLE);
@@ -260,7 +281,8 @@ CUresult cuLinkDestroy(CUlinkState state) {
 
 /* ---- function attributes and names ---- */
 
-CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc) {
+CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+{
     hs_client_enter();
     if (!pi || (unsigned)attrib >= HS_NFUNC_ATTRS)
         return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
@@ -277,7 +299,8 @@ CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfu
     return hs_driver_leave(CUDA_SUCCESS);
 }
 
-CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value) {
+CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+{
     hs_client_enter();
     if (!hs_driver_function_ok(hfunc))
         return hs_driver_leave(CUDA_ERROR_INVALID_HANDLE);
@@ -288,22 +311,25 @@ CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int v
 }
 
 /* A function's cache and bank preferences: checked, and without effect on its time. */
-CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config) {
+CUresult cuFuncSetCacheConfig(CUfunction hfunc, CUfunc_cache config)
+{
     hs_client_enter();
     if (!hs_driver_function_ok(hfunc))
         return hs_driver_leave(CUDA_ERROR_INVALID_HANDLE);
     return hs_driver_leave((unsigned)config > CU_FUNC_CACHE_PREFER_EQUAL ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS);
 }
 
-CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config) {
+CUresult cuFuncSetSharedMemConfig(CUfunction hfunc, CUsharedconfig config)
+{
     hs_client_enter();
     if (!hs_driver_function_ok(hfunc))
         return hs_driver_leave(CUDA_ERROR_INVALID_HANDLE);
     return hs_driver_leave((unsigned)config > CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE ? CUDA_ERROR_INVALID_VALUE
-                                                                                     : CUDA_SUCCESS);
+                                                                                        : CUDA_SUCCESS);
 }
 
-CUresult cuFuncGetName(const char **name, CUfunction hfunc) {
+CUresult cuFuncGetName(const char **name, CUfunction hfunc)
+{
     hs_client_enter();
     if (!name)
         return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
@@ -313,7 +339,8 @@ CUresult cuFuncGetName(const char **name, CUfunction hfunc) {
     return hs_driver_leave(CUDA_SUCCESS);
 }
 
-CUresult cuFuncGetModule(CUmodule *hmod, CUfunction hfunc) {
+CUresult cuFuncGetModule(CUmodule *hmod, CUfunction hfunc)
+{
     hs_client_enter();
     if (!hmod)
         return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);

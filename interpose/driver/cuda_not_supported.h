@@ -16,10 +16,11 @@
 __attribute__((visibility("hidden"))) int hs_driver_not_supported(const char *name, const void *caller,
                                                                   _Atomic int *said);
 
-#define HS_NOT_SUPPORTED(name)                                                   \
-    int name(void) __attribute__((section("hs_driver_stubs")));                  \
-    int name(void) {                                                             \
-        static _Atomic int said_;                                                \
+#define HS_NOT_SUPPORTED(name)                                                      \
+    int name(void) __attribute__((section("hs_driver_stubs")));                     \
+    int name(void)                                                                  \
+    {                                                                               \
+        static _Atomic int said_;                                                   \
         return hs_driver_not_supported(#name, __builtin_return_address(0), &said_); \
     }
 

@@ -8,7 +8,8 @@
  */
 #include "cuda_driver.h"
 
-static CUresult create_stream(CUstream *ph, unsigned flags, int priority) {
+static CUresult create_stream(CUstream *ph, unsigned flags, int priority)
+{
     CUresult r = hs_driver_current_context();
     if (r != CUDA_SUCCESS)
         return r;
@@ -17,32 +18,38 @@ static CUresult create_stream(CUstream *ph, unsigned flags, int priority) {
     return hs_driver_from_runtime(hs_client_stream_create(flags, priority, (cudaStream_t *)ph));
 }
 
-CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags) {
+CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+{
     hs_client_enter();
     return hs_driver_leave(create_stream(phStream, Flags, 0));
 }
 
-CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority) {
+CUresult cuStreamCreateWithPriority(CUstream *phStream, unsigned int flags, int priority)
+{
     hs_client_enter();
     return hs_driver_leave(create_stream(phStream, flags, priority));
 }
 
-CUresult cuStreamDestroy(CUstream hStream) {
+CUresult cuStreamDestroy(CUstream hStream)
+{
     hs_client_enter();
     return hs_driver_leave(hs_driver_from_runtime(hs_client_stream_destroy((cudaStream_t)hStream)));
 }
 
-CUresult cuStreamSynchronize(CUstream hStream) {
+CUresult cuStreamSynchronize(CUstream hStream)
+{
     hs_client_enter();
     return hs_driver_leave(hs_driver_from_runtime(hs_client_stream_synchronize((cudaStream_t)hStream)));
 }
 
-CUresult cuStreamQuery(CUstream hStream) {
+CUresult cuStreamQuery(CUstream hStream)
+{
     hs_client_enter();
     return hs_driver_leave(hs_driver_from_runtime(hs_client_stream_query((cudaStream_t)hStream)));
 }
 
-CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
+CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
+{
     hs_client_enter();
     if (Flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL)
         return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
@@ -52,7 +59,8 @@ CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 
 /* A stream's device, creation flags and priority, into those asked for (the default streams: the
  * current device's); the caller's out pointer must be there. */
-static CUresult stream_info(CUstream h, const void *out, int *dev, unsigned *flags, int *priority) {
+static CUresult stream_info(CUstream h, const void *out, int *dev, unsigned *flags, int *priority)
+{
     int d = -1, p = 0;
     unsigned f = 0;
     if (!out)
@@ -67,22 +75,26 @@ static CUresult stream_info(CUstream h, const void *out, int *dev, unsigned *fla
     return r;
 }
 
-CUresult cuStreamGetPriority(CUstream hStream, int *priority) {
+CUresult cuStreamGetPriority(CUstream hStream, int *priority)
+{
     hs_client_enter();
     return hs_driver_leave(stream_info(hStream, priority, NULL, NULL, priority));
 }
 
-CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags) {
+CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags)
+{
     hs_client_enter();
     return hs_driver_leave(stream_info(hStream, flags, NULL, flags, NULL));
 }
 
-CUresult cuStreamGetDevice(CUstream hStream, CUdevice *device) {
+CUresult cuStreamGetDevice(CUstream hStream, CUdevice *device)
+{
     hs_client_enter();
     return hs_driver_leave(stream_info(hStream, device, device, NULL, NULL));
 }
 
-CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx) {
+CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx)
+{
     hs_client_enter();
     int dev = -1;
     CUresult r = stream_info(hStream, pctx, &dev, NULL, NULL);
@@ -91,52 +103,60 @@ CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx) {
     return hs_driver_leave(r);
 }
 
-CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId) {
+CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId)
+{
     hs_client_enter();
     if (!streamId)
         return hs_driver_leave(CUDA_ERROR_INVALID_VALUE);
     return hs_driver_leave(hs_driver_from_runtime(hs_client_stream_id((cudaStream_t)hStream, streamId)));
 }
 
-CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags) {
+CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
+{
     hs_client_enter();
     CUresult r = hs_driver_current_context();
-    if (r == CUDA_SUCCESS && (!phEvent || (Flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING |
-                                                               CU_EVENT_INTERPROCESS))))
+    if (r == CUDA_SUCCESS &&
+        (!phEvent || (Flags & ~(unsigned)(CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS))))
         r = CUDA_ERROR_INVALID_VALUE;
     if (r == CUDA_SUCCESS)
         r = hs_driver_from_runtime(hs_client_event_create(Flags, (cudaEvent_t *)phEvent));
     return hs_driver_leave(r);
 }
 
-CUresult cuEventDestroy(CUevent hEvent) {
+CUresult cuEventDestroy(CUevent hEvent)
+{
     hs_client_enter();
     return hs_driver_leave(hs_driver_from_runtime(hs_client_event_destroy((cudaEvent_t)hEvent)));
 }
 
-CUresult cuEventRecord(CUevent hEvent, CUstream hStream) {
+CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
+{
     hs_client_enter();
     return hs_driver_leave(hs_driver_from_runtime(hs_client_event_record((cudaEvent_t)hEvent, (cudaStream_t)hStream)));
 }
 
-CUresult cuEventQuery(CUevent hEvent) {
+CUresult cuEventQuery(CUevent hEvent)
+{
     hs_client_enter();
     return hs_driver_leave(hs_driver_from_runtime(hs_client_event_query((cudaEvent_t)hEvent)));
 }
 
-CUresult cuEventSynchronize(CUevent hEvent) {
+CUresult cuEventSynchronize(CUevent hEvent)
+{
     hs_client_enter();
     return hs_driver_leave(hs_driver_from_runtime(hs_client_event_synchronize((cudaEvent_t)hEvent)));
 }
 
-CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd) {
+CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
     hs_client_enter();
     return hs_driver_leave(
         hs_driver_from_runtime(hs_client_event_elapsed(pMilliseconds, (cudaEvent_t)hStart, (cudaEvent_t)hEnd)));
 }
 
 /* The stream drains, then the function runs on the calling thread, outside the driver call. */
-CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) {
+CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData)
+{
     hs_client_enter();
     CUresult r = hs_driver_leave(fn ? hs_driver_from_runtime(hs_client_stream_synchronize((cudaStream_t)hStream))
                                     : CUDA_ERROR_INVALID_VALUE);
@@ -145,7 +165,8 @@ CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) {
     return r;
 }
 
-CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags) {
+CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
+{
     hs_client_enter();
     CUresult r = hs_driver_leave(callback && flags == 0
                                      ? hs_driver_from_runtime(hs_client_stream_synchronize((cudaStream_t)hStream))
@@ -161,6 +182,7 @@ CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *
 #undef cuEventElapsedTime
 CUresult cuStreamDestroy(CUstream hStream) { return cuStreamDestroy_v2(hStream); }
 CUresult cuEventDestroy(CUevent hEvent) { return cuEventDestroy_v2(hEvent); }
-CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd) {
+CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+{
     return cuEventElapsedTime_v2(pMilliseconds, hStart, hEnd);
 }

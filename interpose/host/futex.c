@@ -46,7 +46,8 @@ typedef long (*syscall_fn)(long, ...);
 
 static _Atomic(syscall_fn) g_real_syscall;
 
-static syscall_fn real_syscall(void) {
+static syscall_fn real_syscall(void)
+{
     syscall_fn f = __atomic_load_n(&g_real_syscall, __ATOMIC_ACQUIRE);
     if (!f) {
         f = (syscall_fn)hs_next_symbol("syscall", NULL);
@@ -63,13 +64,14 @@ static syscall_fn real_syscall(void) {
  * functions are not instrumented (NO_ASAN).
  */
 #define NO_ASAN __attribute__((no_sanitize("address")))
-#define READ_ARGS(ap, a)                                                                                         \
-    do {                                                                                                         \
-        for (int i_ = 0; i_ < 6; i_++)                                                                           \
-            (a)[i_] = va_arg(ap, long);                                                                          \
+#define READ_ARGS(ap, a)                \
+    do {                                \
+        for (int i_ = 0; i_ < 6; i_++)  \
+            (a)[i_] = va_arg(ap, long); \
     } while (0)
 
-NO_ASAN HS_API long hs_client_own_syscall(long number, ...) {
+NO_ASAN HS_API long hs_client_own_syscall(long number, ...)
+{
     long a[6];
     va_list ap;
     va_start(ap, number);
@@ -84,20 +86,23 @@ typedef struct futex_wake {
     long rc;
 } futex_wake;
 
-static int wake_real(void *arg) {
+static int wake_real(void *arg)
+{
     futex_wake *w = arg;
     w->rc = real_syscall()(SYS_futex, w->a[0], w->a[1], w->a[2], w->a[3], w->a[4], w->a[5]);
     return 0; /* hs_client_release_and's "posted": the release was made either way */
 }
 
 /* Whether the futex word no longer holds the value a wait was given: the wait would not block. */
-static int word_changed(void *arg) {
+static int word_changed(void *arg)
+{
     const long *a = arg;
     return __atomic_load_n((const uint32_t *)a[0], __ATOMIC_SEQ_CST) != (uint32_t)a[2];
 }
 
 /* An untimed FUTEX_WAIT of this process's futex: listed as blocked on its address until it returns. */
-static long futex_wait(long a[6]) {
+static long futex_wait(long a[6])
+{
     hs_parked p;
     if (!hs_client_park(&p, (const void *)a[0], 0, word_changed, a)) {
         hs_client_unpark(&p);
@@ -111,7 +116,8 @@ static long futex_wait(long a[6]) {
     return rc;
 }
 
-NO_ASAN HS_API long syscall(long number, ...) {
+NO_ASAN HS_API long syscall(long number, ...)
+{
     long a[6];
     va_list ap;
     va_start(ap, number);

@@ -58,8 +58,8 @@ static struct {
     timespec_get_fn timespec_get;
 } real; /* libc's own functions, found by the constructor; read with atomics */
 
-static int g_sim;                   /* HYSIM_ENDPOINT was set at start */
-static _Atomic uint64_t g_clock;    /* ns of simulated time */
+static int g_sim;                /* HYSIM_ENDPOINT was set at start */
+static _Atomic uint64_t g_clock; /* ns of simulated time */
 static _Atomic int g_mode = HS_HOST_TIME_REAL;
 static double g_scale = 1.0;
 static uint64_t g_fixed_ns;
@@ -88,7 +88,8 @@ static __thread uint64_t t_inside_ns;   /* wall time inside calls since the samp
 static __thread uint64_t t_credited_ns; /* host time credited by short gaps since the sample */
 static __thread unsigned t_calls;       /* calls since the sample */
 
-static void *libc_symbol(const char *name, const char *version) {
+static void *libc_symbol(const char *name, const char *version)
+{
     void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
     if (!h)
         return NULL;
@@ -105,50 +106,56 @@ static void *libc_symbol(const char *name, const char *version) {
  * and dlopen allocates. Until then (and if a lookup fails) the system calls
  * stand in: slower than libc's vDSO path, never wrong.
  */
-static void resolve_real(void) {
-    __atomic_store_n(&real.gettimeofday, (gettimeofday_fn)libc_symbol("gettimeofday", "GLIBC_2.2.5"),
-                     __ATOMIC_RELEASE);
+static void resolve_real(void)
+{
+    __atomic_store_n(&real.gettimeofday, (gettimeofday_fn)libc_symbol("gettimeofday", "GLIBC_2.2.5"), __ATOMIC_RELEASE);
     __atomic_store_n(&real.time, (time_fn)libc_symbol("time", "GLIBC_2.2.5"), __ATOMIC_RELEASE);
-    __atomic_store_n(&real.timespec_get, (timespec_get_fn)libc_symbol("timespec_get", "GLIBC_2.16"),
-                     __ATOMIC_RELEASE);
+    __atomic_store_n(&real.timespec_get, (timespec_get_fn)libc_symbol("timespec_get", "GLIBC_2.16"), __ATOMIC_RELEASE);
     __atomic_store_n(&real.clock_gettime, (clock_gettime_fn)libc_symbol("clock_gettime", "GLIBC_2.17"),
                      __ATOMIC_RELEASE);
 }
 
-static int real_clock_gettime(clockid_t id, struct timespec *ts) {
+static int real_clock_gettime(clockid_t id, struct timespec *ts)
+{
     clock_gettime_fn f = __atomic_load_n(&real.clock_gettime, __ATOMIC_ACQUIRE);
     return f ? f(id, ts) : (int)syscall(SYS_clock_gettime, id, ts);
 }
 
-static int real_gettimeofday(struct timeval *tv, void *tz) {
+static int real_gettimeofday(struct timeval *tv, void *tz)
+{
     gettimeofday_fn f = __atomic_load_n(&real.gettimeofday, __ATOMIC_ACQUIRE);
     return f ? f(tv, tz) : (int)syscall(SYS_gettimeofday, tv, tz);
 }
 
-static time_t real_time(time_t *t) {
+static time_t real_time(time_t *t)
+{
     time_fn f = __atomic_load_n(&real.time, __ATOMIC_ACQUIRE);
     return f ? f(t) : (time_t)syscall(SYS_time, t);
 }
 
-static int real_timespec_get(struct timespec *ts, int base) {
+static int real_timespec_get(struct timespec *ts, int base)
+{
     timespec_get_fn f = __atomic_load_n(&real.timespec_get, __ATOMIC_ACQUIRE);
     if (f)
         return f(ts, base);
     return base == TIME_UTC && real_clock_gettime(CLOCK_REALTIME, ts) == 0 ? base : 0;
 }
 
-static uint64_t real_ns(clockid_t id) {
+static uint64_t real_ns(clockid_t id)
+{
     struct timespec ts;
     real_clock_gettime(id, &ts);
     return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
-static void bad_env(const char *name, const char *value, const char *expected) {
+static void bad_env(const char *name, const char *value, const char *expected)
+{
     fprintf(stderr, "hysim: %s=%s is not %s\n", name, value, expected);
     exit(1);
 }
 
-static int parse_u64(const char *s, uint64_t *out) {
+static int parse_u64(const char *s, uint64_t *out)
+{
     char *end;
     if (!*s || *s == '-')
         return -1;
@@ -160,7 +167,8 @@ static int parse_u64(const char *s, uint64_t *out) {
     return 0;
 }
 
-static void parse_host_time(const char *v) {
+static void parse_host_time(const char *v)
+{
     if (!strcmp(v, "real")) {
         g_mode = HS_HOST_TIME_REAL;
     } else if (!strcmp(v, "zero")) {
@@ -184,7 +192,8 @@ static void parse_host_time(const char *v) {
     g_mode_from_env = 1;
 }
 
-__attribute__((constructor)) static void hs_clock_init(void) {
+__attribute__((constructor)) static void hs_clock_init(void)
+{
     resolve_real();
     const char *ep = getenv("HYSIM_ENDPOINT");
     g_sim = ep && *ep;
@@ -208,7 +217,8 @@ __attribute__((constructor)) static void hs_clock_init(void) {
     t_mono_exit = real_ns(CLOCK_MONOTONIC);
 }
 
-void hs_clock_apply_setup(uint32_t host_time, double scale, uint64_t fixed_ns, uint64_t epoch_ns) {
+void hs_clock_apply_setup(uint32_t host_time, double scale, uint64_t fixed_ns, uint64_t epoch_ns)
+{
     if (!g_mode_from_env && host_time <= HS_HOST_TIME_CALLS) {
         g_scale = scale;
         g_fixed_ns = fixed_ns;
@@ -222,13 +232,14 @@ int hs_clock_simulated(void) { return g_sim; }
 
 uint64_t hs_clock_now(void) { return atomic_load(&g_clock); }
 
-void hs_clock_advance_to(uint64_t ns) {
+void hs_clock_advance_to(uint64_t ns)
+{
     uint64_t cur = atomic_load(&g_clock);
-    while (cur < ns && !atomic_compare_exchange_weak(&g_clock, &cur, ns)) {
-    }
+    while (cur < ns && !atomic_compare_exchange_weak(&g_clock, &cur, ns)) {}
 }
 
-static void take_cpu_sample(uint64_t cpu) {
+static void take_cpu_sample(uint64_t cpu)
+{
     t_cpu_sample = cpu;
     t_inside_ns = 0;
     t_credited_ns = 0;
@@ -236,7 +247,8 @@ static void take_cpu_sample(uint64_t cpu) {
 }
 
 /* Real host time since the thread's previous call returned (see HS_SHORT_GAP_NS). */
-static uint64_t host_time_since_last_call(void) {
+static uint64_t host_time_since_last_call(void)
+{
     uint64_t now = real_ns(CLOCK_MONOTONIC);
     uint64_t gap = now - t_mono_exit;
     t_mono_entry = now;
@@ -251,14 +263,16 @@ static uint64_t host_time_since_last_call(void) {
     return outside > t_credited_ns ? outside - t_credited_ns : 0;
 }
 
-void hs_clock_thread_was_idle(void) {
+void hs_clock_thread_was_idle(void)
+{
     if (!g_sim || t_depth != 0)
         return;
     take_cpu_sample(real_ns(CLOCK_THREAD_CPUTIME_ID));
     t_mono_exit = real_ns(CLOCK_MONOTONIC);
 }
 
-void hs_client_enter(void) {
+void hs_client_enter(void)
+{
     if (t_depth++ != 0 || !g_sim)
         return;
     int mode = atomic_load_explicit(&g_mode, memory_order_acquire); /* publishes scale, fixed */
@@ -271,15 +285,13 @@ void hs_client_enter(void) {
         atomic_fetch_add(&g_clock, d);
         break;
     }
-    case HS_HOST_TIME_FIXED:
-        atomic_fetch_add(&g_clock, g_fixed_ns);
-        break;
-    default:
-        break;
+    case HS_HOST_TIME_FIXED: atomic_fetch_add(&g_clock, g_fixed_ns); break;
+    default: break;
     }
 }
 
-uint64_t hs_clock_sending_now(void) {
+uint64_t hs_clock_sending_now(void)
+{
     int mode = atomic_load_explicit(&g_mode, memory_order_acquire);
     if (t_depth == 0 && (mode == HS_HOST_TIME_REAL || mode == HS_HOST_TIME_SCALED)) {
         hs_client_enter(); /* credits the CPU time since the thread's last call, as a clock read would */
@@ -289,7 +301,8 @@ uint64_t hs_clock_sending_now(void) {
 }
 
 /* Whether the process runs under hysim in a mode that counts the calls' own cost (api_cost.h). */
-static int charges_calls(void) {
+static int charges_calls(void)
+{
     if (!g_sim)
         return 0;
     int mode = atomic_load_explicit(&g_mode, memory_order_acquire);
@@ -298,7 +311,8 @@ static int charges_calls(void) {
 
 /* Charges `times` calls of the kind: at once outside an intercepted call, else when the outermost returns,
  * where only the first kind named counts unless `also` adds to it. */
-static void charge(enum hs_api_call call, unsigned times, int also) {
+static void charge(enum hs_api_call call, unsigned times, int also)
+{
     if (!times || !charges_calls())
         return;
     uint64_t ns = hs_api_call_ns(call) * times;
@@ -314,18 +328,21 @@ void hs_client_charge_call(enum hs_api_call call) { charge(call, 1, 0); }
 
 void hs_client_charge_also(enum hs_api_call call, unsigned times) { charge(call, times, 1); }
 
-uint64_t hs_clock_reach_ns(void) {
+uint64_t hs_clock_reach_ns(void)
+{
     if (!charges_calls())
         return 0;
     return t_call_ns + HS_SUBMIT_NS; /* t_call_ns: still to be charged when the call returns */
 }
 
-void hs_clock_woke(uint64_t answer_ns) {
+void hs_clock_woke(uint64_t answer_ns)
+{
     if (charges_calls())
         hs_clock_advance_to(answer_ns + HS_WAKE_NS);
 }
 
-void hs_client_leave(void) {
+void hs_client_leave(void)
+{
     if (--t_depth != 0 || !g_sim)
         return;
     if (t_call_ns) { /* after the call: what it issued carries the clock at its entry */
@@ -356,21 +373,23 @@ void hs_client_leave(void) {
  * deterministic. A program that only reads the clock between other work
  * never gets there.
  */
-#define HS_SPIN_READS 100000u
+#define HS_SPIN_READS   100000u
 #define HS_SPIN_STEP_NS 100u
 
 static __thread hs_quiet_mark t_spin_mark; /* at this thread's last read */
 static __thread unsigned t_spin_reads;     /* reads in a row at that reading, nothing issued */
 static _Atomic int g_spin_told;
 
-void hs_quiet_mark_take(hs_quiet_mark *m) {
+void hs_quiet_mark_take(hs_quiet_mark *m)
+{
     m->host_ns = hs_clock_now();
     m->issued = hs_client_issued();
 }
 
 int hs_quiet_since(const hs_quiet_mark *m) { return m->host_ns == hs_clock_now() && m->issued == hs_client_issued(); }
 
-static void note_clock_read(void) {
+static void note_clock_read(void)
+{
     if (!hs_quiet_since(&t_spin_mark)) {
         hs_quiet_mark_take(&t_spin_mark);
         t_spin_reads = 0;
@@ -390,7 +409,8 @@ static void note_clock_read(void) {
 }
 
 /* Reads the simulated clock as one intercepted call; `realtime` adds the epoch. */
-static uint64_t read_clock(int realtime) {
+static uint64_t read_clock(int realtime)
+{
     hs_client_enter();
     note_clock_read();
     uint64_t v = hs_clock_now() + (realtime ? atomic_load(&g_epoch_ns) : 0);
@@ -399,27 +419,26 @@ static uint64_t read_clock(int realtime) {
 }
 
 /* Whether clock id reads the simulated clock: 1 with the epoch added (real-time clocks), 0 without, -1 not at all. */
-static int simulated_kind(clockid_t id) {
+static int simulated_kind(clockid_t id)
+{
     switch (id) {
     case CLOCK_MONOTONIC:
     case CLOCK_MONOTONIC_RAW:
     case CLOCK_MONOTONIC_COARSE:
     case CLOCK_BOOTTIME:
-    case CLOCK_BOOTTIME_ALARM:
-        return 0;
+    case CLOCK_BOOTTIME_ALARM: return 0;
     case CLOCK_REALTIME:
     case CLOCK_REALTIME_COARSE:
     case CLOCK_REALTIME_ALARM:
-    case CLOCK_TAI:
-        return 1;
-    default: /* CPU-time clocks and anything else */
-        return -1;
+    case CLOCK_TAI: return 1;
+    default: /* CPU-time clocks and anything else */ return -1;
     }
 }
 
 int hs_clock_reads_simulated(clockid_t id) { return g_sim && simulated_kind(id) >= 0; }
 
-uint64_t hs_clock_host_deadline(clockid_t id, const struct timespec *abstime) {
+uint64_t hs_clock_host_deadline(clockid_t id, const struct timespec *abstime)
+{
     if (abstime->tv_sec < 0)
         return 0;
     if ((uint64_t)abstime->tv_sec >= UINT64_MAX / NS_PER_S - 1)
@@ -431,7 +450,8 @@ uint64_t hs_clock_host_deadline(clockid_t id, const struct timespec *abstime) {
 
 uint64_t hs_clock_real_ns(clockid_t id) { return real_ns(id); }
 
-HS_API int clock_gettime(clockid_t id, struct timespec *ts) {
+HS_API int clock_gettime(clockid_t id, struct timespec *ts)
+{
     int realtime = simulated_kind(id);
     if (!g_sim || realtime < 0)
         return real_clock_gettime(id, ts);
@@ -441,7 +461,8 @@ HS_API int clock_gettime(clockid_t id, struct timespec *ts) {
     return 0;
 }
 
-HS_API int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
+HS_API int gettimeofday(struct timeval *restrict tv, void *restrict tz)
+{
     if (!g_sim)
         return real_gettimeofday(tv, tz);
     uint64_t v = read_clock(1);
@@ -452,7 +473,8 @@ HS_API int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
     return 0;
 }
 
-HS_API time_t time(time_t *t) {
+HS_API time_t time(time_t *t)
+{
     if (!g_sim)
         return real_time(t);
     time_t v = (time_t)(read_clock(1) / NS_PER_S);
@@ -461,7 +483,8 @@ HS_API time_t time(time_t *t) {
     return v;
 }
 
-HS_API int timespec_get(struct timespec *ts, int base) {
+HS_API int timespec_get(struct timespec *ts, int base)
+{
     if (!g_sim || base != TIME_UTC)
         return real_timespec_get(ts, base);
     uint64_t v = read_clock(1);

@@ -70,7 +70,8 @@ static struct {
 
 #define STORE(field, name) __atomic_store_n(&real.field, hs_next_symbol(name, NULL), __ATOMIC_RELEASE)
 
-__attribute__((constructor)) static void host_io_init(void) {
+__attribute__((constructor)) static void host_io_init(void)
+{
     STORE(poll, "poll");
     STORE(select, "select");
     STORE(ppoll, "ppoll");
@@ -93,7 +94,8 @@ __attribute__((constructor)) static void host_io_init(void) {
 #define REAL(field) (__atomic_load_n(&real.field, __ATOMIC_ACQUIRE))
 
 /* Whether a read of fd would block now: nothing to read on a descriptor in blocking mode. */
-static int would_block(int fd, int flags) {
+static int would_block(int fd, int flags)
+{
     if (flags & MSG_DONTWAIT)
         return 0;
     int fl = fcntl(fd, F_GETFL);
@@ -104,26 +106,28 @@ static int would_block(int fd, int flags) {
 }
 
 /* Runs call (a blocking I/O call's real form) with the thread listed as blocked; errno kept. */
-#define BLOCKING(type, call)                                                                                 \
-    do {                                                                                                     \
-        hs_parked p_;                                                                                        \
-        int listed_ = hs_client_io_block(&p_);                                                               \
-        type rc_ = (call);                                                                                   \
-        int e_ = errno;                                                                                      \
-        if (listed_)                                                                                         \
-            hs_client_io_unblock(&p_);                                                                       \
-        errno = e_;                                                                                          \
-        return rc_;                                                                                          \
+#define BLOCKING(type, call)                   \
+    do {                                       \
+        hs_parked p_;                          \
+        int listed_ = hs_client_io_block(&p_); \
+        type rc_ = (call);                     \
+        int e_ = errno;                        \
+        if (listed_)                           \
+            hs_client_io_unblock(&p_);         \
+        errno = e_;                            \
+        return rc_;                            \
     } while (0)
 
-int hs_io_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms) {
+int hs_io_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms)
+{
     int rc = REAL(poll)(fds, nfds, 0);
     if (rc != 0 || timeout_ms == 0)
         return rc;
     BLOCKING(int, REAL(poll)(fds, nfds, timeout_ms));
 }
 
-int hs_io_select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout) {
+int hs_io_select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout)
+{
     if (timeout && timeout->tv_sec == 0 && timeout->tv_usec == 0)
         return REAL(select)(nfds, readfds, writefds, exceptfds, timeout);
     fd_set r, w, x; /* the probe overwrites the sets: keep them for the real call */
@@ -146,7 +150,8 @@ int hs_io_select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
     BLOCKING(int, REAL(select)(nfds, readfds, writefds, exceptfds, timeout));
 }
 
-HS_API int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask) {
+HS_API int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout, const sigset_t *sigmask)
+{
     if (!hs_clock_simulated() || nfds == 0 || (timeout && timeout->tv_sec == 0 && timeout->tv_nsec == 0))
         return REAL(ppoll)(fds, nfds, timeout, sigmask);
     int rc = REAL(poll)(fds, nfds, 0);
@@ -156,13 +161,15 @@ HS_API int ppoll(struct pollfd *fds, nfds_t nfds, const struct timespec *timeout
 }
 
 HS_API int pselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, const struct timespec *timeout,
-                   const sigset_t *sigmask) {
+                   const sigset_t *sigmask)
+{
     if (!hs_clock_simulated() || nfds == 0)
         return REAL(pselect)(nfds, readfds, writefds, exceptfds, timeout, sigmask);
     BLOCKING(int, REAL(pselect)(nfds, readfds, writefds, exceptfds, timeout, sigmask));
 }
 
-HS_API int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout_ms) {
+HS_API int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int timeout_ms)
+{
     if (!hs_clock_simulated() || timeout_ms == 0)
         return REAL(epoll_wait)(epfd, events, maxevents, timeout_ms);
     int rc = REAL(epoll_wait)(epfd, events, maxevents, 0);
@@ -171,7 +178,8 @@ HS_API int epoll_wait(int epfd, struct epoll_event *events, int maxevents, int t
     BLOCKING(int, REAL(epoll_wait)(epfd, events, maxevents, timeout_ms));
 }
 
-HS_API int epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int timeout_ms, const sigset_t *sigmask) {
+HS_API int epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int timeout_ms, const sigset_t *sigmask)
+{
     if (!hs_clock_simulated() || timeout_ms == 0)
         return REAL(epoll_pwait)(epfd, events, maxevents, timeout_ms, sigmask);
     int rc = REAL(epoll_wait)(epfd, events, maxevents, 0);
@@ -180,72 +188,72 @@ HS_API int epoll_pwait(int epfd, struct epoll_event *events, int maxevents, int 
     BLOCKING(int, REAL(epoll_pwait)(epfd, events, maxevents, timeout_ms, sigmask));
 }
 
-HS_API int accept(int fd, struct sockaddr *addr, socklen_t *len) {
+HS_API int accept(int fd, struct sockaddr *addr, socklen_t *len)
+{
     if (!hs_clock_simulated() || !would_block(fd, 0))
         return REAL(accept)(fd, addr, len);
     BLOCKING(int, REAL(accept)(fd, addr, len));
 }
 
-HS_API int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) {
+HS_API int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
+{
     if (!hs_clock_simulated() || !would_block(fd, 0))
         return REAL(accept4)(fd, addr, len, flags);
     BLOCKING(int, REAL(accept4)(fd, addr, len, flags));
 }
 
 /* Whether fd is a pipe or a socket: what carries messages between processes. */
-static int carries_messages(int fd) {
+static int carries_messages(int fd)
+{
     struct stat st;
     return fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
 }
 
 /* Runs a read-like call on fd: listed as blocked when it would block; its data then moves the clock. */
-#define RECEIVING(fd, flags, call)                                                                           \
-    do {                                                                                                     \
-        if (!hs_clock_simulated() || !carries_messages(fd))                                                  \
-            return (call);                                                                                   \
-        ssize_t n_;                                                                                          \
-        if (would_block(fd, flags)) {                                                                        \
-            hs_parked p_;                                                                                    \
-            int listed_ = hs_client_io_block(&p_);                                                           \
-            n_ = (call);                                                                                     \
-            int e_ = errno;                                                                                  \
-            if (listed_)                                                                                     \
-                hs_client_io_unblock(&p_);                                                                   \
-            errno = e_;                                                                                      \
-        } else {                                                                                             \
-            n_ = (call);                                                                                     \
-        }                                                                                                    \
-        int e_ = errno;                                                                                      \
-        hs_messages_received(fd, n_);                                                                        \
-        errno = e_;                                                                                          \
-        return n_;                                                                                           \
+#define RECEIVING(fd, flags, call)                          \
+    do {                                                    \
+        if (!hs_clock_simulated() || !carries_messages(fd)) \
+            return (call);                                  \
+        ssize_t n_;                                         \
+        if (would_block(fd, flags)) {                       \
+            hs_parked p_;                                   \
+            int listed_ = hs_client_io_block(&p_);          \
+            n_ = (call);                                    \
+            int e_ = errno;                                 \
+            if (listed_)                                    \
+                hs_client_io_unblock(&p_);                  \
+            errno = e_;                                     \
+        } else {                                            \
+            n_ = (call);                                    \
+        }                                                   \
+        int e_ = errno;                                     \
+        hs_messages_received(fd, n_);                       \
+        errno = e_;                                         \
+        return n_;                                          \
     } while (0)
 
 /* Runs a write-like call on fd, its clock recorded first when fd carries messages. */
-#define SENDING(fd, call)                                                                                    \
-    do {                                                                                                     \
-        if (hs_clock_simulated() && carries_messages(fd)) {                                                  \
-            int e_ = errno;                                                                                  \
-            hs_messages_sending(fd);                                                                         \
-            errno = e_;                                                                                      \
-        }                                                                                                    \
-        return (call);                                                                                       \
+#define SENDING(fd, call)                                   \
+    do {                                                    \
+        if (hs_clock_simulated() && carries_messages(fd)) { \
+            int e_ = errno;                                 \
+            hs_messages_sending(fd);                        \
+            errno = e_;                                     \
+        }                                                   \
+        return (call);                                      \
     } while (0)
 
 /* The real call, or the system call while the constructor has not found libc's yet. */
 #define REAL_OR(field, ...) (REAL(field) ? REAL(field)(__VA_ARGS__) : syscall(SYS_##field, __VA_ARGS__))
 
-HS_API ssize_t recv(int fd, void *buf, size_t len, int flags) {
-    RECEIVING(fd, flags, REAL(recv)(fd, buf, len, flags));
-}
+HS_API ssize_t recv(int fd, void *buf, size_t len, int flags) { RECEIVING(fd, flags, REAL(recv)(fd, buf, len, flags)); }
 
-HS_API ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *addr, socklen_t *alen) {
+HS_API ssize_t recvfrom(int fd, void *buf, size_t len, int flags, struct sockaddr *addr, socklen_t *alen)
+{
     RECEIVING(fd, flags, REAL(recvfrom)(fd, buf, len, flags, addr, alen));
 }
 
-HS_API ssize_t recvmsg(int fd, struct msghdr *msg, int flags) {
-    RECEIVING(fd, flags, REAL(recvmsg)(fd, msg, flags));
-}
+HS_API ssize_t recvmsg(int fd, struct msghdr *msg, int flags) { RECEIVING(fd, flags, REAL(recvmsg)(fd, msg, flags)); }
 
 HS_API ssize_t read(int fd, void *buf, size_t len) { RECEIVING(fd, 0, REAL_OR(read, fd, buf, len)); }
 
@@ -255,14 +263,14 @@ HS_API ssize_t write(int fd, const void *buf, size_t len) { SENDING(fd, REAL_OR(
 
 HS_API ssize_t writev(int fd, const struct iovec *iov, int n) { SENDING(fd, REAL_OR(writev, fd, iov, n)); }
 
-HS_API ssize_t send(int fd, const void *buf, size_t len, int flags) {
+HS_API ssize_t send(int fd, const void *buf, size_t len, int flags)
+{
     SENDING(fd, REAL_OR(sendto, fd, buf, len, flags, NULL, 0));
 }
 
-HS_API ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *addr, socklen_t alen) {
+HS_API ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *addr, socklen_t alen)
+{
     SENDING(fd, REAL_OR(sendto, fd, buf, len, flags, addr, alen));
 }
 
-HS_API ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) {
-    SENDING(fd, REAL_OR(sendmsg, fd, msg, flags));
-}
+HS_API ssize_t sendmsg(int fd, const struct msghdr *msg, int flags) { SENDING(fd, REAL_OR(sendmsg, fd, msg, flags)); }

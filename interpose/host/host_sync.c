@@ -70,10 +70,11 @@ static struct {
 static pthread_mutex_t g_barriers_lock = PTHREAD_MUTEX_INITIALIZER;
 static hs_ptrmap g_barriers; /* pthread_barrier_t * → its count */
 
-#define STORE(field, name, version) __atomic_store_n(&real.field, (__typeof__(real.field))hs_next_symbol(name, version), \
-                                                     __ATOMIC_RELEASE)
+#define STORE(field, name, version) \
+    __atomic_store_n(&real.field, (__typeof__(real.field))hs_next_symbol(name, version), __ATOMIC_RELEASE)
 
-static void resolve(void) {
+static void resolve(void)
+{
     if (__atomic_load_n(&real.sem_post, __ATOMIC_ACQUIRE))
         return;
     STORE(cond_wait, "pthread_cond_wait", "GLIBC_2.3.2");
@@ -100,10 +101,12 @@ int hs_real_cond_broadcast(pthread_cond_t *cond) { return REAL(cond_broadcast)(c
  * a private one's is 0) in the int after its 64-bit value (struct new_sem,
  * glibc 2.21 on, 64-bit targets).
  */
-static int shared_cond(const pthread_cond_t *cond) {
+static int shared_cond(const pthread_cond_t *cond)
+{
     return (__atomic_load_n(&cond->__data.__wrefs, __ATOMIC_RELAXED) & 1u) != 0; /* its waiters count in the rest */
 }
-static int shared_sem(const sem_t *sem) {
+static int shared_sem(const sem_t *sem)
+{
     _Static_assert(sizeof(sem_t) >= sizeof(uint64_t) + sizeof(int), "glibc's struct new_sem");
     int flag;
     memcpy(&flag, (const char *)sem + sizeof(uint64_t), sizeof flag);
@@ -112,7 +115,8 @@ static int shared_sem(const sem_t *sem) {
 
 /* ---- condition variables ---- */
 
-HS_API int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex) {
+HS_API int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex)
+{
     cond_wait_fn wait = REAL(cond_wait);
     if (!hs_clock_simulated() || shared_cond(cond))
         return wait(cond, mutex);
@@ -131,7 +135,8 @@ HS_API int pthread_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex) {
  * it; a signaller that changed the condition under that mutex sees it
  * listed, so the unlocked hint is enough to skip the lock when none is.
  */
-HS_API int pthread_cond_signal(pthread_cond_t *cond) {
+HS_API int pthread_cond_signal(pthread_cond_t *cond)
+{
     if (hs_clock_simulated() && hs_client_any_parked())
         hs_client_release(cond, 1);
     if (hs_clock_simulated())
@@ -139,7 +144,8 @@ HS_API int pthread_cond_signal(pthread_cond_t *cond) {
     return REAL(cond_signal)(cond);
 }
 
-HS_API int pthread_cond_broadcast(pthread_cond_t *cond) {
+HS_API int pthread_cond_broadcast(pthread_cond_t *cond)
+{
     if (hs_clock_simulated() && hs_client_any_parked())
         hs_client_release(cond, 0);
     if (hs_clock_simulated())
@@ -148,12 +154,14 @@ HS_API int pthread_cond_broadcast(pthread_cond_t *cond) {
 }
 
 /* Whether a timed wait until abstime on clock may wait in hysimd: a deadline libc takes, on a simulated clock. */
-static int simulated_deadline(clockid_t clock, const struct timespec *abstime) {
+static int simulated_deadline(clockid_t clock, const struct timespec *abstime)
+{
     return abstime && abstime->tv_nsec >= 0 && abstime->tv_nsec < 1000000000 && hs_clock_reads_simulated(clock);
 }
 
 int hs_sync_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
-                           const struct timespec *abstime, int *rc) {
+                           const struct timespec *abstime, int *rc)
+{
     if (!simulated_deadline(clock, abstime) || shared_cond(cond))
         return 0;
     pthread_testcancel(); /* a cancellation point, as libc's: before, as the wait in hysimd is none */
@@ -163,7 +171,8 @@ int hs_sync_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid
 /* hs_client_sem_timedwait's take: a token, if there is one. */
 static int sem_took(void *sem) { return REAL(sem_trywait)(sem) == 0; }
 
-int hs_sync_sem_timedwait(sem_t *sem, clockid_t clock, const struct timespec *abstime, int *rc) {
+int hs_sync_sem_timedwait(sem_t *sem, clockid_t clock, const struct timespec *abstime, int *rc)
+{
     if (!simulated_deadline(clock, abstime) || shared_sem(sem))
         return 0;
     pthread_testcancel(); /* a cancellation point, as libc's: before, as the wait in hysimd is none */
@@ -172,7 +181,8 @@ int hs_sync_sem_timedwait(sem_t *sem, clockid_t clock, const struct timespec *ab
 
 /* ---- barriers ---- */
 
-HS_API int pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barrierattr_t *attr, unsigned count) {
+HS_API int pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barrierattr_t *attr, unsigned count)
+{
     int rc = REAL(barrier_init)(barrier, attr, count);
     int pshared = PTHREAD_PROCESS_PRIVATE;
     if (attr)
@@ -188,7 +198,8 @@ HS_API int pthread_barrier_init(pthread_barrier_t *barrier, const pthread_barrie
     return rc;
 }
 
-HS_API int pthread_barrier_destroy(pthread_barrier_t *barrier) {
+HS_API int pthread_barrier_destroy(pthread_barrier_t *barrier)
+{
     int rc = REAL(barrier_destroy)(barrier);
     if (rc == 0 && hs_clock_simulated()) {
         pthread_mutex_lock(&g_barriers_lock);
@@ -198,7 +209,8 @@ HS_API int pthread_barrier_destroy(pthread_barrier_t *barrier) {
     return rc;
 }
 
-HS_API int pthread_barrier_wait(pthread_barrier_t *barrier) {
+HS_API int pthread_barrier_wait(pthread_barrier_t *barrier)
+{
     barrier_fn wait = REAL(barrier_wait);
     if (!hs_clock_simulated())
         return wait(barrier);
@@ -209,7 +221,7 @@ HS_API int pthread_barrier_wait(pthread_barrier_t *barrier) {
         return wait(barrier);
     hs_parked p;
     hs_client_park(&p, barrier, count, NULL, NULL); /* the last to arrive releases the others instead */
-    int rc = wait(barrier); /* not a cancellation point */
+    int rc = wait(barrier);                         /* not a cancellation point */
     hs_client_unpark(&p);
     return rc;
 }
@@ -219,7 +231,8 @@ HS_API int pthread_barrier_wait(pthread_barrier_t *barrier) {
 static int sem_taken(void *sem) { return REAL(sem_trywait)(sem) == 0; }
 static int sem_post_real(void *sem) { return REAL(sem_post)(sem); }
 
-HS_API int sem_wait(sem_t *sem) {
+HS_API int sem_wait(sem_t *sem)
+{
     sem_fn wait = REAL(sem_wait);
     if (!hs_clock_simulated() || shared_sem(sem))
         return wait(sem);
@@ -236,7 +249,8 @@ HS_API int sem_wait(sem_t *sem) {
     return rc;
 }
 
-HS_API int sem_post(sem_t *sem) {
+HS_API int sem_post(sem_t *sem)
+{
     if (!hs_clock_simulated() || shared_sem(sem)) /* none of this process's waits on a shared one is listed */
         return REAL(sem_post)(sem);
     return hs_client_release_and(sem, 1, sem_post_real, sem);
@@ -246,7 +260,8 @@ HS_API int sem_post(sem_t *sem) {
 static void atfork_prepare(void) { pthread_mutex_lock(&g_barriers_lock); }
 static void atfork_release(void) { pthread_mutex_unlock(&g_barriers_lock); }
 
-__attribute__((constructor)) static void host_sync_init(void) {
+__attribute__((constructor)) static void host_sync_init(void)
+{
     resolve();
     pthread_atfork(atfork_prepare, atfork_release, atfork_release);
 }

@@ -29,7 +29,7 @@
 #include "internal.h"
 
 /* Slots of the shared table: a direction's key (0: free) and the latest send time on it. */
-#define HS_MESSAGE_SLOTS 8192u
+#define HS_MESSAGE_SLOTS  8192u
 #define HS_MESSAGE_PROBES 64u
 
 typedef struct hs_message_slot {
@@ -41,7 +41,8 @@ typedef struct hs_message_slot {
 static hs_message_slot *g_table;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-static void map_table(void) {
+static void map_table(void)
+{
     const char *path = getenv("HYSIM_MESSAGE_CLOCKS");
     if (!hs_clock_simulated() || !path || !*path)
         return;
@@ -49,8 +50,10 @@ static void map_table(void) {
     int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) < 0 || ((size_t)st.st_size < bytes && ftruncate(fd, (off_t)bytes) < 0)) {
-        fprintf(stderr, "hysim: note: cannot open %s (%s); messages between processes do not order their "
-                        "clocks\n", path, strerror(errno));
+        fprintf(stderr,
+                "hysim: note: cannot open %s (%s); messages between processes do not order their "
+                "clocks\n",
+                path, strerror(errno));
         if (fd >= 0)
             close(fd);
         return;
@@ -58,22 +61,26 @@ static void map_table(void) {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (p == MAP_FAILED) {
-        fprintf(stderr, "hysim: note: cannot map %s (%s); messages between processes do not order their "
-                        "clocks\n", path, strerror(errno));
+        fprintf(stderr,
+                "hysim: note: cannot map %s (%s); messages between processes do not order their "
+                "clocks\n",
+                path, strerror(errno));
         return;
     }
     g_table = p;
 }
 
 /* FNV-1a, 64 bits, then mixed: the table's key (never 0). */
-static uint64_t hash_bytes(uint64_t h, const void *p, size_t n) {
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
     const unsigned char *b = p;
     for (size_t i = 0; i < n; i++)
         h = (h ^ b[i]) * 0x100000001b3ull;
     return h;
 }
 
-static uint64_t finish(uint64_t h) {
+static uint64_t finish(uint64_t h)
+{
     h ^= h >> 33;
     h *= 0xff51afd7ed558ccdull;
     h ^= h >> 33;
@@ -81,7 +88,8 @@ static uint64_t finish(uint64_t h) {
 }
 
 /* An IPv4-mapped IPv6 address as its IPv4 form, so that both ends of a connection name it alike. */
-static void normalise(struct sockaddr_storage *a) {
+static void normalise(struct sockaddr_storage *a)
+{
     if (a->ss_family != AF_INET6)
         return;
     struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)a;
@@ -94,7 +102,8 @@ static void normalise(struct sockaddr_storage *a) {
 }
 
 /* The bytes that name one end: family, address, port (IP) or path (Unix; empty when unnamed). */
-static size_t end_name(const struct sockaddr_storage *a, socklen_t len, unsigned char *out) {
+static size_t end_name(const struct sockaddr_storage *a, socklen_t len, unsigned char *out)
+{
     switch (a->ss_family) {
     case AF_INET: {
         const struct sockaddr_in *s = (const struct sockaddr_in *)a;
@@ -114,8 +123,7 @@ static size_t end_name(const struct sockaddr_storage *a, socklen_t len, unsigned
         memcpy(out, ((const struct sockaddr_un *)a)->sun_path, n);
         return n;
     }
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -124,7 +132,8 @@ static size_t end_name(const struct sockaddr_storage *a, socklen_t len, unsigned
  * inode; a stream socket's (from, to) ends. 0 for anything else (files,
  * datagram sockets, Unix sockets both of whose ends are unnamed).
  */
-static uint64_t direction_key(int fd, int outgoing) {
+static uint64_t direction_key(int fd, int outgoing)
+{
     struct stat st;
     if (fstat(fd, &st) < 0)
         return 0;
@@ -159,7 +168,8 @@ static uint64_t direction_key(int fd, int outgoing) {
 }
 
 /* The slot of key, claimed if new; the overflow slot when the probes find none. */
-static hs_message_slot *slot_of(uint64_t key, int claim) {
+static hs_message_slot *slot_of(uint64_t key, int claim)
+{
     for (unsigned i = 0; i < HS_MESSAGE_PROBES; i++) {
         hs_message_slot *s = &g_table[1 + (key + i) % (HS_MESSAGE_SLOTS - 1)];
         uint64_t k = atomic_load(&s->key);
@@ -182,7 +192,8 @@ static hs_message_slot *slot_of(uint64_t key, int claim) {
  */
 static __thread int t_here;
 
-static uint64_t watched_key(int fd, int outgoing) {
+static uint64_t watched_key(int fd, int outgoing)
+{
     if (!hs_clock_simulated() || fd < 0 || t_here)
         return 0;
     t_here = 1;
@@ -192,18 +203,19 @@ static uint64_t watched_key(int fd, int outgoing) {
     return key;
 }
 
-void hs_messages_sending(int fd) {
+void hs_messages_sending(int fd)
+{
     uint64_t key = watched_key(fd, 1);
     if (!key)
         return;
     uint64_t now = hs_clock_sending_now();
     hs_message_slot *s = slot_of(key, 1);
     uint64_t cur = atomic_load(&s->sent_ns);
-    while (cur < now && !atomic_compare_exchange_weak(&s->sent_ns, &cur, now)) {
-    }
+    while (cur < now && !atomic_compare_exchange_weak(&s->sent_ns, &cur, now)) {}
 }
 
-void hs_messages_received(int fd, ssize_t n) {
+void hs_messages_received(int fd, ssize_t n)
+{
     uint64_t key = n > 0 ? watched_key(fd, 0) : 0;
     if (!key)
         return;

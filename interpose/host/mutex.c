@@ -80,7 +80,8 @@ static struct {
 /* Threads in the slow path of pthread_mutex_lock: an unlock looks for listed threads only when some are. */
 static _Atomic unsigned g_contended;
 
-static void resolve(void) {
+static void resolve(void)
+{
     if (__atomic_load_n(&real.unlock, __ATOMIC_ACQUIRE))
         return;
     __atomic_store_n(&real.lock, (mutex_fn)hs_next_symbol("pthread_mutex_lock", NULL), __ATOMIC_RELEASE);
@@ -100,28 +101,32 @@ HS_API int hs_client_own_mutex_unlock(pthread_mutex_t *mutex) { return REAL(unlo
  * (below bit 30 for robust and priority-inheritance mutexes, whose upper
  * bits are flags); __count a recursive mutex's depth.
  */
-#define MUTEX_PSHARED_BIT 128
-#define MUTEX_TYPE_MASK 3
+#define MUTEX_PSHARED_BIT       128
+#define MUTEX_TYPE_MASK         3
 #define MUTEX_ROBUST_PI_PP_BITS (16 | 32 | 64)
-#define MUTEX_OWNER_TID_MASK 0x3fffffff
+#define MUTEX_OWNER_TID_MASK    0x3fffffff
 
-static int shared_mutex(const pthread_mutex_t *m) {
+static int shared_mutex(const pthread_mutex_t *m)
+{
     return (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) & MUTEX_PSHARED_BIT) != 0;
 }
 
 /* Whether the calling thread holds m (read by its owner, the field is stable). */
-static int owned_by_caller(const pthread_mutex_t *m) {
+static int owned_by_caller(const pthread_mutex_t *m)
+{
     int owner = __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) & MUTEX_OWNER_TID_MASK;
     return owner != 0 && owner == (int)syscall(SYS_gettid);
 }
 
 /* A robust or priority mutex (__kind bits 4, 5, 6): the kernel hands it over (an owner's death, inheritance). */
-static int robust_or_priority(const pthread_mutex_t *m) {
+static int robust_or_priority(const pthread_mutex_t *m)
+{
     return (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) & MUTEX_ROBUST_PI_PP_BITS) != 0;
 }
 
 /* An unlock by the owner that leaves a recursive mutex held (read before it lets the mutex go). */
-static int stays_held(const pthread_mutex_t *m) {
+static int stays_held(const pthread_mutex_t *m)
+{
     return (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) & MUTEX_TYPE_MASK) == PTHREAD_MUTEX_RECURSIVE &&
            __atomic_load_n(&m->__data.__count, __ATOMIC_RELAXED) > 1;
 }
@@ -132,14 +137,16 @@ typedef struct attempt {
 } attempt;
 
 /* hs_client_block_on_lock's take: the mutex, tried under the lock an unlock's release takes. */
-static int try_under_lock(void *arg) {
+static int try_under_lock(void *arg)
+{
     attempt *a = arg;
     a->rc = REAL(trylock)(a->mutex);
     return a->rc != EBUSY;
 }
 
 /* The mutex is taken: blocks listed on it (client.c) until the caller takes it. */
-static int lock_contended(pthread_mutex_t *mutex) {
+static int lock_contended(pthread_mutex_t *mutex)
+{
     atomic_fetch_add(&g_contended, 1); /* before the try under the lock: an unlock after it sees this */
     attempt a = {mutex, EBUSY};
     int blocked = hs_client_block_on_lock(mutex, mutex, try_under_lock, &a);
@@ -149,7 +156,8 @@ static int lock_contended(pthread_mutex_t *mutex) {
     return blocked ? a.rc : REAL(lock)(mutex);
 }
 
-int hs_sync_mutex_lock(pthread_mutex_t *mutex) {
+int hs_sync_mutex_lock(pthread_mutex_t *mutex)
+{
     if (!hs_clock_simulated() || shared_mutex(mutex))
         return REAL(lock)(mutex);
     int rc = REAL(trylock)(mutex);
@@ -164,14 +172,16 @@ int hs_sync_mutex_lock(pthread_mutex_t *mutex) {
  * libc's unlock of mutex, held by the caller, under hysim: its result, and
  * in *release whether a thread blocked on it is to be released.
  */
-static int unlock_seen(pthread_mutex_t *mutex, int *release) {
+static int unlock_seen(pthread_mutex_t *mutex, int *release)
+{
     int counts = !shared_mutex(mutex) && !stays_held(mutex); /* read while held: once let go it may be freed */
     int rc = REAL(unlock)(mutex);
     *release = hs_lock_release_due(rc, counts, &g_contended); /* libc's unlock may be a release store */
     return rc;
 }
 
-static int unlock_program_mutex(pthread_mutex_t *mutex) {
+static int unlock_program_mutex(pthread_mutex_t *mutex)
+{
     if (!hs_clock_simulated())
         return REAL(unlock)(mutex);
     int release;
@@ -181,12 +191,12 @@ static int unlock_program_mutex(pthread_mutex_t *mutex) {
     return rc;
 }
 
-int hs_sync_mutex_let_go(pthread_mutex_t *mutex) { /* only in a wait in hysimd: the process runs under hysim */
+int hs_sync_mutex_let_go(pthread_mutex_t *mutex)
+{ /* only in a wait in hysimd: the process runs under hysim */
     int release;
     unlock_seen(mutex, &release);
     return release;
 }
-
 
 HS_API int pthread_mutex_lock(pthread_mutex_t *mutex) { return hs_sync_mutex_lock(mutex); }
 HS_API int pthread_mutex_unlock(pthread_mutex_t *mutex) { return unlock_program_mutex(mutex); }

@@ -66,7 +66,8 @@ typedef struct omp_region {
 static __thread omp_region *t_region; /* the innermost such region the calling thread runs in */
 
 /* libgomp's function `name` (default version), looked up once into *cache; NULL if the program has no libgomp. */
-static void *gomp_cached(void **cache, const char *name) {
+static void *gomp_cached(void **cache, const char *name)
+{
     void *p = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
     if (!p) {
         p = hs_next_symbol(name, NULL);
@@ -75,26 +76,29 @@ static void *gomp_cached(void **cache, const char *name) {
     return p;
 }
 /* Declares `type var`, libgomp's function name, looked up once per call site. */
-#define GOMP_FN(type, var, name)                                                                             \
-    static void *var##_cache;                                                                                \
+#define GOMP_FN(type, var, name) \
+    static void *var##_cache;    \
     type var = (type)gomp_cached(&var##_cache, name)
 
 /* The calling thread's team size (omp_get_num_threads; 1 outside a region). */
-static unsigned team_size(void) {
+static unsigned team_size(void)
+{
     GOMP_FN(team_size_fn, size, "omp_get_num_threads");
     int n = size ? size() : 1;
     return n > 0 ? (unsigned)n : 1;
 }
 
 /* One team barrier of region r: listed as blocked on r until the last of the team arrives, then `real`. */
-static void team_barrier(omp_region *r, void (*real)(void)) {
+static void team_barrier(omp_region *r, void (*real)(void))
+{
     hs_parked p;
     hs_client_park(&p, r, team_size(), NULL, NULL); /* the last to arrive releases the others instead */
     real();
     hs_client_unpark(&p);
 }
 
-static void real_barrier(void) {
+static void real_barrier(void)
+{
     GOMP_FN(void_fn, f, "GOMP_barrier");
     if (f)
         f();
@@ -117,7 +121,8 @@ static char g_dock;
 static __thread hs_parked t_docked;
 static __thread int t_is_docked;
 
-static void run_region(void *arg) {
+static void run_region(void *arg)
+{
     omp_region *r = arg;
     GOMP_FN(thread_num_fn, thread_num, "omp_get_thread_num");
     int worker = thread_num && thread_num() != 0;
@@ -137,7 +142,8 @@ static void run_region(void *arg) {
 }
 
 /* The thread that begins a region of num_threads (0: the default) counts its docked workers in. */
-static void undock_team(unsigned num_threads) {
+static void undock_team(unsigned num_threads)
+{
     GOMP_FN(team_size_fn, max_threads, "omp_get_max_threads");
     unsigned team = num_threads ? num_threads : max_threads ? (unsigned)max_threads() : 1;
     if (team > 1)
@@ -147,24 +153,25 @@ static void undock_team(unsigned num_threads) {
 /* Whether these entries do hysim's part (under hysim), or only call libgomp's. */
 static bool wraps(void) { return hs_clock_simulated(); }
 
-#define REAL_OR_RETURN(type, name, ...)                                                                     \
-    GOMP_FN(type, real_, name);                                                                             \
-    if (!real_)                                                                                             \
-        return;                                                                                             \
-    if (!wraps()) {                                                                                         \
-        real_(__VA_ARGS__);                                                                                 \
-        return;                                                                                             \
+#define REAL_OR_RETURN(type, name, ...) \
+    GOMP_FN(type, real_, name);         \
+    if (!real_)                         \
+        return;                         \
+    if (!wraps()) {                     \
+        real_(__VA_ARGS__);             \
+        return;                         \
     }
 
-HS_API void GOMP_parallel(region_fn fn, void *data, unsigned num_threads, unsigned flags) {
+HS_API void GOMP_parallel(region_fn fn, void *data, unsigned num_threads, unsigned flags)
+{
     REAL_OR_RETURN(parallel_fn, "GOMP_parallel", fn, data, num_threads, flags)
     omp_region r = {fn, data};
     undock_team(num_threads);
     real_(run_region, &r, num_threads, flags);
 }
 
-HS_API void GOMP_parallel_sections(region_fn fn, void *data, unsigned num_threads, unsigned count,
-                                   unsigned flags) {
+HS_API void GOMP_parallel_sections(region_fn fn, void *data, unsigned num_threads, unsigned count, unsigned flags)
+{
     REAL_OR_RETURN(parallel_sections_fn, "GOMP_parallel_sections", fn, data, num_threads, count, flags)
     omp_region r = {fn, data};
     undock_team(num_threads);
@@ -172,20 +179,22 @@ HS_API void GOMP_parallel_sections(region_fn fn, void *data, unsigned num_thread
 }
 
 /* The combined `parallel for` entries with a chunk size: one per schedule. */
-#define PARALLEL_LOOP(name)                                                                                  \
-    HS_API void name(region_fn fn, void *data, unsigned num_threads, long start, long end, long incr,         \
-                     long chunk_size, unsigned flags) {                                                      \
-        REAL_OR_RETURN(parallel_loop_fn, #name, fn, data, num_threads, start, end, incr, chunk_size, flags)  \
-        omp_region r = {fn, data};                                                                           \
-        undock_team(num_threads);                                                                            \
-        real_(run_region, &r, num_threads, start, end, incr, chunk_size, flags);                             \
+#define PARALLEL_LOOP(name)                                                                                            \
+    HS_API void name(region_fn fn, void *data, unsigned num_threads, long start, long end, long incr, long chunk_size, \
+                     unsigned flags)                                                                                   \
+    {                                                                                                                  \
+        REAL_OR_RETURN(parallel_loop_fn, #name, fn, data, num_threads, start, end, incr, chunk_size, flags)            \
+        omp_region r = {fn, data};                                                                                     \
+        undock_team(num_threads);                                                                                      \
+        real_(run_region, &r, num_threads, start, end, incr, chunk_size, flags);                                       \
     }
 PARALLEL_LOOP(GOMP_parallel_loop_static)
 PARALLEL_LOOP(GOMP_parallel_loop_dynamic)
 PARALLEL_LOOP(GOMP_parallel_loop_guided)
 
-HS_API void GOMP_parallel_loop_runtime(region_fn fn, void *data, unsigned num_threads, long start, long end,
-                                       long incr, unsigned flags) {
+HS_API void GOMP_parallel_loop_runtime(region_fn fn, void *data, unsigned num_threads, long start, long end, long incr,
+                                       unsigned flags)
+{
     REAL_OR_RETURN(parallel_loop_runtime_fn, "GOMP_parallel_loop_runtime", fn, data, num_threads, start, end, incr,
                    flags)
     omp_region r = {fn, data};
@@ -194,15 +203,16 @@ HS_API void GOMP_parallel_loop_runtime(region_fn fn, void *data, unsigned num_th
 }
 
 /* The barriers inside a region: GOMP_barrier, and those ending a loop or sections construct. */
-#define TEAM_BARRIER(name)                                                                                   \
-    HS_API void name(void) {                                                                                 \
-        GOMP_FN(void_fn, real_, #name);                                                                      \
-        if (!real_)                                                                                          \
-            return;                                                                                          \
-        if (!wraps() || !t_region)                                                                           \
-            real_();                                                                                         \
-        else                                                                                                 \
-            team_barrier(t_region, real_);                                                                   \
+#define TEAM_BARRIER(name)                 \
+    HS_API void name(void)                 \
+    {                                      \
+        GOMP_FN(void_fn, real_, #name);    \
+        if (!real_)                        \
+            return;                        \
+        if (!wraps() || !t_region)         \
+            real_();                       \
+        else                               \
+            team_barrier(t_region, real_); \
     }
 TEAM_BARRIER(GOMP_barrier)
 TEAM_BARRIER(GOMP_loop_end)
@@ -213,7 +223,8 @@ TEAM_BARRIER(GOMP_sections_end)
 static pthread_mutex_t g_critical = PTHREAD_MUTEX_INITIALIZER; /* the unnamed critical section's */
 
 /* A named critical section's mutex, made on first use in the slot the compiler gives the name. */
-static pthread_mutex_t *named_critical(void **slot) {
+static pthread_mutex_t *named_critical(void **slot)
+{
     pthread_mutex_t *m = __atomic_load_n((pthread_mutex_t **)slot, __ATOMIC_ACQUIRE);
     if (m)
         return m;
@@ -229,7 +240,8 @@ static pthread_mutex_t *named_critical(void **slot) {
     return none;
 }
 
-HS_API void GOMP_critical_start(void) {
+HS_API void GOMP_critical_start(void)
+{
     if (wraps()) {
         pthread_mutex_lock(&g_critical);
         return;
@@ -239,7 +251,8 @@ HS_API void GOMP_critical_start(void) {
         real_();
 }
 
-HS_API void GOMP_critical_end(void) {
+HS_API void GOMP_critical_end(void)
+{
     if (wraps()) {
         pthread_mutex_unlock(&g_critical);
         return;
@@ -249,7 +262,8 @@ HS_API void GOMP_critical_end(void) {
         real_();
 }
 
-HS_API void GOMP_critical_name_start(void **slot) {
+HS_API void GOMP_critical_name_start(void **slot)
+{
     if (wraps()) {
         pthread_mutex_lock(named_critical(slot));
         return;
@@ -259,7 +273,8 @@ HS_API void GOMP_critical_name_start(void **slot) {
         real_(slot);
 }
 
-HS_API void GOMP_critical_name_end(void **slot) {
+HS_API void GOMP_critical_name_end(void **slot)
+{
     if (wraps()) {
         pthread_mutex_unlock(named_critical(slot));
         return;
@@ -284,10 +299,11 @@ typedef struct omp_lock_state {
 } omp_lock_state;
 
 static pthread_mutex_t g_locks_lock = PTHREAD_MUTEX_INITIALIZER; /* hysim's own: locked with libc's calls */
-static hs_ptrmap g_locks;                                       /* omp_lock_t * → omp_lock_state * */
+static hs_ptrmap g_locks;                                        /* omp_lock_t * → omp_lock_state * */
 
 /* The state of the lock at `lock`, made on first use if the program did not initialise it here. */
-static omp_lock_state *lock_state(void *lock) {
+static omp_lock_state *lock_state(void *lock)
+{
     hs_client_own_mutex_lock(&g_locks_lock);
     omp_lock_state *s = (omp_lock_state *)hs_ptrmap_get(&g_locks, (uintptr_t)lock);
     if (!s) {
@@ -301,7 +317,8 @@ static omp_lock_state *lock_state(void *lock) {
     return s;
 }
 
-static void forget_lock(void *lock) {
+static void forget_lock(void *lock)
+{
     hs_client_own_mutex_lock(&g_locks_lock);
     omp_lock_state *s = (omp_lock_state *)hs_ptrmap_del(&g_locks, (uintptr_t)lock);
     hs_client_own_mutex_unlock(&g_locks_lock);
@@ -316,15 +333,16 @@ typedef int (*test_lock_fn)(void *);
 typedef void (*init_hint_fn)(void *, int);
 
 /* A lock routine: ours under hysim, else libgomp's. */
-#define LOCK_ROUTINE(name, ours)                                                                             \
-    HS_API void name(void *lock) {                                                                           \
-        if (wraps()) {                                                                                       \
-            ours;                                                                                            \
-            return;                                                                                          \
-        }                                                                                                    \
-        GOMP_FN(lock_fn, real_, #name);                                                                      \
-        if (real_)                                                                                           \
-            real_(lock);                                                                                     \
+#define LOCK_ROUTINE(name, ours)        \
+    HS_API void name(void *lock)        \
+    {                                   \
+        if (wraps()) {                  \
+            ours;                       \
+            return;                     \
+        }                               \
+        GOMP_FN(lock_fn, real_, #name); \
+        if (real_)                      \
+            real_(lock);                \
     }
 LOCK_ROUTINE(omp_init_lock, forget_lock(lock); lock_state(lock))
 LOCK_ROUTINE(omp_init_nest_lock, forget_lock(lock); lock_state(lock))
@@ -334,19 +352,22 @@ LOCK_ROUTINE(omp_set_lock, pthread_mutex_lock(&lock_state(lock)->mutex))
 LOCK_ROUTINE(omp_unset_lock, pthread_mutex_unlock(&lock_state(lock)->mutex))
 
 /* Whether the calling thread holds nestable lock s (only its owner can find itself there). */
-static bool holds_nest(omp_lock_state *s) {
+static bool holds_nest(omp_lock_state *s)
+{
     return __atomic_load_n(&s->depth, __ATOMIC_RELAXED) > 0 &&
            pthread_equal(__atomic_load_n(&s->owner, __ATOMIC_RELAXED), pthread_self());
 }
 
 /* s just taken by the calling thread, once. */
-static int own_nest(omp_lock_state *s) {
+static int own_nest(omp_lock_state *s)
+{
     __atomic_store_n(&s->owner, pthread_self(), __ATOMIC_RELAXED);
     __atomic_store_n(&s->depth, 1, __ATOMIC_RELAXED);
     return 1;
 }
 
-static void set_nest(omp_lock_state *s) {
+static void set_nest(omp_lock_state *s)
+{
     if (holds_nest(s)) {
         __atomic_store_n(&s->depth, s->depth + 1, __ATOMIC_RELAXED);
         return;
@@ -355,7 +376,8 @@ static void set_nest(omp_lock_state *s) {
     own_nest(s);
 }
 
-static void unset_nest(omp_lock_state *s) {
+static void unset_nest(omp_lock_state *s)
+{
     int depth = s->depth - 1;
     __atomic_store_n(&s->depth, depth, __ATOMIC_RELAXED);
     if (depth == 0)
@@ -365,14 +387,16 @@ static void unset_nest(omp_lock_state *s) {
 LOCK_ROUTINE(omp_set_nest_lock, set_nest(lock_state(lock)))
 LOCK_ROUTINE(omp_unset_nest_lock, unset_nest(lock_state(lock)))
 
-HS_API int omp_test_lock(void *lock) {
+HS_API int omp_test_lock(void *lock)
+{
     if (wraps())
         return pthread_mutex_trylock(&lock_state(lock)->mutex) == 0;
     GOMP_FN(test_lock_fn, real_, "omp_test_lock");
     return real_ ? real_(lock) : 0;
 }
 
-HS_API int omp_test_nest_lock(void *lock) {
+HS_API int omp_test_nest_lock(void *lock)
+{
     if (wraps()) {
         omp_lock_state *s = lock_state(lock);
         if (holds_nest(s)) {
@@ -386,16 +410,17 @@ HS_API int omp_test_nest_lock(void *lock) {
 }
 
 /* OpenMP 4.5's initialisers with a hint: the hint changes nothing here. */
-#define INIT_WITH_HINT(name)                                                                                 \
-    HS_API void name(void *lock, int hint) {                                                                 \
-        if (wraps()) {                                                                                       \
-            forget_lock(lock);                                                                               \
-            lock_state(lock);                                                                                \
-            return;                                                                                          \
-        }                                                                                                    \
-        GOMP_FN(init_hint_fn, real_, #name);                                                                 \
-        if (real_)                                                                                           \
-            real_(lock, hint);                                                                               \
+#define INIT_WITH_HINT(name)                 \
+    HS_API void name(void *lock, int hint)   \
+    {                                        \
+        if (wraps()) {                       \
+            forget_lock(lock);               \
+            lock_state(lock);                \
+            return;                          \
+        }                                    \
+        GOMP_FN(init_hint_fn, real_, #name); \
+        if (real_)                           \
+            real_(lock, hint);               \
     }
 INIT_WITH_HINT(omp_init_lock_with_hint)
 INIT_WITH_HINT(omp_init_nest_lock_with_hint)

@@ -35,10 +35,10 @@ static struct {
 /* Threads in the slow path of a lock: an unlock looks for listed threads only when some are. */
 static _Atomic unsigned g_contended;
 
-#define STORE(field, name) \
-    __atomic_store_n(&real.field, (rwlock_fn)hs_next_symbol(name, NULL), __ATOMIC_RELEASE)
+#define STORE(field, name) __atomic_store_n(&real.field, (rwlock_fn)hs_next_symbol(name, NULL), __ATOMIC_RELEASE)
 
-static void resolve(void) {
+static void resolve(void)
+{
     if (__atomic_load_n(&real.unlock, __ATOMIC_ACQUIRE))
         return;
     STORE(rdlock, "pthread_rwlock_rdlock");
@@ -51,11 +51,13 @@ static void resolve(void) {
 #define REAL(field) (resolve(), __atomic_load_n(&real.field, __ATOMIC_ACQUIRE))
 
 /* glibc's rwlock (bits/struct_rwlock.h): __shared marks one shared between processes, __cur_writer its writer. */
-static int shared_rwlock(const pthread_rwlock_t *rw) {
+static int shared_rwlock(const pthread_rwlock_t *rw)
+{
     return __atomic_load_n(&rw->__data.__shared, __ATOMIC_RELAXED) != 0;
 }
 
-static int written_by_caller(const pthread_rwlock_t *rw) {
+static int written_by_caller(const pthread_rwlock_t *rw)
+{
     return __atomic_load_n(&rw->__data.__cur_writer, __ATOMIC_RELAXED) == (int)syscall(SYS_gettid);
 }
 
@@ -66,14 +68,16 @@ typedef struct attempt {
 } attempt;
 
 /* hs_client_block_on_lock's take: the rwlock, tried under the lock an unlock's release takes. */
-static int try_under_lock(void *arg) {
+static int try_under_lock(void *arg)
+{
     attempt *a = arg;
     a->rc = a->try_lock(a->rwlock);
     return a->rc != EBUSY;
 }
 
 /* A read (write 0) or write lock: libc's own, or blocked listed on the rwlock when it is taken. */
-static int lock(pthread_rwlock_t *rw, int write) {
+static int lock(pthread_rwlock_t *rw, int write)
+{
     rwlock_fn blocking = write ? REAL(wrlock) : REAL(rdlock);
     if (!hs_clock_simulated() || shared_rwlock(rw))
         return blocking(rw);
@@ -92,7 +96,8 @@ static int lock(pthread_rwlock_t *rw, int write) {
 HS_API int pthread_rwlock_rdlock(pthread_rwlock_t *rwlock) { return lock(rwlock, 0); }
 HS_API int pthread_rwlock_wrlock(pthread_rwlock_t *rwlock) { return lock(rwlock, 1); }
 
-HS_API int pthread_rwlock_unlock(pthread_rwlock_t *rwlock) {
+HS_API int pthread_rwlock_unlock(pthread_rwlock_t *rwlock)
+{
     if (!hs_clock_simulated())
         return REAL(unlock)(rwlock);
     int counts = !shared_rwlock(rwlock); /* read while held: once let go it may be freed */

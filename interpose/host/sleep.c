@@ -66,27 +66,32 @@ static struct {
     poll_fn poll;
 } real; /* libc's, read and written with atomics */
 
-static void resolve(void) {
+static void resolve(void)
+{
     if (__atomic_load_n(&real.clock_nanosleep, __ATOMIC_ACQUIRE))
         return;
     __atomic_store_n(&real.select, (select_fn)hs_next_symbol("select", NULL), __ATOMIC_RELEASE);
     __atomic_store_n(&real.poll, (poll_fn)hs_next_symbol("poll", NULL), __ATOMIC_RELEASE);
     __atomic_store_n(&real.nanosleep, (nanosleep_fn)hs_next_symbol("nanosleep", NULL), __ATOMIC_RELEASE);
-    __atomic_store_n(&real.clock_nanosleep, (clock_nanosleep_fn)hs_next_symbol("clock_nanosleep", NULL), __ATOMIC_RELEASE);
+    __atomic_store_n(&real.clock_nanosleep, (clock_nanosleep_fn)hs_next_symbol("clock_nanosleep", NULL),
+                     __ATOMIC_RELEASE);
 }
 
 #define REAL(field) (resolve(), __atomic_load_n(&real.field, __ATOMIC_ACQUIRE))
 
-static struct timespec timespec_of(uint64_t ns) {
+static struct timespec timespec_of(uint64_t ns)
+{
     return (struct timespec){(time_t)(ns / NS_PER_S), (long)(ns % NS_PER_S)};
 }
 
-static int valid_length(const struct timespec *t) {
+static int valid_length(const struct timespec *t)
+{
     return t && t->tv_sec >= 0 && t->tv_nsec >= 0 && t->tv_nsec < (long)NS_PER_S;
 }
 
 /* t's length in ns, saturated. */
-static uint64_t length_ns(const struct timespec *t) {
+static uint64_t length_ns(const struct timespec *t)
+{
     if ((uint64_t)t->tv_sec >= UINT64_MAX / NS_PER_S - 1)
         return UINT64_MAX;
     return (uint64_t)t->tv_sec * NS_PER_S + (uint64_t)t->tv_nsec;
@@ -94,10 +99,10 @@ static uint64_t length_ns(const struct timespec *t) {
 
 static uint64_t add_saturated(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
-void hs_client_real_sleep_ns(uint64_t ns) {
+void hs_client_real_sleep_ns(uint64_t ns)
+{
     struct timespec left = timespec_of(ns);
-    while (syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &left, &left) != 0 && errno == EINTR) {
-    }
+    while (syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &left, &left) != 0 && errno == EINTR) {}
 }
 
 /*
@@ -105,7 +110,8 @@ void hs_client_real_sleep_ns(uint64_t ns) {
  * a signal cut a real sleep short; *rem, when given, then holds what was
  * left of it). Inside an intercepted call.
  */
-static int sleep_until(uint64_t until_ns, struct timespec *rem) {
+static int sleep_until(uint64_t until_ns, struct timespec *rem)
+{
     if (hs_client_sleep_until(until_ns) == HS_SLEEP_DONE)
         return 0;
     uint64_t now = hs_clock_now();
@@ -114,7 +120,8 @@ static int sleep_until(uint64_t until_ns, struct timespec *rem) {
 }
 
 /* A sleep of length ns from now, as one intercepted call. */
-static int sleep_for(uint64_t ns, struct timespec *rem) {
+static int sleep_for(uint64_t ns, struct timespec *rem)
+{
     pthread_testcancel(); /* a cancellation point, as libc's sleeps (a simulated one is one only here) */
     hs_client_enter();
     int rc = sleep_until(add_saturated(hs_clock_now(), ns), rem);
@@ -122,7 +129,8 @@ static int sleep_for(uint64_t ns, struct timespec *rem) {
     return rc;
 }
 
-HS_API int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem) {
+HS_API int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem)
+{
     if (!hs_clock_reads_simulated(clock))
         return REAL(clock_nanosleep)(clock, flags, req, rem);
     if (!valid_length(req))
@@ -136,7 +144,8 @@ HS_API int clock_nanosleep(clockid_t clock, int flags, const struct timespec *re
     return rc;
 }
 
-HS_API int nanosleep(const struct timespec *req, struct timespec *rem) {
+HS_API int nanosleep(const struct timespec *req, struct timespec *rem)
+{
     if (!hs_clock_reads_simulated(CLOCK_MONOTONIC))
         return REAL(nanosleep)(req, rem);
     int rc = valid_length(req) ? sleep_for(length_ns(req), rem) : EINVAL;
@@ -146,12 +155,14 @@ HS_API int nanosleep(const struct timespec *req, struct timespec *rem) {
     return -1;
 }
 
-HS_API int usleep(useconds_t usec) {
+HS_API int usleep(useconds_t usec)
+{
     struct timespec t = timespec_of((uint64_t)usec * 1000);
     return nanosleep(&t, NULL);
 }
 
-HS_API unsigned int sleep(unsigned int seconds) {
+HS_API unsigned int sleep(unsigned int seconds)
+{
     struct timespec t = {(time_t)seconds, 0}, rem = {0, 0};
     if (nanosleep(&t, &rem) == 0)
         return 0;
@@ -159,7 +170,8 @@ HS_API unsigned int sleep(unsigned int seconds) {
 }
 
 /* select and poll on no file descriptor are sleeps (older code's portable sleep); on any, real waits. */
-HS_API int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout) {
+HS_API int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds, struct timeval *timeout)
+{
     if (nfds != 0 && hs_clock_simulated())
         return hs_io_select(nfds, readfds, writefds, exceptfds, timeout); /* a wait on descriptors */
     if (nfds != 0 || readfds || writefds || exceptfds || !timeout || !hs_clock_reads_simulated(CLOCK_MONOTONIC))
@@ -181,7 +193,8 @@ HS_API int select(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds
     return 0;
 }
 
-HS_API int poll(struct pollfd *fds, nfds_t nfds, int timeout_ms) {
+HS_API int poll(struct pollfd *fds, nfds_t nfds, int timeout_ms)
+{
     if (nfds != 0 && timeout_ms != 0 && hs_clock_simulated())
         return hs_io_poll(fds, nfds, timeout_ms); /* a wait on descriptors */
     if (nfds != 0 || timeout_ms <= 0 || !hs_clock_reads_simulated(CLOCK_MONOTONIC))

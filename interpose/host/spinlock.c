@@ -42,7 +42,8 @@ static _Atomic int g_any_shared;
 
 #define STORE(field, type, name) __atomic_store_n(&real.field, (type)hs_next_symbol(name, NULL), __ATOMIC_RELEASE)
 
-static void resolve(void) {
+static void resolve(void)
+{
     if (__atomic_load_n(&real.unlock, __ATOMIC_ACQUIRE))
         return;
     STORE(init, spin_init_fn, "pthread_spin_init");
@@ -54,7 +55,8 @@ static void resolve(void) {
 
 #define REAL(field) (resolve(), __atomic_load_n(&real.field, __ATOMIC_ACQUIRE))
 
-static int shared_spin(pthread_spinlock_t *lock) {
+static int shared_spin(pthread_spinlock_t *lock)
+{
     if (!atomic_load(&g_any_shared))
         return 0;
     pthread_mutex_lock(&g_shared_lock);
@@ -63,7 +65,8 @@ static int shared_spin(pthread_spinlock_t *lock) {
     return shared;
 }
 
-HS_API int pthread_spin_init(pthread_spinlock_t *lock, int pshared) {
+HS_API int pthread_spin_init(pthread_spinlock_t *lock, int pshared)
+{
     int rc = REAL(init)(lock, pshared);
     if (rc == 0 && hs_clock_simulated()) {
         pthread_mutex_lock(&g_shared_lock);
@@ -78,7 +81,8 @@ HS_API int pthread_spin_init(pthread_spinlock_t *lock, int pshared) {
     return rc;
 }
 
-HS_API int pthread_spin_destroy(pthread_spinlock_t *lock) {
+HS_API int pthread_spin_destroy(pthread_spinlock_t *lock)
+{
     if (hs_clock_simulated() && atomic_load(&g_any_shared)) {
         pthread_mutex_lock(&g_shared_lock);
         hs_ptrmap_del(&g_shared, (uintptr_t)lock);
@@ -93,7 +97,8 @@ static void *key_of(pthread_spinlock_t *lock) { return (void *)(uintptr_t)lock; 
 /* hs_client_block_on_lock's take: the lock, tried under the lock an unlock's release takes. */
 static int try_under_lock(void *lock) { return REAL(trylock)((pthread_spinlock_t *)lock) == 0; }
 
-HS_API int pthread_spin_lock(pthread_spinlock_t *lock) {
+HS_API int pthread_spin_lock(pthread_spinlock_t *lock)
+{
     if (!hs_clock_simulated() || shared_spin(lock))
         return REAL(lock)(lock);
     if (REAL(trylock)(lock) == 0)
@@ -104,7 +109,8 @@ HS_API int pthread_spin_lock(pthread_spinlock_t *lock) {
     return blocked ? 0 : REAL(lock)(lock);
 }
 
-HS_API int pthread_spin_unlock(pthread_spinlock_t *lock) {
+HS_API int pthread_spin_unlock(pthread_spinlock_t *lock)
+{
     if (!hs_clock_simulated())
         return REAL(unlock)(lock);
     int counts = !shared_spin(lock); /* read while held: once let go it may be freed */
@@ -118,7 +124,8 @@ HS_API int pthread_spin_unlock(pthread_spinlock_t *lock) {
 static void atfork_prepare(void) { pthread_mutex_lock(&g_shared_lock); }
 static void atfork_release(void) { pthread_mutex_unlock(&g_shared_lock); }
 
-__attribute__((constructor)) static void spinlock_init(void) {
+__attribute__((constructor)) static void spinlock_init(void)
+{
     resolve();
     pthread_atfork(atfork_prepare, atfork_release, atfork_release);
 }

@@ -81,13 +81,14 @@ static clockjoin_fn real_clockjoin; /* NULL before glibc 2.31, which has no pthr
 
 static pthread_mutex_t g_tlock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_gone_cv = PTHREAD_COND_INITIALIZER; /* a thread is gone (timed joins wait on it) */
-static hs_thread *g_live;     /* records of live threads, newest first */
+static hs_thread *g_live;                                   /* records of live threads, newest first */
 static uint64_t g_next_id = 1;
 static pthread_key_t g_exit_key;
 static int g_exit_key_ok;
 static __thread hs_thread *t_self;
 
-static void resolve(void) {
+static void resolve(void)
+{
     if (__atomic_load_n(&real_join, __ATOMIC_ACQUIRE))
         return;
     __atomic_store_n(&real_create, (create_fn)hs_next_symbol("pthread_create", NULL), __ATOMIC_RELEASE);
@@ -97,13 +98,15 @@ static void resolve(void) {
 }
 
 /* Drops n references. */
-static void unref_locked(hs_thread *t, int n) {
+static void unref_locked(hs_thread *t, int n)
+{
     t->refs -= n;
     if (t->refs == 0)
         free(t);
 }
 
-static void list_locked(hs_thread *t) {
+static void list_locked(hs_thread *t)
+{
     if (t->listed || t->gone)
         return;
     t->listed = 1;
@@ -113,7 +116,8 @@ static void list_locked(hs_thread *t) {
 }
 
 /* Its thread is gone: never findable again. Drops the thread's reference and the list's. */
-static void gone_locked(hs_thread *t) {
+static void gone_locked(hs_thread *t)
+{
     int n = 1;
     t->gone = 1;
     if (t->listed) {
@@ -130,7 +134,8 @@ static void gone_locked(hs_thread *t) {
 hs_thread *hs_thread_self(void) { return t_self; }
 
 /* The thread-specific destructor: the thread exits. */
-static void thread_exit(void *arg) {
+static void thread_exit(void *arg)
+{
     hs_thread *t = arg;
     hs_client_thread_leaving(t); /* while it still counts as running: its joiners run from here */
     hs_client_thread_exit(t);
@@ -142,7 +147,8 @@ static void thread_exit(void *arg) {
     pthread_mutex_unlock(&g_tlock);
 }
 
-static void *trampoline(void *arg) {
+static void *trampoline(void *arg)
+{
     hs_thread *t = arg;
     void *(*start)(void *) = t->start;
     void *start_arg = t->arg;
@@ -160,12 +166,14 @@ static void *trampoline(void *arg) {
     return start(start_arg);
 }
 
-int hs_thread_create_untracked(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg) {
+int hs_thread_create_untracked(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
+{
     resolve();
     return real_create(thread, attr, start, arg);
 }
 
-HS_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg) {
+HS_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *), void *arg)
+{
     resolve();
     hs_thread *t = hs_clock_simulated() && g_exit_key_ok ? calloc(1, sizeof *t) : NULL;
     if (!t)
@@ -192,7 +200,8 @@ HS_API int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(
 }
 
 /* The live record of thread th, with a reference taken, or NULL. */
-static hs_thread *find(pthread_t th) {
+static hs_thread *find(pthread_t th)
+{
     pthread_mutex_lock(&g_tlock);
     hs_thread *t = g_live;
     while (t && !pthread_equal(t->self, th))
@@ -204,7 +213,8 @@ static hs_thread *find(pthread_t th) {
 }
 
 /* A join that will return at once (an error) must not wait for the thread's exit. */
-static int joinable(pthread_t th) {
+static int joinable(pthread_t th)
+{
     if (pthread_equal(th, pthread_self()))
         return 0;
     pthread_attr_t a;
@@ -217,7 +227,8 @@ static int joinable(pthread_t th) {
 }
 
 /* A join hysimd is not told of (its joiner issued no work, say) blocks outside CUDA: host_sync.c's way. */
-static int join_parked(hs_thread *t, pthread_t th, void **ret) {
+static int join_parked(hs_thread *t, pthread_t th, void **ret)
+{
     hs_parked p;
     if (!hs_client_park_join(&p, t))
         return real_join(th, ret);
@@ -229,7 +240,8 @@ static int join_parked(hs_thread *t, pthread_t th, void **ret) {
     return rc;
 }
 
-HS_API int pthread_join(pthread_t th, void **ret) {
+HS_API int pthread_join(pthread_t th, void **ret)
+{
     resolve();
     hs_thread *t = hs_clock_simulated() ? find(th) : NULL;
     int ok = t && joinable(th);
@@ -249,7 +261,8 @@ HS_API int pthread_join(pthread_t th, void **ret) {
 
 static int valid_join_clock(clockid_t clock) { return clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC; }
 
-__attribute__((noreturn)) static void timed_out_running(const char *name, uint64_t deadline) {
+__attribute__((noreturn)) static void timed_out_running(const char *name, uint64_t deadline)
+{
     fprintf(stderr,
             "hysim: %s timing out on a running thread is not supported yet (it had not exited by its "
             "deadline, %" PRIu64 " ns of simulated host time)\n",
@@ -259,7 +272,8 @@ __attribute__((noreturn)) static void timed_out_running(const char *name, uint64
 }
 
 /* Waits until t is gone (1) or the host clock has passed deadline with t still running (0). */
-static int await_exit(hs_thread *t, uint64_t deadline) {
+static int await_exit(hs_thread *t, uint64_t deadline)
+{
     int cancel;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel); /* a reference and hysimd's Wait must not be left behind */
     pthread_mutex_lock(&g_tlock);
@@ -280,7 +294,8 @@ static int await_exit(hs_thread *t, uint64_t deadline) {
 }
 
 /* A timed join of t, th's live record (a reference held), with the deadline on the host clock. */
-static int timed_join_tracked(const char *name, hs_thread *t, pthread_t th, void **ret, uint64_t deadline) {
+static int timed_join_tracked(const char *name, hs_thread *t, pthread_t th, void **ret, uint64_t deadline)
+{
     if (!joinable(th)) { /* the error of a join of itself or of a detached thread, at once */
         static const struct timespec past = {0, 0};
         return real_timedjoin(th, ret, &past);
@@ -305,7 +320,8 @@ static int timed_join_tracked(const char *name, hs_thread *t, pthread_t th, void
     return real_join(th, ret);
 }
 
-static int timed_join(const char *name, pthread_t th, void **ret, clockid_t clock, const struct timespec *abstime) {
+static int timed_join(const char *name, pthread_t th, void **ret, clockid_t clock, const struct timespec *abstime)
+{
     if (!abstime)
         return pthread_join(th, ret);
     if (abstime->tv_nsec < 0 || abstime->tv_nsec >= (long)NS_PER_S)
@@ -320,14 +336,16 @@ static int timed_join(const char *name, pthread_t th, void **ret, clockid_t cloc
     return rc;
 }
 
-HS_API int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abstime) {
+HS_API int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abstime)
+{
     resolve();
     if (!hs_clock_simulated())
         return real_timedjoin(th, ret, abstime);
     return timed_join("pthread_timedjoin_np", th, ret, CLOCK_REALTIME, abstime);
 }
 
-HS_API int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clock, const struct timespec *abstime) {
+HS_API int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clock, const struct timespec *abstime)
+{
     resolve();
     if (!valid_join_clock(clock))
         return EINVAL;
@@ -340,7 +358,8 @@ static void atfork_prepare(void) { pthread_mutex_lock(&g_tlock); }
 static void atfork_parent(void) { pthread_mutex_unlock(&g_tlock); }
 static void atfork_child(void) { pthread_mutex_unlock(&g_tlock); }
 
-__attribute__((constructor)) static void threads_init(void) {
+__attribute__((constructor)) static void threads_init(void)
+{
     resolve(); /* not lazily: dlsym may allocate, which a sanitizer's own thread start must not see */
     g_exit_key_ok = pthread_key_create(&g_exit_key, thread_exit) == 0;
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);

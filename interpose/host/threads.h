@@ -26,20 +26,20 @@ typedef struct hs_thread {
     pthread_t self;
     void *(*start)(void *);
     void *arg;
-    int refs;               /* its creator until listed, its thread until it exits, each join in progress */
-    int listed, gone;       /* findable by pthread_t; exited (never listed again) */
-    uint64_t exit_ns;       /* once gone: the host clock (hs_clock_now) when it exited */
+    int refs;         /* its creator until listed, its thread until it exits, each join in progress */
+    int listed, gone; /* findable by pthread_t; exited (never listed again) */
+    uint64_t exit_ns; /* once gone: the host clock (hs_clock_now) when it exited */
     struct hs_thread *next;
     /* client.c, under the client lock */
-    uint64_t id;            /* Wait.thread / Threads.exited: unique in the process, never 0 */
-    int worked;             /* it issued work (an op or a Wait) */
-    int fresh;              /* created by a thread that had issued work; has issued none yet */
-    uint64_t born;          /* its place among the quiet starts (client.c: g_quiet_starts) */
-    int exited;             /* it exited */
-    int joiner;             /* a thread that issued work blocks in pthread_join of it */
-    void *join_wait;        /* the joiner's THREAD_EXIT Wait, once sent (client.c's reply slot) */
+    uint64_t id;                 /* Wait.thread / Threads.exited: unique in the process, never 0 */
+    int worked;                  /* it issued work (an op or a Wait) */
+    int fresh;                   /* created by a thread that had issued work; has issued none yet */
+    uint64_t born;               /* its place among the quiet starts (client.c: g_quiet_starts) */
+    int exited;                  /* it exited */
+    int joiner;                  /* a thread that issued work blocks in pthread_join of it */
+    void *join_wait;             /* the joiner's THREAD_EXIT Wait, once sent (client.c's reply slot) */
     struct hs_thread *next_join; /* joins whose Wait is not sent yet */
-    int leaving;            /* its exit began: its joiners were released, later ones do not block in the books */
+    int leaving;                 /* its exit began: its joiners were released, later ones do not block in the books */
 } hs_thread;
 
 /*
@@ -51,14 +51,14 @@ typedef struct hs_thread {
  * (client.c says why and how).
  */
 typedef struct hs_parked {
-    const void *key;        /* what it blocks on: the object's address */
-    int works;              /* the thread issued work */
-    int listed;             /* in client.c's list of blocked threads */
-    int released;           /* a releaser counted it as running again; it has not returned yet */
-    int sleeps;             /* it sleeps on released (a lock's, hs_client_block_on_lock): a release wakes it */
-    int handover;           /* its release came before libc lets the mutex go (hs_client_park_handing) */
-    const void *hands;      /* a mutex libc lets go inside the wait it blocks in (hs_client_park_handing) */
-    int hands_tid;          /* its thread id: the mutex's owner until then */
+    const void *key;   /* what it blocks on: the object's address */
+    int works;         /* the thread issued work */
+    int listed;        /* in client.c's list of blocked threads */
+    int released;      /* a releaser counted it as running again; it has not returned yet */
+    int sleeps;        /* it sleeps on released (a lock's, hs_client_block_on_lock): a release wakes it */
+    int handover;      /* its release came before libc lets the mutex go (hs_client_park_handing) */
+    const void *hands; /* a mutex libc lets go inside the wait it blocks in (hs_client_park_handing) */
+    int hands_tid;     /* its thread id: the mutex's owner until then */
     struct hs_parked *next;
 } hs_parked;
 
@@ -66,8 +66,8 @@ typedef struct hs_parked {
 HS_HIDDEN hs_thread *hs_thread_self(void);
 
 /* libc's pthread_create, for the client core's own threads (not wrapped, not counted). */
-HS_HIDDEN int hs_thread_create_untracked(pthread_t *thread, const pthread_attr_t *attr,
-                                         void *(*start)(void *), void *arg);
+HS_HIDDEN int hs_thread_create_untracked(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
+                                         void *arg);
 
 /* ---- client.c, called by threads.c ---- */
 
@@ -156,7 +156,8 @@ HS_HIDDEN unsigned hs_client_release(const void *key, unsigned max);
  * (contended). The fence pairs with the locker's count, as in Dekker's
  * algorithm (mutex.c says why).
  */
-static inline int hs_lock_release_due(int rc, int counts, _Atomic unsigned *contended) {
+static inline int hs_lock_release_due(int rc, int counts, _Atomic unsigned *contended)
+{
     atomic_thread_fence(memory_order_seq_cst);
     return rc == 0 && counts && atomic_load(contended) > 0;
 }

@@ -66,10 +66,11 @@ static struct {
     rwlock_clock_fn rwlock_clockrdlock, rwlock_clockwrlock;
 } real; /* each read and written with atomics */
 
-#define STORE(field, name, version) __atomic_store_n(&real.field, (__typeof__(real.field))hs_next_symbol(name, version), \
-                                                     __ATOMIC_RELEASE)
+#define STORE(field, name, version) \
+    __atomic_store_n(&real.field, (__typeof__(real.field))hs_next_symbol(name, version), __ATOMIC_RELEASE)
 
-static void resolve(void) {
+static void resolve(void)
+{
     if (__atomic_load_n(&real.cond_timedwait, __ATOMIC_ACQUIRE))
         return;
     STORE(cond_clockwait, "pthread_cond_clockwait", NULL);
@@ -87,7 +88,8 @@ static void resolve(void) {
 #define REAL(field) (resolve(), __atomic_load_n(&real.field, __ATOMIC_ACQUIRE))
 
 int hs_real_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
-                           const struct timespec *abstime) {
+                           const struct timespec *abstime)
+{
     return REAL(cond_clockwait)(cond, mutex, clock, abstime);
 }
 
@@ -95,7 +97,8 @@ int hs_real_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid
  * abstime on `clock`, read on the simulated clock, as the same moment on the
  * machine's clock, in *out; abstime itself where it passes through.
  */
-static const struct timespec *on_real_clock(clockid_t clock, const struct timespec *abstime, struct timespec *out) {
+static const struct timespec *on_real_clock(clockid_t clock, const struct timespec *abstime, struct timespec *out)
+{
     if (!abstime || abstime->tv_nsec < 0 || abstime->tv_nsec >= (long)NS_PER_S || !hs_clock_reads_simulated(clock))
         return abstime;
     uint64_t deadline = hs_clock_host_deadline(clock, abstime), now = hs_clock_now();
@@ -108,7 +111,8 @@ static const struct timespec *on_real_clock(clockid_t clock, const struct timesp
 }
 
 /* A real-time wait parked by hs_client_park_quiet ends: counted as running again, errno kept. */
-static void quiet_end(hs_parked *p, int parked) {
+static void quiet_end(hs_parked *p, int parked)
+{
     int e = errno;
     if (parked)
         hs_client_unpark(p);
@@ -116,11 +120,13 @@ static void quiet_end(hs_parked *p, int parked) {
 }
 
 /* The clock a condition variable's deadlines are on (the file comment says how it is read). */
-static clockid_t cond_clock(const pthread_cond_t *cond) {
+static clockid_t cond_clock(const pthread_cond_t *cond)
+{
     return (__atomic_load_n(&cond->__data.__wrefs, __ATOMIC_RELAXED) & 2u) ? CLOCK_MONOTONIC : CLOCK_REALTIME;
 }
 
-HS_API int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, const struct timespec *abstime) {
+HS_API int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, const struct timespec *abstime)
+{
     struct timespec t;
     int rc;
     if (hs_sync_cond_timedwait(cond, mutex, cond_clock(cond), abstime, &rc))
@@ -133,7 +139,8 @@ HS_API int pthread_cond_timedwait(pthread_cond_t *cond, pthread_mutex_t *mutex, 
 }
 
 HS_API int pthread_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, clockid_t clock,
-                                  const struct timespec *abstime) {
+                                  const struct timespec *abstime)
+{
     struct timespec t;
     int rc;
     if (hs_sync_cond_timedwait(cond, mutex, clock, abstime, &rc))
@@ -146,14 +153,16 @@ HS_API int pthread_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mutex, 
 }
 
 /* sem_timedwait's result: 0, or -1 with errno. */
-static int sem_result(int rc) {
+static int sem_result(int rc)
+{
     if (rc == 0)
         return 0;
     errno = rc;
     return -1;
 }
 
-HS_API int sem_timedwait(sem_t *sem, const struct timespec *abstime) {
+HS_API int sem_timedwait(sem_t *sem, const struct timespec *abstime)
+{
     int rc;
     if (hs_sync_sem_timedwait(sem, CLOCK_REALTIME, abstime, &rc))
         return sem_result(rc);
@@ -165,7 +174,8 @@ HS_API int sem_timedwait(sem_t *sem, const struct timespec *abstime) {
     return rc;
 }
 
-HS_API int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abstime) {
+HS_API int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abstime)
+{
     int rc;
     if ((clock == CLOCK_REALTIME || clock == CLOCK_MONOTONIC) && hs_sync_sem_timedwait(sem, clock, abstime, &rc))
         return sem_result(rc);
@@ -177,32 +187,38 @@ HS_API int sem_clockwait(sem_t *sem, clockid_t clock, const struct timespec *abs
     return rc;
 }
 
-HS_API int pthread_mutex_timedlock(pthread_mutex_t *mutex, const struct timespec *abstime) {
+HS_API int pthread_mutex_timedlock(pthread_mutex_t *mutex, const struct timespec *abstime)
+{
     struct timespec t;
     return REAL(mutex_timedlock)(mutex, on_real_clock(CLOCK_REALTIME, abstime, &t));
 }
 
-HS_API int pthread_mutex_clocklock(pthread_mutex_t *mutex, clockid_t clock, const struct timespec *abstime) {
+HS_API int pthread_mutex_clocklock(pthread_mutex_t *mutex, clockid_t clock, const struct timespec *abstime)
+{
     struct timespec t;
     return REAL(mutex_clocklock)(mutex, clock, on_real_clock(clock, abstime, &t));
 }
 
-HS_API int pthread_rwlock_timedrdlock(pthread_rwlock_t *lock, const struct timespec *abstime) {
+HS_API int pthread_rwlock_timedrdlock(pthread_rwlock_t *lock, const struct timespec *abstime)
+{
     struct timespec t;
     return REAL(rwlock_timedrdlock)(lock, on_real_clock(CLOCK_REALTIME, abstime, &t));
 }
 
-HS_API int pthread_rwlock_timedwrlock(pthread_rwlock_t *lock, const struct timespec *abstime) {
+HS_API int pthread_rwlock_timedwrlock(pthread_rwlock_t *lock, const struct timespec *abstime)
+{
     struct timespec t;
     return REAL(rwlock_timedwrlock)(lock, on_real_clock(CLOCK_REALTIME, abstime, &t));
 }
 
-HS_API int pthread_rwlock_clockrdlock(pthread_rwlock_t *lock, clockid_t clock, const struct timespec *abstime) {
+HS_API int pthread_rwlock_clockrdlock(pthread_rwlock_t *lock, clockid_t clock, const struct timespec *abstime)
+{
     struct timespec t;
     return REAL(rwlock_clockrdlock)(lock, clock, on_real_clock(clock, abstime, &t));
 }
 
-HS_API int pthread_rwlock_clockwrlock(pthread_rwlock_t *lock, clockid_t clock, const struct timespec *abstime) {
+HS_API int pthread_rwlock_clockwrlock(pthread_rwlock_t *lock, clockid_t clock, const struct timespec *abstime)
+{
     struct timespec t;
     return REAL(rwlock_clockwrlock)(lock, clock, on_real_clock(clock, abstime, &t));
 }

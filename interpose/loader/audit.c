@@ -16,10 +16,9 @@
 
 /* The file names hysim's library folder holds in place of the real ones. */
 static const char *const hs_replaced[] = {
-    "libcudart.so.13", "libcudart.so",  "libcuda.so.1",     "libcuda.so",
-    "libnccl.so.2",    "libnccl.so",    "libcublas.so.13",  "libcublas.so",
-    "libcublasLt.so.13", "libcublasLt.so", "libcurand.so.10", "libcurand.so",
-    "libcudnn.so.9",   "libcudnn.so",   "libnvidia-ml.so.1", "libnvidia-ml.so",
+    "libcudart.so.13", "libcudart.so", "libcuda.so.1",      "libcuda.so",      "libnccl.so.2",    "libnccl.so",
+    "libcublas.so.13", "libcublas.so", "libcublasLt.so.13", "libcublasLt.so",  "libcurand.so.10", "libcurand.so",
+    "libcudnn.so.9",   "libcudnn.so",  "libnvidia-ml.so.1", "libnvidia-ml.so",
 };
 #define HS_NREPLACED (sizeof hs_replaced / sizeof hs_replaced[0])
 

@@ -35,11 +35,11 @@
 struct ncclComm {
     uint64_t key;
     int rank, nranks, dev;
-    uint64_t seq; /* next collective's sequence number */
+    uint64_t seq;            /* next collective's sequence number */
     uint64_t *sends, *recvs; /* [nranks]: Sends to / Recvs from each peer so far */
-    int left;     /* CommDestroy sent (finalize, destroy or abort) */
-    uint64_t splits; /* ncclCommSplit calls made on it so far */
-    int by_init_rank; /* joined by ncclCommInitRank: this process's other ranks may join later */
+    int left;                /* CommDestroy sent (finalize, destroy or abort) */
+    uint64_t splits;         /* ncclCommSplit calls made on it so far */
+    int by_init_rank;        /* joined by ncclCommInitRank: this process's other ranks may join later */
 };
 
 static __thread char t_last_error[256];
@@ -53,13 +53,15 @@ static __thread uint64_t t_group; /* number of the open group; 0 outside groups 
 static __thread uint64_t t_group_devices[HS_GROUP_DEVICE_WORDS];
 static __thread unsigned t_group_one_rank_calls;
 
-static void group_device_add(int dev) {
+static void group_device_add(int dev)
+{
     if (dev >= 0 && dev < 64 * HS_GROUP_DEVICE_WORDS)
         t_group_devices[dev / 64] |= 1ull << (dev % 64);
 }
 
 /* How many devices the group issued for; forgets them. */
-static unsigned group_devices_take(void) {
+static unsigned group_devices_take(void)
+{
     unsigned n = 0;
     for (int i = 0; i < HS_GROUP_DEVICE_WORDS; i++) {
         n += (unsigned)__builtin_popcountll(t_group_devices[i]);
@@ -69,21 +71,23 @@ static unsigned group_devices_take(void) {
 }
 static _Atomic uint64_t g_uid_counter, g_group_counter;
 
-static ncclResult_t fail(ncclResult_t r, const char *fmt, const char *arg) {
+static ncclResult_t fail(ncclResult_t r, const char *fmt, const char *arg)
+{
     snprintf(t_last_error, sizeof t_last_error, fmt, arg);
     return r;
 }
 
-static ncclResult_t leave(ncclResult_t r) {
+static ncclResult_t leave(ncclResult_t r)
+{
     hs_client_leave();
     return r;
 }
 
 /* Maps the client core's CUDA error; hysimd being unreachable is a system error. */
-static ncclResult_t from_cuda(cudaError_t e, const char *what) {
+static ncclResult_t from_cuda(cudaError_t e, const char *what)
+{
     switch (e) {
-    case cudaSuccess:
-        return ncclSuccess;
+    case cudaSuccess: return ncclSuccess;
     case cudaErrorNoDevice:
     case cudaErrorCudartUnloading:
     case cudaErrorInitializationError:
@@ -92,14 +96,13 @@ static ncclResult_t from_cuda(cudaError_t e, const char *what) {
     case cudaErrorInvalidResourceHandle:
     case cudaErrorInvalidDevice:
         return fail(ncclInvalidArgument, "%s: invalid argument (stream, device or buffer)", what);
-    case cudaErrorMemoryAllocation:
-        return fail(ncclSystemError, "%s: out of device memory", what);
-    default:
-        return fail(ncclUnhandledCudaError, "%s: CUDA error", what);
+    case cudaErrorMemoryAllocation: return fail(ncclSystemError, "%s: out of device memory", what);
+    default: return fail(ncclUnhandledCudaError, "%s: CUDA error", what);
     }
 }
 
-static uint64_t comm_key_of(const ncclUniqueId *id) {
+static uint64_t comm_key_of(const ncclUniqueId *id)
+{
     uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a, 64 bits */
     for (size_t i = 0; i < sizeof id->internal; i++) {
         h ^= (uint8_t)id->internal[i];
@@ -109,7 +112,8 @@ static uint64_t comm_key_of(const ncclUniqueId *id) {
 }
 
 /* Bytes: a magic, the server, the pid, a per-process counter; the rest zero. */
-static void make_unique_id(ncclUniqueId *id) {
+static void make_unique_id(ncclUniqueId *id)
+{
     memset(id, 0, sizeof *id);
     uint32_t server = hs_client_gpu_info()->server;
     uint32_t pid = (uint32_t)getpid();
@@ -120,19 +124,29 @@ static void make_unique_id(ncclUniqueId *id) {
     memcpy(id->internal + 16, &n, 8);
 }
 
-static size_t type_size(ncclDataType_t t) {
+static size_t type_size(ncclDataType_t t)
+{
     switch (t) {
-    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
+    case ncclInt8:
+    case ncclUint8:
+    case ncclFloat8e4m3:
+    case ncclFloat8e5m2: return 1;
+    case ncclFloat16:
+    case ncclBfloat16: return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32: return 4;
+    case ncclInt64:
+    case ncclUint64:
+    case ncclFloat64: return 8;
     default: return 0;
     }
 }
 
 /* ---- versions, ids, errors ---- */
 
-ncclResult_t ncclGetVersion(int *version) {
+ncclResult_t ncclGetVersion(int *version)
+{
     hs_client_enter();
     if (!version)
         return leave(fail(ncclInvalidArgument, "%s: version is NULL", "ncclGetVersion"));
@@ -140,7 +154,8 @@ ncclResult_t ncclGetVersion(int *version) {
     return leave(ncclSuccess);
 }
 
-ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId) {
+ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId)
+{
     hs_client_enter();
     if (!uniqueId)
         return leave(fail(ncclInvalidArgument, "%s: uniqueId is NULL", "ncclGetUniqueId"));
@@ -150,7 +165,8 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId) {
     return leave(r);
 }
 
-const char *ncclGetErrorString(ncclResult_t result) {
+const char *ncclGetErrorString(ncclResult_t result)
+{
     switch (result) {
     case ncclSuccess: return "no error";
     case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
@@ -164,12 +180,14 @@ const char *ncclGetErrorString(ncclResult_t result) {
     }
 }
 
-const char *ncclGetLastError(ncclComm_t comm) {
+const char *ncclGetLastError(ncclComm_t comm)
+{
     (void)comm;
     return t_last_error;
 }
 
-ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError)
+{
     hs_client_enter();
     if (!comm || !asyncError)
         return leave(fail(ncclInvalidArgument, "%s: comm or asyncError is NULL", "ncclCommGetAsyncError"));
@@ -181,10 +199,14 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *asyncError) {
 
 /* Ranks of each communicator that joined in this process (ncclCommSplit needs all of them here). */
 static pthread_mutex_t g_local_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct local_count { uint64_t key; int ranks; } *g_local;
+static struct local_count {
+    uint64_t key;
+    int ranks;
+} * g_local;
 static size_t g_nlocal;
 
-static void count_local_rank(uint64_t key) {
+static void count_local_rank(uint64_t key)
+{
     pthread_mutex_lock(&g_local_lock);
     size_t i = 0;
     while (i < g_nlocal && g_local[i].key != key)
@@ -201,7 +223,8 @@ static void count_local_rank(uint64_t key) {
     pthread_mutex_unlock(&g_local_lock);
 }
 
-static int local_ranks(uint64_t key) {
+static int local_ranks(uint64_t key)
+{
     pthread_mutex_lock(&g_local_lock);
     int n = 0;
     for (size_t i = 0; i < g_nlocal; i++)
@@ -212,7 +235,8 @@ static int local_ranks(uint64_t key) {
 }
 
 /* One rank on local device dev joins the communicator `key`. */
-static ncclResult_t join(ncclComm_t *out, uint64_t key, int rank, int nranks, int dev, const char *what) {
+static ncclResult_t join(ncclComm_t *out, uint64_t key, int rank, int nranks, int dev, const char *what)
+{
     ncclResult_t r = from_cuda(hs_client_comm_init(key, rank, nranks, dev), what);
     if (r != ncclSuccess)
         return r;
@@ -236,7 +260,8 @@ static ncclResult_t join(ncclComm_t *out, uint64_t key, int rank, int nranks, in
 
 /* NCCL takes one rank per GPU: a communicator of more ranks than the scenario has GPUs could never
  * complete (its missing ranks would never join), so it is refused at once, with a message. */
-static ncclResult_t too_many_ranks(int nranks, const char *what) {
+static ncclResult_t too_many_ranks(int nranks, const char *what)
+{
     uint32_t gpus = hs_client_gpu_info()->total_gpus;
     if (!gpus || (uint32_t)nranks <= gpus)
         return ncclSuccess;
@@ -248,7 +273,8 @@ static ncclResult_t too_many_ranks(int nranks, const char *what) {
     return ncclInvalidUsage;
 }
 
-static ncclResult_t init_rank(ncclComm_t *comm, int nranks, const ncclUniqueId *id, int rank, const char *what) {
+static ncclResult_t init_rank(ncclComm_t *comm, int nranks, const ncclUniqueId *id, int rank, const char *what)
+{
     if (!comm || nranks < 1 || rank < 0 || rank >= nranks)
         return fail(ncclInvalidArgument, "%s: comm is NULL or rank/nranks out of range", what);
     ncclResult_t r = from_cuda(hs_client_start(), what);
@@ -263,19 +289,21 @@ static ncclResult_t init_rank(ncclComm_t *comm, int nranks, const ncclUniqueId *
     return r;
 }
 
-ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank) {
+ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
+{
     hs_client_enter();
     return leave(init_rank(comm, nranks, &commId, rank, "ncclCommInitRank"));
 }
 
-ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
-                                    ncclConfig_t *config) {
+ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank, ncclConfig_t *config)
+{
     (void)config; /* blocking, CTA counts, names: nothing hysim models yet */
     hs_client_enter();
     return leave(init_rank(comm, nranks, &commId, rank, "ncclCommInitRankConfig"));
 }
 
-ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist) {
+ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist)
+{
     hs_client_enter();
     if (!comm || ndev < 1)
         return leave(fail(ncclInvalidArgument, "%s: comm is NULL or ndev < 1", "ncclCommInitAll"));
@@ -299,21 +327,24 @@ ncclResult_t ncclCommInitAll(ncclComm_t *comm, int ndev, const int *devlist) {
     return leave(r);
 }
 
-static ncclResult_t leave_comm(ncclComm_t comm, const char *what) {
+static ncclResult_t leave_comm(ncclComm_t comm, const char *what)
+{
     if (comm->left)
         return ncclSuccess;
     comm->left = 1;
     return from_cuda(hs_client_comm_destroy(comm->key, comm->rank, comm->dev), what);
 }
 
-ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+ncclResult_t ncclCommFinalize(ncclComm_t comm)
+{
     hs_client_enter();
     if (!comm)
         return leave(fail(ncclInvalidArgument, "%s: comm is NULL", "ncclCommFinalize"));
     return leave(leave_comm(comm, "ncclCommFinalize"));
 }
 
-ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+ncclResult_t ncclCommDestroy(ncclComm_t comm)
+{
     hs_client_enter();
     if (!comm)
         return leave(ncclSuccess);
@@ -323,7 +354,8 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     return leave(r);
 }
 
-ncclResult_t ncclCommAbort(ncclComm_t comm) {
+ncclResult_t ncclCommAbort(ncclComm_t comm)
+{
     hs_client_enter();
     if (!comm)
         return leave(ncclSuccess);
@@ -333,7 +365,8 @@ ncclResult_t ncclCommAbort(ncclComm_t comm) {
     return leave(r);
 }
 
-ncclResult_t ncclCommCount(const ncclComm_t comm, int *count) {
+ncclResult_t ncclCommCount(const ncclComm_t comm, int *count)
+{
     hs_client_enter();
     if (!comm || !count)
         return leave(fail(ncclInvalidArgument, "%s: comm or count is NULL", "ncclCommCount"));
@@ -341,7 +374,8 @@ ncclResult_t ncclCommCount(const ncclComm_t comm, int *count) {
     return leave(ncclSuccess);
 }
 
-ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device) {
+ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device)
+{
     hs_client_enter();
     if (!comm || !device)
         return leave(fail(ncclInvalidArgument, "%s: comm or device is NULL", "ncclCommCuDevice"));
@@ -349,7 +383,8 @@ ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device) {
     return leave(ncclSuccess);
 }
 
-ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank) {
+ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank)
+{
     hs_client_enter();
     if (!comm || !rank)
         return leave(fail(ncclInvalidArgument, "%s: comm or rank is NULL", "ncclCommUserRank"));
@@ -385,7 +420,7 @@ typedef struct split_member {
 typedef struct split_meet {
     uint64_t parent, gen;
     int nranks, arrived, done;
-    int waiting;     /* callers outside a group blocked until done */
+    int waiting; /* callers outside a group blocked until done */
     ncclResult_t result;
     split_member *m; /* [nranks], by parent rank */
     struct split_meet *next;
@@ -395,7 +430,8 @@ static pthread_mutex_t g_split_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_split_cv = PTHREAD_COND_INITIALIZER;
 static split_meet *g_splits;
 
-static uint64_t mix64(uint64_t x) {
+static uint64_t mix64(uint64_t x)
+{
     x ^= x >> 30;
     x *= 0xbf58476d1ce4e5b9ull;
     x ^= x >> 27;
@@ -403,12 +439,14 @@ static uint64_t mix64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
-static uint64_t split_key(uint64_t parent, uint64_t gen, int color) {
+static uint64_t split_key(uint64_t parent, uint64_t gen, int color)
+{
     return mix64(parent ^ mix64(gen * 0x9e3779b97f4a7c15ull + (uint32_t)color + 1));
 }
 
 /* Creates every new communicator of the split; called by the last rank, under g_split_lock. */
-static ncclResult_t split_resolve(split_meet *sm) {
+static ncclResult_t split_resolve(split_meet *sm)
+{
     ncclResult_t r = ncclSuccess;
     for (int i = 0; i < sm->nranks; i++) {
         const split_member *me = &sm->m[i];
@@ -435,7 +473,8 @@ static ncclResult_t split_resolve(split_meet *sm) {
  * answers with every rank's new communicator; called by the last local rank
  * to arrive, under g_split_lock (released while hysimd gathers the others).
  */
-static ncclResult_t split_exchange(split_meet *sm) {
+static ncclResult_t split_exchange(split_meet *sm)
+{
     int n = 0;
     hs_split_call *calls = calloc((size_t)sm->nranks, sizeof *calls);
     hs_split_result *res = calloc((size_t)sm->nranks, sizeof *res);
@@ -448,8 +487,8 @@ static ncclResult_t split_exchange(split_meet *sm) {
         if (sm->m[i].called)
             calls[n++] = (hs_split_call){i, sm->m[i].color, sm->m[i].key};
     pthread_mutex_unlock(&g_split_lock);
-    ncclResult_t r = from_cuda(hs_client_comm_split(sm->parent, sm->nranks, sm->gen, (size_t)n, calls, res),
-                               "ncclCommSplit");
+    ncclResult_t r =
+        from_cuda(hs_client_comm_split(sm->parent, sm->nranks, sm->gen, (size_t)n, calls, res), "ncclCommSplit");
     pthread_mutex_lock(&g_split_lock);
     for (int i = 0; i < n; i++) {
         const split_member *me = &sm->m[calls[i].rank];
@@ -472,7 +511,8 @@ static ncclResult_t split_exchange(split_meet *sm) {
  * until then this asks again every millisecond, leaving the connection free
  * to the threads still initialising.
  */
-static ncclResult_t parent_local_ranks(ncclComm_t comm, int *nlocal) {
+static ncclResult_t parent_local_ranks(ncclComm_t comm, int *nlocal)
+{
     *nlocal = local_ranks(comm->key);
     if (!comm->by_init_rank || *nlocal == comm->nranks)
         return ncclSuccess;
@@ -486,7 +526,8 @@ static ncclResult_t parent_local_ranks(ncclComm_t comm, int *nlocal) {
     }
 }
 
-static ncclResult_t comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm) {
+static ncclResult_t comm_split(ncclComm_t comm, int color, int key, ncclComm_t *newcomm)
+{
     if (!comm || !newcomm || (color < 0 && color != NCCL_SPLIT_NOCOLOR))
         return fail(ncclInvalidArgument, "%s: NULL comm or newcomm, or a negative color", "ncclCommSplit");
     int nlocal;
@@ -536,7 +577,8 @@ static ncclResult_t comm_split(ncclComm_t comm, int color, int key, ncclComm_t *
     return r;
 }
 
-ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config) {
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config)
+{
     (void)config; /* blocking, CTA counts, names: nothing hysim models yet */
     hs_client_enter();
     return leave(comm_split(comm, color, key, newcomm));
@@ -544,7 +586,8 @@ ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newc
 
 /* ---- groups and collectives ---- */
 
-ncclResult_t ncclGroupStart(void) {
+ncclResult_t ncclGroupStart(void)
+{
     hs_client_enter();
     if (t_group_depth++ == 0)
         t_group = atomic_fetch_add(&g_group_counter, 1) + 1;
@@ -553,12 +596,14 @@ ncclResult_t ncclGroupStart(void) {
 
 static ncclResult_t issue_deferred(void);
 
-ncclResult_t ncclGroupEnd(void) {
+ncclResult_t ncclGroupEnd(void)
+{
     hs_client_enter();
     if (t_group_depth == 0)
         return leave(fail(ncclInvalidUsage, "%s: no ncclGroupStart to end", "ncclGroupEnd"));
     if (--t_group_depth == 0) {
-        ncclResult_t r = issue_deferred(); /* the group's kernel launches now, after whatever its stream got meanwhile */
+        ncclResult_t r =
+            issue_deferred(); /* the group's kernel launches now, after whatever its stream got meanwhile */
         t_group = 0;
         if (r != ncclSuccess) {
             group_devices_take();
@@ -576,12 +621,12 @@ ncclResult_t ncclGroupEnd(void) {
 typedef struct coll_call {
     const char *what;
     enum hs_coll_kind kind;
-    size_t count;            /* elements, as NCCL counts them for the kind (hysim.proto: Collective.bytes) */
+    size_t count; /* elements, as NCCL counts them for the kind (hysim.proto: Collective.bytes) */
     ncclDataType_t type;
-    int reduces;             /* takes an ncclRedOp_t */
+    int reduces; /* takes an ncclRedOp_t */
     ncclRedOp_t op;
-    int root;                /* Broadcast/Reduce root, Send/Recv peer; -1: none */
-    const void *bufs[2];     /* checked when count > 0; NULL: not used by this rank */
+    int root;            /* Broadcast/Reduce root, Send/Recv peer; -1: none */
+    const void *bufs[2]; /* checked when count > 0; NULL: not used by this rank */
 } coll_call;
 
 /*
@@ -591,7 +636,8 @@ typedef struct coll_call {
  * all-reduce on one rank costs 0.1 us: bench/real/data/host_calls_h200x2.txt,
  * mlp_train --gpus 1), and such a call costs the same in a group or not.
  */
-static void charge(const struct ncclComm *comm, const coll_call *c) {
+static void charge(const struct ncclComm *comm, const coll_call *c)
+{
     if (comm->nranks == 1 && c->bufs[0] == c->bufs[1])
         return;
     if (t_group_depth == 0)
@@ -604,7 +650,8 @@ static void charge(const struct ncclComm *comm, const coll_call *c) {
  * NCCL_ALGO / NCCL_PROTO as hysim.proto's Collective numbers them (0: unset,
  * or a list or exclusion NCCL accepts but hysim passes on as "tuner's choice").
  */
-static uint32_t env_choice(const char *var, const char *const names[]) {
+static uint32_t env_choice(const char *var, const char *const names[])
+{
     const char *v = getenv(var);
     for (uint32_t i = 0; v && names[i]; i++)
         if (!strcasecmp(v, names[i]))
@@ -612,29 +659,33 @@ static uint32_t env_choice(const char *var, const char *const names[]) {
     return 0;
 }
 
-static uint32_t env_algo(void) {
+static uint32_t env_algo(void)
+{
     static const char *const names[] = {"Ring", "Tree", NULL};
     return env_choice("NCCL_ALGO", names);
 }
 
-static uint32_t env_proto(void) {
+static uint32_t env_proto(void)
+{
     static const char *const names[] = {"LL", "LL128", "Simple", NULL};
     return env_choice("NCCL_PROTO", names);
 }
 
 /* Whether a kind's call names a root or peer (Broadcast, Reduce, Send, Recv). */
-static int has_root(enum hs_coll_kind k) {
+static int has_root(enum hs_coll_kind k)
+{
     return k != HS_COLL_ALL_REDUCE && k != HS_COLL_ALL_GATHER && k != HS_COLL_REDUCE_SCATTER && k != HS_COLL_ALL_TO_ALL;
 }
 
 /* Sends one validated call to hysimd as part `seq` of its kind on comm, in group `group` (0: none). */
-static ncclResult_t issue(ncclComm_t comm, const coll_call *c, cudaStream_t stream, uint64_t seq, uint64_t group) {
+static ncclResult_t issue(ncclComm_t comm, const coll_call *c, cudaStream_t stream, uint64_t seq, uint64_t group)
+{
     size_t size = type_size(c->type);
     int rooted = has_root(c->kind);
-    ncclResult_t r = from_cuda(hs_client_collective(comm->key, comm->rank, comm->dev, seq, c->kind,
-                                                    (uint64_t)c->count * size, rooted ? c->root : 0, group,
-                                                    env_algo(), env_proto(), stream),
-                               c->what);
+    ncclResult_t r =
+        from_cuda(hs_client_collective(comm->key, comm->rank, comm->dev, seq, c->kind, (uint64_t)c->count * size,
+                                       rooted ? c->root : 0, group, env_algo(), env_proto(), stream),
+                  c->what);
     if (r == ncclSuccess)
         hs_nccl_values(c->kind, c->type, size, c->op, c->count, comm->nranks, comm->rank, c->root, c->bufs[0],
                        c->bufs[1]);
@@ -657,7 +708,8 @@ typedef struct deferred_call {
 static __thread deferred_call *t_deferred;
 static __thread size_t t_ndeferred, t_capdeferred;
 
-static ncclResult_t issue_deferred(void) {
+static ncclResult_t issue_deferred(void)
+{
     ncclResult_t first = ncclSuccess;
     for (size_t i = 0; i < t_ndeferred; i++) {
         const deferred_call *d = &t_deferred[i];
@@ -669,7 +721,8 @@ static ncclResult_t issue_deferred(void) {
     return first;
 }
 
-static ncclResult_t defer(ncclComm_t comm, const coll_call *c, cudaStream_t stream, uint64_t seq) {
+static ncclResult_t defer(ncclComm_t comm, const coll_call *c, cudaStream_t stream, uint64_t seq)
+{
     if (t_ndeferred == t_capdeferred) {
         size_t cap = t_capdeferred ? 2 * t_capdeferred : 16;
         deferred_call *n = realloc(t_deferred, cap * sizeof *n);
@@ -682,7 +735,8 @@ static ncclResult_t defer(ncclComm_t comm, const coll_call *c, cudaStream_t stre
     return ncclSuccess;
 }
 
-static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t stream) {
+static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t stream)
+{
     size_t size = type_size(c->type);
     if (!comm || !size || (c->reduces && ((int)c->op < 0 || c->op >= ncclNumOps)))
         return fail(ncclInvalidArgument, "%s: NULL comm, or unknown data type or reduction", c->what);
@@ -692,7 +746,7 @@ static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t st
     for (int i = 0; i < 2; i++)
         if (c->count && c->bufs[i] && hs_client_device_of(c->bufs[i]) != comm->dev)
             return fail(ncclInvalidArgument, "%s: buffers must be device memory of the communicator's GPU", c->what);
-    uint64_t *seq = c->kind == HS_COLL_SEND ? &comm->sends[c->root]
+    uint64_t *seq = c->kind == HS_COLL_SEND   ? &comm->sends[c->root]
                     : c->kind == HS_COLL_RECV ? &comm->recvs[c->root]
                                               : &comm->seq;
     charge(comm, c);
@@ -705,75 +759,88 @@ static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t st
     return r;
 }
 
-ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                           ncclComm_t comm, cudaStream_t stream)
+{
     hs_client_enter();
     coll_call c = {"ncclAllReduce", HS_COLL_ALL_REDUCE, count, datatype, 1, op, -1, {sendbuff, recvbuff}};
     return leave(enqueue(comm, &c, stream));
 }
 
 /* bytes = sendcount × type size: one rank's share */
-ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
-                           ncclDataType_t datatype, ncclComm_t comm, cudaStream_t stream) {
+ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
+                           ncclComm_t comm, cudaStream_t stream)
+{
     hs_client_enter();
     coll_call c = {"ncclAllGather", HS_COLL_ALL_GATHER, sendcount, datatype, 0, ncclSum, -1, {sendbuff, recvbuff}};
     return leave(enqueue(comm, &c, stream));
 }
 
 /* bytes = recvcount × type size: one rank's share */
-ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
-                               ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                               cudaStream_t stream) {
+ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount, ncclDataType_t datatype,
+                               ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream)
+{
     hs_client_enter();
-    coll_call c = {"ncclReduceScatter", HS_COLL_REDUCE_SCATTER, recvcount, datatype, 1, op, -1,
-                   {sendbuff, recvbuff}};
+    coll_call c = {"ncclReduceScatter", HS_COLL_REDUCE_SCATTER, recvcount, datatype, 1, op, -1, {sendbuff, recvbuff}};
     return leave(enqueue(comm, &c, stream));
 }
 
 static int is_root(ncclComm_t comm, int root) { return comm && comm->rank == root; }
 
 /* sendbuff is read on the root only */
-ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-                           int root, ncclComm_t comm, cudaStream_t stream) {
+ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+                           ncclComm_t comm, cudaStream_t stream)
+{
     hs_client_enter();
-    coll_call c = {"ncclBroadcast", HS_COLL_BROADCAST, count, datatype, 0, ncclSum, root,
+    coll_call c = {"ncclBroadcast",
+                   HS_COLL_BROADCAST,
+                   count,
+                   datatype,
+                   0,
+                   ncclSum,
+                   root,
                    {is_root(comm, root) ? sendbuff : NULL, recvbuff}};
     return leave(enqueue(comm, &c, stream));
 }
 
 ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
-                       cudaStream_t stream) {
+                       cudaStream_t stream)
+{
     hs_client_enter();
     coll_call c = {"ncclBcast", HS_COLL_BROADCAST, count, datatype, 0, ncclSum, root, {buff, NULL}};
     return leave(enqueue(comm, &c, stream));
 }
 
 /* recvbuff is written on the root only */
-ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-                        ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                        int root, ncclComm_t comm, cudaStream_t stream)
+{
     hs_client_enter();
-    coll_call c = {"ncclReduce", HS_COLL_REDUCE, count, datatype, 1, op, root,
-                   {sendbuff, is_root(comm, root) ? recvbuff : NULL}};
+    coll_call c = {
+        "ncclReduce", HS_COLL_REDUCE, count, datatype, 1, op, root, {sendbuff, is_root(comm, root) ? recvbuff : NULL}};
     return leave(enqueue(comm, &c, stream));
 }
 
-ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer,
-                      ncclComm_t comm, cudaStream_t stream) {
+ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                      cudaStream_t stream)
+{
     hs_client_enter();
     coll_call c = {"ncclSend", HS_COLL_SEND, count, datatype, 0, ncclSum, peer, {sendbuff, NULL}};
     return leave(enqueue(comm, &c, stream));
 }
 
 ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
-                      cudaStream_t stream) {
+                      cudaStream_t stream)
+{
     hs_client_enter();
     coll_call c = {"ncclRecv", HS_COLL_RECV, count, datatype, 0, ncclSum, peer, {recvbuff, NULL}};
     return leave(enqueue(comm, &c, stream));
 }
 
 /* bytes = count × type size: what one rank sends to each other rank */
-ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-                          ncclComm_t comm, cudaStream_t stream) {
+ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, ncclComm_t comm,
+                          cudaStream_t stream)
+{
     hs_client_enter();
     coll_call c = {"ncclAlltoAll", HS_COLL_ALL_TO_ALL, count, datatype, 0, ncclSum, -1, {sendbuff, recvbuff}};
     return leave(enqueue(comm, &c, stream));
@@ -781,31 +848,34 @@ ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, nc
 
 /* ---- the device allocator ---- */
 
-ncclResult_t ncclMemAlloc(void **ptr, size_t size) {
+ncclResult_t ncclMemAlloc(void **ptr, size_t size)
+{
     hs_client_enter();
     if (!ptr)
         return leave(fail(ncclInvalidArgument, "%s: ptr is NULL", "ncclMemAlloc"));
     return leave(from_cuda(hs_client_malloc(size, ptr), "ncclMemAlloc"));
 }
 
-ncclResult_t ncclMemFree(void *ptr) {
+ncclResult_t ncclMemFree(void *ptr)
+{
     hs_client_enter();
     return leave(from_cuda(hs_client_free(ptr), "ncclMemFree"));
 }
 
 /* ---- not modelled yet ---- */
 
-static ncclResult_t unsupported(const char *name, _Atomic int *said) {
+static ncclResult_t unsupported(const char *name, _Atomic int *said)
+{
     hs_client_enter();
     if (!atomic_exchange(said, 1))
         fprintf(stderr, "hysim: %s is not supported yet\n", name);
     return leave(fail(ncclInvalidUsage, "%s is not supported by hysim yet", name));
 }
 
-#define UNSUPPORTED(name)                        \
-    do {                                         \
-        static _Atomic int said_;                \
-        return unsupported(#name, &said_);       \
+#define UNSUPPORTED(name)                  \
+    do {                                   \
+        static _Atomic int said_;          \
+        return unsupported(#name, &said_); \
     } while (0)
 
 #pragma GCC diagnostic push
@@ -813,50 +883,55 @@ static ncclResult_t unsupported(const char *name, _Atomic int *said) {
 
 ncclResult_t ncclCommRevoke(ncclComm_t comm, int revokeFlags) { UNSUPPORTED(ncclCommRevoke); }
 
-ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
-                            ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags) {
+ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount, ncclComm_t *newcomm,
+                            ncclConfig_t *config, int shrinkFlags)
+{
     UNSUPPORTED(ncclCommShrink);
 }
 
-ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId,
-                                      ncclUniqueId *commIds, ncclConfig_t *config) {
+ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId, ncclUniqueId *commIds,
+                                      ncclConfig_t *config)
+{
     UNSUPPORTED(ncclCommInitRankScalable);
 }
 
-void ncclResetDebugInit(void) {
+void ncclResetDebugInit(void)
+{
     static _Atomic int said;
     (void)unsupported("ncclResetDebugInit", &said);
 }
 
-ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size_t size, void **handle) {
+ncclResult_t ncclCommRegister(const ncclComm_t comm, void *buff, size_t size, void **handle)
+{
     UNSUPPORTED(ncclCommRegister);
 }
 
 ncclResult_t ncclCommDeregister(const ncclComm_t comm, void *handle) { UNSUPPORTED(ncclCommDeregister); }
 
-ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size, ncclWindow_t *win,
-                                    int winFlags) {
+ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size, ncclWindow_t *win, int winFlags)
+{
     UNSUPPORTED(ncclCommWindowRegister);
 }
 
-ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) {
-    UNSUPPORTED(ncclCommWindowDeregister);
-}
+ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) { UNSUPPORTED(ncclCommWindowDeregister); }
 
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar, ncclDataType_t datatype,
-                                      ncclScalarResidence_t residence, ncclComm_t comm) {
+                                      ncclScalarResidence_t residence, ncclComm_t comm)
+{
     UNSUPPORTED(ncclRedOpCreatePreMulSum);
 }
 
 ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) { UNSUPPORTED(ncclRedOpDestroy); }
 
-ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-                        int root, ncclComm_t comm, cudaStream_t stream) {
+ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+                        ncclComm_t comm, cudaStream_t stream)
+{
     UNSUPPORTED(ncclGather);
 }
 
-ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
-                         int root, ncclComm_t comm, cudaStream_t stream) {
+ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+                         ncclComm_t comm, cudaStream_t stream)
+{
     UNSUPPORTED(ncclScatter);
 }
 
@@ -867,7 +942,8 @@ ncclResult_t ncclGroupSimulateEnd(ncclSimInfo_t *simInfo) { UNSUPPORTED(ncclGrou
 ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void *requirements, void *outDevComm);
 ncclResult_t ncclDevCommDestroy(ncclComm_t comm, const void *devComm);
 
-ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void *requirements, void *outDevComm) {
+ncclResult_t ncclDevCommCreate(ncclComm_t comm, const void *requirements, void *outDevComm)
+{
     UNSUPPORTED(ncclDevCommCreate);
 }
 

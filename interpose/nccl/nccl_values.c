@@ -12,7 +12,8 @@
 
 #include "values.h"
 
-static float half_to_float(uint16_t h) {
+static float half_to_float(uint16_t h)
+{
     uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
     if (exp == 0 && man == 0)
         bits = sign;
@@ -28,7 +29,8 @@ static float half_to_float(uint16_t h) {
     return f;
 }
 
-static uint16_t float_to_half(float f) {
+static uint16_t float_to_half(float f)
+{
     uint32_t bits;
     memcpy(&bits, &f, 4);
     uint16_t sign = (uint16_t)((bits >> 16) & 0x8000);
@@ -49,14 +51,16 @@ static uint16_t float_to_half(float f) {
     return sign | (uint16_t)((uint32_t)(e - 1 + 15) << 10) | (uint16_t)man;
 }
 
-static float bf16_to_float(uint16_t h) {
+static float bf16_to_float(uint16_t h)
+{
     uint32_t bits = (uint32_t)h << 16;
     float f;
     memcpy(&f, &bits, 4);
     return f;
 }
 
-static uint16_t float_to_bf16(float f) {
+static uint16_t float_to_bf16(float f)
+{
     uint32_t bits;
     memcpy(&bits, &f, 4);
     if (isnan(f))
@@ -66,18 +70,19 @@ static uint16_t float_to_bf16(float f) {
 }
 
 /* x combined with itself n times by op, in place (one element of type t). */
-static void reduce_n(void *x, ncclDataType_t t, ncclRedOp_t op, int n) {
+static void reduce_n(void *x, ncclDataType_t t, ncclRedOp_t op, int n)
+{
     if (op != ncclSum && op != ncclProd)
         return; /* max, min and average of n equal values: the value */
-#define INT_CASE(type)                                                                       \
-    {                                                                                        \
-        type v, r;                                                                           \
-        memcpy(&v, x, sizeof v);                                                             \
-        r = op == ncclSum ? (type)0 : (type)1;                                               \
-        for (int i = 0; i < n; i++)                                                          \
-            r = op == ncclSum ? (type)(r + v) : (type)(r * v);                               \
-        memcpy(x, &r, sizeof r);                                                             \
-        return;                                                                              \
+#define INT_CASE(type)                                         \
+    {                                                          \
+        type v, r;                                             \
+        memcpy(&v, x, sizeof v);                               \
+        r = op == ncclSum ? (type)0 : (type)1;                 \
+        for (int i = 0; i < n; i++)                            \
+            r = op == ncclSum ? (type)(r + v) : (type)(r * v); \
+        memcpy(x, &r, sizeof r);                               \
+        return;                                                \
     }
     switch (t) {
     case ncclInt8: INT_CASE(int8_t)
@@ -110,19 +115,20 @@ static void reduce_n(void *x, ncclDataType_t t, ncclRedOp_t op, int n) {
         memcpy(x, &h, 2);
         return;
     }
-    default:
-        return; /* 8-bit floats: left as they are */
+    default: return; /* 8-bit floats: left as they are */
     }
 #undef INT_CASE
 }
 
-static void reduce_all(uint8_t *buf, size_t count, size_t size, ncclDataType_t t, ncclRedOp_t op, int n) {
+static void reduce_all(uint8_t *buf, size_t count, size_t size, ncclDataType_t t, ncclRedOp_t op, int n)
+{
     for (size_t i = 0; i < count; i++)
         reduce_n(buf + i * size, t, op, n);
 }
 
-void hs_nccl_values(enum hs_coll_kind kind, ncclDataType_t type, size_t size, ncclRedOp_t op, size_t count,
-                    int nranks, int rank, int root, const void *send, const void *recv) {
+void hs_nccl_values(enum hs_coll_kind kind, ncclDataType_t type, size_t size, ncclRedOp_t op, size_t count, int nranks,
+                    int rank, int root, const void *send, const void *recv)
+{
     size_t share = count * size;
     uintptr_t out = (uintptr_t)recv;
     size_t out_bytes = kind == HS_COLL_ALL_GATHER || kind == HS_COLL_ALL_TO_ALL ? share * (size_t)nranks : share;
@@ -161,9 +167,7 @@ void hs_nccl_values(enum hs_coll_kind kind, ncclDataType_t type, size_t size, nc
             memcpy(res + (size_t)r * share, in + (size_t)rank * share, share);
         break;
     case HS_COLL_BROADCAST:
-    default:
-        memcpy(res, in, share);
-        break;
+    default: memcpy(res, in, share); break;
     }
     hs_values_write(out, res, out_bytes);
     free(in);

@@ -12,7 +12,7 @@
 #include "client.h" /* enum hs_coll_kind */
 
 /* size: bytes per element of type; count: elements as NCCL counts them for the kind; root: root or peer. */
-void hs_nccl_values(enum hs_coll_kind kind, ncclDataType_t type, size_t size, ncclRedOp_t op, size_t count,
-                    int nranks, int rank, int root, const void *send, const void *recv);
+void hs_nccl_values(enum hs_coll_kind kind, ncclDataType_t type, size_t size, ncclRedOp_t op, size_t count, int nranks,
+                    int rank, int root, const void *send, const void *recv);
 
 #endif

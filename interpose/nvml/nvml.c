@@ -21,10 +21,10 @@
 #include "gpu_identity.h"
 #include "nvml_stub.h"
 
-#define HS_DRIVER_VERSION "580.65.06" /* the driver CUDA 13.0 shipped with */
-#define HS_NVML_VERSION "13.580.65.06"
+#define HS_DRIVER_VERSION      "580.65.06" /* the driver CUDA 13.0 shipped with */
+#define HS_NVML_VERSION        "13.580.65.06"
 #define HS_CUDA_DRIVER_VERSION 13000
-#define HS_NVLINK_LINK_GBPS 200.0 /* one NVLink 4 link, each way */
+#define HS_NVLINK_LINK_GBPS    200.0 /* one NVLink 4 link, each way */
 
 struct nvmlDevice_st {
     int index;
@@ -32,7 +32,8 @@ struct nvmlDevice_st {
 
 static struct nvmlDevice_st g_devices[64];
 
-int hs_nvml_not_supported(const char *name, _Atomic int *said) {
+int hs_nvml_not_supported(const char *name, _Atomic int *said)
+{
     if (!atomic_exchange(said, 1))
         fprintf(stderr, "hysim: %s (NVML) is not supported yet\n", name);
     return NVML_ERROR_NOT_SUPPORTED;
@@ -41,7 +42,8 @@ int hs_nvml_not_supported(const char *name, _Atomic int *said) {
 /* The scenario's GPUs, once this process is connected; NULL before nvmlInit could connect. */
 static const hs_gpu_info *gpus(void) { return hs_client_gpu_info(); }
 
-static int device_count(void) {
+static int device_count(void)
+{
     const hs_gpu_info *g = gpus();
     if (!g)
         return 0;
@@ -50,21 +52,23 @@ static int device_count(void) {
 }
 
 /* The device behind a handle, or -1 (NVML_ERROR_INVALID_ARGUMENT to the caller). */
-static int index_of(nvmlDevice_t d) {
+static int index_of(nvmlDevice_t d)
+{
     int n = device_count();
     if (!d || d < g_devices || d >= g_devices + n)
         return -1;
     return d->index;
 }
 
-#define DEVICE_OR_RETURN(d, i)                                                                               \
-    int i = index_of(d);                                                                                     \
-    if (!gpus())                                                                                             \
-        return NVML_ERROR_UNINITIALIZED;                                                                     \
-    if (i < 0)                                                                                               \
-        return NVML_ERROR_INVALID_ARGUMENT
+#define DEVICE_OR_RETURN(d, i)           \
+    int i = index_of(d);                 \
+    if (!gpus())                         \
+        return NVML_ERROR_UNINITIALIZED; \
+    if (i < 0)                           \
+    return NVML_ERROR_INVALID_ARGUMENT
 
-nvmlReturn_t nvmlInit_v2(void) {
+nvmlReturn_t nvmlInit_v2(void)
+{
     if (hs_client_start() != cudaSuccess)
         return NVML_ERROR_DRIVER_NOT_LOADED; /* the client said why */
     for (int i = 0; i < (int)(sizeof g_devices / sizeof g_devices[0]); i++)
@@ -74,14 +78,16 @@ nvmlReturn_t nvmlInit_v2(void) {
 
 nvmlReturn_t nvmlInit(void) { return nvmlInit_v2(); }
 
-nvmlReturn_t nvmlInitWithFlags(unsigned int flags) {
+nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
+{
     (void)flags;
     return nvmlInit_v2();
 }
 
 nvmlReturn_t nvmlShutdown(void) { return NVML_SUCCESS; }
 
-const char *nvmlErrorString(nvmlReturn_t result) {
+const char *nvmlErrorString(nvmlReturn_t result)
+{
     switch (result) {
     case NVML_SUCCESS: return "Success";
     case NVML_ERROR_UNINITIALIZED: return "Uninitialized";
@@ -96,7 +102,8 @@ const char *nvmlErrorString(nvmlReturn_t result) {
     }
 }
 
-static nvmlReturn_t copy_string(char *out, unsigned int len, const char *s) {
+static nvmlReturn_t copy_string(char *out, unsigned int len, const char *s)
+{
     if (!out)
         return NVML_ERROR_INVALID_ARGUMENT;
     if (strlen(s) + 1 > len)
@@ -105,15 +112,18 @@ static nvmlReturn_t copy_string(char *out, unsigned int len, const char *s) {
     return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length) {
+nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
+{
     return copy_string(version, length, HS_DRIVER_VERSION);
 }
 
-nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length) {
+nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length)
+{
     return copy_string(version, length, HS_NVML_VERSION);
 }
 
-nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *version) {
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *version)
+{
     if (!version)
         return NVML_ERROR_INVALID_ARGUMENT;
     *version = HS_CUDA_DRIVER_VERSION;
@@ -122,7 +132,8 @@ nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *version) {
 
 nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *version) { return nvmlSystemGetCudaDriverVersion_v2(version); }
 
-nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count) {
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count)
+{
     if (!count)
         return NVML_ERROR_INVALID_ARGUMENT;
     if (!gpus())
@@ -133,7 +144,8 @@ nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *count) {
 
 nvmlReturn_t nvmlDeviceGetCount(unsigned int *count) { return nvmlDeviceGetCount_v2(count); }
 
-nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device) {
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
+{
     if (!device)
         return NVML_ERROR_INVALID_ARGUMENT;
     if (!gpus())
@@ -144,11 +156,13 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *dev
     return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t *device) {
+nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t *device)
+{
     return nvmlDeviceGetHandleByIndex_v2(index, device);
 }
 
-nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index) {
+nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index)
+{
     DEVICE_OR_RETURN(device, i);
     if (!index)
         return NVML_ERROR_INVALID_ARGUMENT;
@@ -156,35 +170,41 @@ nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index) {
     return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minor) {
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minor)
+{
     return nvmlDeviceGetIndex(device, minor);
 }
 
-nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length) {
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
+{
     DEVICE_OR_RETURN(device, i);
     (void)i;
     return copy_string(name, length, gpus()->model);
 }
 
 /* The UUID the CUDA runtime reports for the server's GPU dev, as text. */
-static void uuid_string(int dev, char out[HS_GPU_UUID_TEXT]) {
+static void uuid_string(int dev, char out[HS_GPU_UUID_TEXT])
+{
     hs_client_gpu_uuid_text(gpus()->server * gpus()->gpus_per_server + (uint32_t)dev, out);
 }
 
 /* The CUDA device that is the server's GPU dev in this process (CUDA_VISIBLE_DEVICES), or -1. */
-static int cuda_device(int dev) {
+static int cuda_device(int dev)
+{
     int local = dev - (int)gpus()->visible_first;
     return local >= 0 && local < gpus()->device_count ? local : -1;
 }
 
-nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length) {
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
+{
     DEVICE_OR_RETURN(device, i);
     char s[HS_GPU_UUID_TEXT];
     uuid_string(i, s);
     return copy_string(uuid, length, s);
 }
 
-nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device) {
+nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device)
+{
     if (!uuid || !device)
         return NVML_ERROR_INVALID_ARGUMENT;
     if (!gpus())
@@ -201,7 +221,8 @@ nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device) {
 }
 
 /* PCI device id and vendor (0x10de) by model: what the real boards report; 0 for others. */
-static unsigned pci_device_id(const char *model) {
+static unsigned pci_device_id(const char *model)
+{
     if (strstr(model, "H200"))
         return 0x233510deu;
     if (strstr(model, "H100"))
@@ -210,7 +231,8 @@ static unsigned pci_device_id(const char *model) {
 }
 
 /* Device dev on bus dev, as cudaDeviceGetPCIBusId says (cudart_devices.c). */
-static void fill_pci(int dev, nvmlPciInfo_t *pci) {
+static void fill_pci(int dev, nvmlPciInfo_t *pci)
+{
     memset(pci, 0, sizeof *pci);
     pci->bus = (unsigned)dev;
     pci->pciDeviceId = pci_device_id(gpus()->model);
@@ -219,7 +241,8 @@ static void fill_pci(int dev, nvmlPciInfo_t *pci) {
     snprintf(pci->busId, sizeof pci->busId, NVML_DEVICE_PCI_BUS_ID_FMT, 0u, bus, 0u);
 }
 
-nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci) {
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
+{
     DEVICE_OR_RETURN(device, i);
     if (!pci)
         return NVML_ERROR_INVALID_ARGUMENT;
@@ -227,15 +250,18 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci) {
     return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t *pci) {
+nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t *pci)
+{
     return nvmlDeviceGetPciInfo_v3(device, pci);
 }
 
-nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t *pci) {
+nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t *pci)
+{
     return nvmlDeviceGetPciInfo_v3(device, pci);
 }
 
-nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *bus_id, nvmlDevice_t *device) {
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *bus_id, nvmlDevice_t *device)
+{
     if (!bus_id || !device)
         return NVML_ERROR_INVALID_ARGUMENT;
     if (!gpus())
@@ -250,11 +276,13 @@ nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *bus_id, nvmlDevice_t *
     return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetHandleByPciBusId(const char *bus_id, nvmlDevice_t *device) {
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId(const char *bus_id, nvmlDevice_t *device)
+{
     return nvmlDeviceGetHandleByPciBusId_v2(bus_id, device);
 }
 
-nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor) {
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)
+{
     DEVICE_OR_RETURN(device, i);
     (void)i;
     if (!major || !minor)
@@ -269,7 +297,8 @@ nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major,
  * its GPUs to itself); none on a GPU this process does not see.
  */
 static nvmlReturn_t memory_of(int dev, unsigned long long *total, unsigned long long *free_bytes,
-                              unsigned long long *used) {
+                              unsigned long long *used)
+{
     size_t f, t, u;
     int local = cuda_device(dev);
     if (local < 0) {
@@ -285,14 +314,16 @@ static nvmlReturn_t memory_of(int dev, unsigned long long *total, unsigned long 
     return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory) {
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
+{
     DEVICE_OR_RETURN(device, i);
     if (!memory)
         return NVML_ERROR_INVALID_ARGUMENT;
     return memory_of(i, &memory->total, &memory->free, &memory->used);
 }
 
-nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory) {
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory)
+{
     DEVICE_OR_RETURN(device, i);
     if (!memory)
         return NVML_ERROR_INVALID_ARGUMENT;
@@ -301,7 +332,8 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *me
 }
 
 /* This process, when it holds memory on the device, as the one compute process (v1 or v2 entries). */
-static nvmlReturn_t processes(nvmlDevice_t device, unsigned int *count, void *infos, int v2) {
+static nvmlReturn_t processes(nvmlDevice_t device, unsigned int *count, void *infos, int v2)
+{
     DEVICE_OR_RETURN(device, i);
     if (!count)
         return NVML_ERROR_INVALID_ARGUMENT;
@@ -331,21 +363,24 @@ static nvmlReturn_t processes(nvmlDevice_t device, unsigned int *count, void *in
     return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *count, nvmlProcessInfo_v1_t *p) {
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *count, nvmlProcessInfo_v1_t *p)
+{
     return processes(device, count, p, 0);
 }
 
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *count,
-                                                     nvmlProcessInfo_v2_t *p) {
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *count, nvmlProcessInfo_v2_t *p)
+{
     return processes(device, count, p, 1);
 }
 
-nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *count, nvmlProcessInfo_t *p) {
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *count, nvmlProcessInfo_t *p)
+{
     return processes(device, count, p, 1);
 }
 
 nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t a, nvmlDevice_t b, nvmlGpuP2PCapsIndex_t caps,
-                                    nvmlGpuP2PStatus_t *status) {
+                                    nvmlGpuP2PStatus_t *status)
+{
     DEVICE_OR_RETURN(a, i);
     DEVICE_OR_RETURN(b, j);
     (void)caps;
@@ -356,20 +391,22 @@ nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t a, nvmlDevice_t b, nvmlGpuP2PCa
 }
 
 /* NVLink ports of a GPU: the scenario's per-GPU NVLink rate in 200 Gb/s links, at most 18; 0 without NVLink. */
-static unsigned nvlink_links(void) {
+static unsigned nvlink_links(void)
+{
     double n = round(gpus()->nvlink_gbps / HS_NVLINK_LINK_GBPS);
     return n < 1 ? 0 : n > NVML_NVLINK_MAX_LINKS ? NVML_NVLINK_MAX_LINKS : (unsigned)n;
 }
 
-#define LINK_OR_RETURN(d, link)                                                                             \
-    DEVICE_OR_RETURN(d, i_);                                                                                 \
-    (void)i_;                                                                                                \
-    if (nvlink_links() == 0)                                                                                 \
-        return NVML_ERROR_NOT_SUPPORTED;                                                                     \
-    if ((link) >= nvlink_links())                                                                            \
-        return NVML_ERROR_INVALID_ARGUMENT
+#define LINK_OR_RETURN(d, link)          \
+    DEVICE_OR_RETURN(d, i_);             \
+    (void)i_;                            \
+    if (nvlink_links() == 0)             \
+        return NVML_ERROR_NOT_SUPPORTED; \
+    if ((link) >= nvlink_links())        \
+    return NVML_ERROR_INVALID_ARGUMENT
 
-nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t *active) {
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nvmlEnableState_t *active)
+{
     LINK_OR_RETURN(device, link);
     if (!active)
         return NVML_ERROR_INVALID_ARGUMENT;
@@ -378,7 +415,8 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, nv
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
-                                                 nvmlIntNvLinkDeviceType_t *type) {
+                                                 nvmlIntNvLinkDeviceType_t *type)
+{
     LINK_OR_RETURN(device, link);
     if (!type)
         return NVML_ERROR_INVALID_ARGUMENT;
@@ -387,7 +425,8 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned i
 }
 
 /* A switch port's address: the switches sit on buses 0x80 and up, one per link. */
-nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci) {
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci)
+{
     LINK_OR_RETURN(device, link);
     if (!pci)
         return NVML_ERROR_INVALID_ARGUMENT;
@@ -400,12 +439,14 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned i
     return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci) {
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci)
+{
     return nvmlDeviceGetNvLinkRemotePciInfo_v2(device, link, pci);
 }
 
 /* Not part of a multi-node NVLink domain (an HGX server's NVSwitches are its own), as such GPUs report. */
-nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t *info) {
+nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t *info)
+{
     DEVICE_OR_RETURN(device, i);
     (void)i;
     if (!info)
@@ -421,7 +462,8 @@ nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV
     return NVML_SUCCESS;
 }
 
-nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *info) {
+nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *info)
+{
     DEVICE_OR_RETURN(device, i);
     (void)i;
     if (!info)

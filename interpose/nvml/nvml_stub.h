@@ -11,11 +11,12 @@
 /* Prints "hysim: NAME (NVML) is not supported yet" once (*said); returns NVML_ERROR_NOT_SUPPORTED. */
 __attribute__((visibility("hidden"))) int hs_nvml_not_supported(const char *name, _Atomic int *said);
 
-#define HS_NVML_STUB(name)                            \
-    __attribute__((weak)) int name(void);             \
-    __attribute__((weak)) int name(void) {            \
-        static _Atomic int said_;                     \
-        return hs_nvml_not_supported(#name, &said_);  \
+#define HS_NVML_STUB(name)                           \
+    __attribute__((weak)) int name(void);            \
+    __attribute__((weak)) int name(void)             \
+    {                                                \
+        static _Atomic int said_;                    \
+        return hs_nvml_not_supported(#name, &said_); \
     }
 
 #endif

@@ -18,8 +18,8 @@
 #include "cublas_gemm_shape.h"
 #include "cupti_recorder.h"
 
-#define HS_EXPORT __attribute__((visibility("default")))
-#define LIBCUBLAS "libcublas.so.13"
+#define HS_EXPORT   __attribute__((visibility("default")))
+#define LIBCUBLAS   "libcublas.so.13"
 #define LIBCUBLASLT "libcublasLt.so.13"
 
 /* A GEMM entry point the library calls from inside another is part of the outer call's region. */
@@ -62,12 +62,12 @@ static cublasStatus_t leave(uint64_t id, cublasStatus_t status)
 }
 
 /* The body of a wrapper: the real fn of lib, called with the arguments inside the region of the shape. */
-#define HS_FORWARD(lib, fn, m, n, k, batch, dtype, ...)                                      \
-    static void *slot_;                                                                      \
-    __typeof__(&fn) real_ = (__typeof__(&fn))real_symbol(&slot_, lib, #fn);                  \
-    if (!real_)                                                                              \
-        return CUBLAS_STATUS_NOT_INITIALIZED;                                                \
-    uint64_t id_ = enter(m, n, k, batch, dtype);                                             \
+#define HS_FORWARD(lib, fn, m, n, k, batch, dtype, ...)                     \
+    static void *slot_;                                                     \
+    __typeof__(&fn) real_ = (__typeof__(&fn))real_symbol(&slot_, lib, #fn); \
+    if (!real_)                                                             \
+        return CUBLAS_STATUS_NOT_INITIALIZED;                               \
+    uint64_t id_ = enter(m, n, k, batch, dtype);                            \
     return leave(id_, real_(__VA_ARGS__))
 
 /* The handle's math mode, which decides fp32 or tf32 (the default when it cannot be read). */
@@ -90,40 +90,38 @@ static int ex_dtype(cublasHandle_t h, cudaDataType a, cublasComputeType_t c)
 /* ---- typed GEMMs ---- */
 
 /* I: the type of the sizes, int, or int64_t in the _64 forms (keyed alike). */
-#define HS_TYPED_GEMM(fn, T, I, dtype)                                                                     \
-    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n,   \
-                                I k, const T *alpha, const T *A, I lda, const T *B, I ldb, const T *beta,  \
-                                T *C, I ldc)                                                               \
-    {                                                                                                      \
-        HS_FORWARD(LIBCUBLAS, fn, m, n, k, 1, dtype, h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C,   \
-                   ldc);                                                                                   \
+#define HS_TYPED_GEMM(fn, T, I, dtype)                                                                            \
+    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k,      \
+                                const T *alpha, const T *A, I lda, const T *B, I ldb, const T *beta, T *C, I ldc) \
+    {                                                                                                             \
+        HS_FORWARD(LIBCUBLAS, fn, m, n, k, 1, dtype, h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);    \
     }
 
-#define HS_TYPED_GEMM_STRIDED(fn, T, I, dtype)                                                             \
-    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n,   \
-                                I k, const T *alpha, const T *A, I lda, long long sa, const T *B, I ldb,   \
-                                long long sb, const T *beta, T *C, I ldc, long long sc, I batch)           \
-    {                                                                                                      \
-        HS_FORWARD(LIBCUBLAS, fn, m, n, k, batch, dtype, h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, \
-                   beta, C, ldc, sc, batch);                                                               \
+#define HS_TYPED_GEMM_STRIDED(fn, T, I, dtype)                                                                       \
+    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k,         \
+                                const T *alpha, const T *A, I lda, long long sa, const T *B, I ldb, long long sb,    \
+                                const T *beta, T *C, I ldc, long long sc, I batch)                                   \
+    {                                                                                                                \
+        HS_FORWARD(LIBCUBLAS, fn, m, n, k, batch, dtype, h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, \
+                   ldc, sc, batch);                                                                                  \
     }
 
-#define HS_TYPED_GEMM_BATCHED(fn, T, I, dtype)                                                             \
-    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n,   \
-                                I k, const T *alpha, const T *const A[], I lda, const T *const B[], I ldb, \
-                                const T *beta, T *const C[], I ldc, I batch)                               \
-    {                                                                                                      \
-        HS_FORWARD(LIBCUBLAS, fn, m, n, k, batch, dtype, h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta,  \
-                   C, ldc, batch);                                                                         \
+#define HS_TYPED_GEMM_BATCHED(fn, T, I, dtype)                                                                       \
+    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k,         \
+                                const T *alpha, const T *const A[], I lda, const T *const B[], I ldb, const T *beta, \
+                                T *const C[], I ldc, I batch)                                                        \
+    {                                                                                                                \
+        HS_FORWARD(LIBCUBLAS, fn, m, n, k, batch, dtype, h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,    \
+                   batch);                                                                                           \
     }
 
 /* An entry point and its _64 form, in the three shapes. */
-#define HS_TYPED_GEMMS(gemm_fn, strided_fn, batched_fn, T, dtype)                                          \
-    HS_TYPED_GEMM(gemm_fn, T, int, dtype)                                                                  \
-    HS_TYPED_GEMM(gemm_fn##_64, T, int64_t, dtype)                                                         \
-    HS_TYPED_GEMM_STRIDED(strided_fn, T, int, dtype)                                                       \
-    HS_TYPED_GEMM_STRIDED(strided_fn##_64, T, int64_t, dtype)                                              \
-    HS_TYPED_GEMM_BATCHED(batched_fn, T, int, dtype)                                                       \
+#define HS_TYPED_GEMMS(gemm_fn, strided_fn, batched_fn, T, dtype) \
+    HS_TYPED_GEMM(gemm_fn, T, int, dtype)                         \
+    HS_TYPED_GEMM(gemm_fn##_64, T, int64_t, dtype)                \
+    HS_TYPED_GEMM_STRIDED(strided_fn, T, int, dtype)              \
+    HS_TYPED_GEMM_STRIDED(strided_fn##_64, T, int64_t, dtype)     \
+    HS_TYPED_GEMM_BATCHED(batched_fn, T, int, dtype)              \
     HS_TYPED_GEMM_BATCHED(batched_fn##_64, T, int64_t, dtype)
 
 HS_TYPED_GEMMS(cublasSgemm_v2, cublasSgemmStridedBatched, cublasSgemmBatched, float,
@@ -135,36 +133,34 @@ HS_TYPED_GEMMS(cublasHgemm, cublasHgemmStridedBatched, cublasHgemmBatched, void,
 
 /* ---- mixed-type GEMMs ---- */
 
-#define HS_GEMM_EX(fn, I)                                                                                  \
-    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n,   \
-                                I k, const void *alpha, const void *A, cudaDataType at, I lda,             \
-                                const void *B, cudaDataType bt, I ldb, const void *beta, void *C,          \
-                                cudaDataType ct, I ldc, cublasComputeType_t compute, cublasGemmAlgo_t algo) \
-    {                                                                                                      \
-        HS_FORWARD(LIBCUBLAS, fn, m, n, k, 1, ex_dtype(h, at, compute), h, ta, tb, m, n, k, alpha, A, at,  \
-                   lda, B, bt, ldb, beta, C, ct, ldc, compute, algo);                                      \
+#define HS_GEMM_EX(fn, I)                                                                                             \
+    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k,          \
+                                const void *alpha, const void *A, cudaDataType at, I lda, const void *B,              \
+                                cudaDataType bt, I ldb, const void *beta, void *C, cudaDataType ct, I ldc,            \
+                                cublasComputeType_t compute, cublasGemmAlgo_t algo)                                   \
+    {                                                                                                                 \
+        HS_FORWARD(LIBCUBLAS, fn, m, n, k, 1, ex_dtype(h, at, compute), h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, \
+                   ldb, beta, C, ct, ldc, compute, algo);                                                             \
     }
 
-#define HS_GEMM_STRIDED_EX(fn, I)                                                                          \
-    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n,   \
-                                I k, const void *alpha, const void *A, cudaDataType at, I lda,             \
-                                long long sa, const void *B, cudaDataType bt, I ldb, long long sb,         \
-                                const void *beta, void *C, cudaDataType ct, I ldc, long long sc, I batch,  \
-                                cublasComputeType_t compute, cublasGemmAlgo_t algo)                        \
-    {                                                                                                      \
-        HS_FORWARD(LIBCUBLAS, fn, m, n, k, batch, ex_dtype(h, at, compute), h, ta, tb, m, n, k, alpha, A,  \
-                   at, lda, sa, B, bt, ldb, sb, beta, C, ct, ldc, sc, batch, compute, algo);               \
+#define HS_GEMM_STRIDED_EX(fn, I)                                                                                      \
+    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k,           \
+                                const void *alpha, const void *A, cudaDataType at, I lda, long long sa, const void *B, \
+                                cudaDataType bt, I ldb, long long sb, const void *beta, void *C, cudaDataType ct,      \
+                                I ldc, long long sc, I batch, cublasComputeType_t compute, cublasGemmAlgo_t algo)      \
+    {                                                                                                                  \
+        HS_FORWARD(LIBCUBLAS, fn, m, n, k, batch, ex_dtype(h, at, compute), h, ta, tb, m, n, k, alpha, A, at, lda, sa, \
+                   B, bt, ldb, sb, beta, C, ct, ldc, sc, batch, compute, algo);                                        \
     }
 
-#define HS_GEMM_BATCHED_EX(fn, I)                                                                          \
-    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n,   \
-                                I k, const void *alpha, const void *const A[], cudaDataType at, I lda,     \
-                                const void *const B[], cudaDataType bt, I ldb, const void *beta,           \
-                                void *const C[], cudaDataType ct, I ldc, I batch,                          \
-                                cublasComputeType_t compute, cublasGemmAlgo_t algo)                        \
-    {                                                                                                      \
-        HS_FORWARD(LIBCUBLAS, fn, m, n, k, batch, ex_dtype(h, at, compute), h, ta, tb, m, n, k, alpha, A,  \
-                   at, lda, B, bt, ldb, beta, C, ct, ldc, batch, compute, algo);                           \
+#define HS_GEMM_BATCHED_EX(fn, I)                                                                                     \
+    HS_EXPORT cublasStatus_t fn(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k,          \
+                                const void *alpha, const void *const A[], cudaDataType at, I lda,                     \
+                                const void *const B[], cudaDataType bt, I ldb, const void *beta, void *const C[],     \
+                                cudaDataType ct, I ldc, I batch, cublasComputeType_t compute, cublasGemmAlgo_t algo)  \
+    {                                                                                                                 \
+        HS_FORWARD(LIBCUBLAS, fn, m, n, k, batch, ex_dtype(h, at, compute), h, ta, tb, m, n, k, alpha, A, at, lda, B, \
+                   bt, ldb, beta, C, ct, ldc, batch, compute, algo);                                                  \
     }
 
 HS_GEMM_EX(cublasGemmEx, int)
@@ -183,8 +179,7 @@ HS_GEMM_BATCHED_EX(cublasGemmBatchedEx_64, int64_t)
 /* The product's shape and type from the real descriptors' attributes; false if one cannot be read. */
 static bool lt_gemm(cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t d, hs_cublas_gemm *g)
 {
-    typedef cublasStatus_t (*desc_fn)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, void *, size_t,
-                                      size_t *);
+    typedef cublasStatus_t (*desc_fn)(cublasLtMatmulDesc_t, cublasLtMatmulDescAttributes_t, void *, size_t, size_t *);
     typedef cublasStatus_t (*layout_fn)(cublasLtMatrixLayout_t, cublasLtMatrixLayoutAttribute_t, void *, size_t,
                                         size_t *);
     static void *desc_slot, *layout_slot;
@@ -216,6 +211,6 @@ HS_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulD
     hs_cublas_gemm g = {.dtype = -1}; /* not recorded unless the descriptors can be read */
     if (!t_depth)
         lt_gemm(computeDesc, Adesc, Ddesc, &g);
-    HS_FORWARD(LIBCUBLASLT, cublasLtMatmul, g.m, g.n, g.k, g.batch, g.dtype, handle, computeDesc, alpha, A, Adesc,
-               B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSize, stream);
+    HS_FORWARD(LIBCUBLASLT, cublasLtMatmul, g.m, g.n, g.k, g.batch, g.dtype, handle, computeDesc, alpha, A, Adesc, B,
+               Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSize, stream);
 }

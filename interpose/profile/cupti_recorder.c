@@ -45,7 +45,7 @@ typedef CUpti_ActivityKernel9 hs_kernel_record;
 #endif
 typedef CUpti_ActivityDevice5 hs_device_record;
 
-#define MAX_DEVICES 256
+#define MAX_DEVICES  256
 #define BUFFER_BYTES (8u << 20)
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -83,7 +83,8 @@ static const char *device_name(uint32_t id)
 static void record_kernel(const hs_kernel_record *k)
 {
     const char *gpu = g_gpu_model ? g_gpu_model : device_name(k->deviceId);
-    hs_profile_key key = {gpu ? gpu : "unknown GPU", k->name ? k->name : "",
+    hs_profile_key key = {gpu ? gpu : "unknown GPU",
+                          k->name ? k->name : "",
                           {(uint32_t)k->gridX, (uint32_t)k->gridY, (uint32_t)k->gridZ},
                           {(uint32_t)k->blockX, (uint32_t)k->blockY, (uint32_t)k->blockZ},
                           (uint64_t)k->dynamicSharedMemory};
@@ -143,15 +144,17 @@ static void write_database(void)
     if (hs_prof_agg_write(g_agg, out, &skipped, err, sizeof err) != 0)
         fprintf(stderr, "hysim profile: %s\n", err);
     else
-        fprintf(stderr, "hysim profile: %llu kernel launches and %zu cuBLAS GEMM calls, %zu distinct entries (kernels "
-                        "by name, grid, block, shared memory; %zu GEMMs by type and shape) written to %s\n",
+        fprintf(stderr,
+                "hysim profile: %llu kernel launches and %zu cuBLAS GEMM calls, %zu distinct entries (kernels "
+                "by name, grid, block, shared memory; %zu GEMMs by type and shape) written to %s\n",
                 (unsigned long long)launches, gemms, hs_prof_agg_keys(g_agg) - skipped,
                 hs_prof_agg_keys(g_agg) - kernels, out);
     if (skipped)
         fprintf(stderr, "hysim profile: %zu kernels left out: a comma or line break in the name\n", skipped);
     if (g_dropped || g_failed)
-        fprintf(stderr, "hysim profile: %zu activity records lost (CUPTI dropped %zu; out of memory %zu): "
-                        "the durations are from the rest\n",
+        fprintf(stderr,
+                "hysim profile: %zu activity records lost (CUPTI dropped %zu; out of memory %zu): "
+                "the durations are from the rest\n",
                 g_dropped + g_failed, g_dropped, g_failed);
     pthread_mutex_unlock(&g_lock);
 }
@@ -186,15 +189,15 @@ static void watch_graph_nodes(void)
 {
     CUpti_SubscriberHandle sub;
     CUptiResult r = cuptiSubscribe(&sub, graph_node_event, NULL);
-    if (r == CUPTI_SUCCESS &&
-        (r = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)) ==
-            CUPTI_SUCCESS)
+    if (r == CUPTI_SUCCESS && (r = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
+                                                       CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)) == CUPTI_SUCCESS)
         r = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
     if (r != CUPTI_SUCCESS) {
         const char *why = NULL;
         cuptiGetResultString(r, &why);
-        fprintf(stderr, "hysim profile: CUPTI's graph-node callbacks are not available (%s): cuBLAS GEMMs captured "
-                        "into CUDA graphs are recorded as cuBLAS's kernels, not as GEMM calls\n",
+        fprintf(stderr,
+                "hysim profile: CUPTI's graph-node callbacks are not available (%s): cuBLAS GEMMs captured "
+                "into CUDA graphs are recorded as cuBLAS's kernels, not as GEMM calls\n",
                 why ? why : "unknown error");
     }
 }
@@ -229,8 +232,10 @@ static int start(void)
         (r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER)) != CUPTI_SUCCESS) {
         const char *why = NULL;
         cuptiGetResultString(r, &why);
-        fprintf(stderr, "hysim profile: CUPTI's external correlation cannot be enabled (%s): cuBLAS GEMM calls are "
-                        "not recorded, only kernels\n", why ? why : "unknown error");
+        fprintf(stderr,
+                "hysim profile: CUPTI's external correlation cannot be enabled (%s): cuBLAS GEMM calls are "
+                "not recorded, only kernels\n",
+                why ? why : "unknown error");
     } else {
         watch_graph_nodes();
         __atomic_store_n(&g_recording, 1, __ATOMIC_RELEASE);
@@ -276,8 +281,9 @@ void hs_recorder_gemm_end(uint64_t id, bool ok)
         return;
     t_gemm = 0;
     uint64_t popped = 0;
-    bool ours = cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped) ==
-                    CUPTI_SUCCESS && popped == id;
+    bool ours =
+        cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &popped) == CUPTI_SUCCESS &&
+        popped == id;
     if (!ok || !ours) /* a failed call, or a region another tool's pop closed */
         discard_gemm(id);
 }

@@ -58,8 +58,11 @@ static int cmp_key(const agg_key *e, const hs_profile_key *k)
 
 static hs_profile_key key_of(const agg_key *e)
 {
-    hs_profile_key k = {e->gpu, e->kernel, {e->grid[0], e->grid[1], e->grid[2]},
-                        {e->block[0], e->block[1], e->block[2]}, e->shared_bytes};
+    hs_profile_key k = {e->gpu,
+                        e->kernel,
+                        {e->grid[0], e->grid[1], e->grid[2]},
+                        {e->block[0], e->block[1], e->block[2]},
+                        e->shared_bytes};
     return k;
 }
 

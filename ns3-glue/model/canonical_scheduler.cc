@@ -10,7 +10,8 @@
 #include <limits>
 #include <utility>
 
-namespace hysim {
+namespace hysim
+{
 
 NS_OBJECT_ENSURE_REGISTERED(CanonicalScheduler);
 
@@ -48,7 +49,8 @@ CanonicalScheduler::Insert(const Event& ev)
     SiftUp(m_heap.size() - 1);
 }
 
-namespace {
+namespace
+{
 // hs_fabric_set_interrupt's hook: ns-3's Run() loops while IsEmpty() is false,
 // so answering "empty" once is how a hook that fired ends the run early.
 hs_fabric_interrupt_fn g_interrupt_fn = nullptr;
@@ -122,7 +124,8 @@ CanonicalScheduler::PopTop()
 void
 CanonicalScheduler::PurgeTop()
 {
-    while (!m_removed.empty() && !m_heap.empty() && m_removed.erase(m_heap.front().ev.key.m_uid) != 0)
+    while (!m_removed.empty() && !m_heap.empty() &&
+           m_removed.erase(m_heap.front().ev.key.m_uid) != 0)
         PopTop();
 }
 

@@ -22,18 +22,19 @@
 #include <unordered_set>
 #include <vector>
 
-namespace hysim {
+namespace hysim
+{
 
 // An event carrying its canonical tie-break key (compared lexicographically).
 class CanonicalEvent : public ns3::EventImpl
 {
-  public:
+public:
     uint64_t k0 = 0, k1 = 0, k2 = 0;
 };
 
 class CanonicalScheduler : public ns3::Scheduler
 {
-  public:
+public:
     static ns3::TypeId GetTypeId();
 
     CanonicalScheduler();
@@ -45,13 +46,14 @@ class CanonicalScheduler : public ns3::Scheduler
     Event RemoveNext() override;
     void Remove(const Event& ev) override;
 
-  private:
+private:
     struct Entry
     {
         uint64_t ts, k0, k1, k2;
         Event ev;
     };
-    static bool Less(const Entry& a, const Entry& b)
+    static bool
+    Less(const Entry& a, const Entry& b)
     {
         if (a.ts != b.ts)
             return a.ts < b.ts;
@@ -69,7 +71,7 @@ class CanonicalScheduler : public ns3::Scheduler
     void SiftUp(size_t i);
     void SiftDown(size_t i);
 
-    std::vector<Entry> m_heap; // binary min-heap; its top is never a removed event
+    std::vector<Entry> m_heap;              // binary min-heap; its top is never a removed event
     std::unordered_set<uint32_t> m_removed; // uids of removed events still in m_heap
 };
 

@@ -36,18 +36,19 @@
 
 using namespace hysim_fab;
 
-namespace {
+namespace
+{
 
-constexpr double kG = 1.0 / 256.0;                   // alpha gain (HPCC, SimAI)
-constexpr uint64_t kAlphaPeriodPs = 1'000'000;       // 1 us (HPCC)
-constexpr uint64_t kDecreasePeriodPs = 4'000'000;    // 4 us (HPCC)
-constexpr uint64_t kDecreaseAfterAlphaPs = 1'000;    // 1 ns: decrease after the alpha update (HPCC)
-constexpr uint64_t kIncreasePeriodPs = 300'000'000;  // 300 us (HPCC; SimAI: 900 us)
-constexpr uint32_t kFastRecoveryStages = 1;          // (HPCC)
-constexpr double kAiGbpsPer25G = 0.005;              // 5 Mb/s x Gbps/25 (HPCC)
-constexpr double kHaiGbpsPer25G = 0.050;             // 50 Mb/s x Gbps/25 (HPCC)
-constexpr double kMinRateGbps = 1.0;                 // (HPCC; SimAI: 100 Mb/s)
-constexpr uint64_t kCnpIntervalPs = 50'000'000;      // 50 us per flow (real NICs)
+constexpr double kG = 1.0 / 256.0;                  // alpha gain (HPCC, SimAI)
+constexpr uint64_t kAlphaPeriodPs = 1'000'000;      // 1 us (HPCC)
+constexpr uint64_t kDecreasePeriodPs = 4'000'000;   // 4 us (HPCC)
+constexpr uint64_t kDecreaseAfterAlphaPs = 1'000;   // 1 ns: decrease after the alpha update (HPCC)
+constexpr uint64_t kIncreasePeriodPs = 300'000'000; // 300 us (HPCC; SimAI: 900 us)
+constexpr uint32_t kFastRecoveryStages = 1;         // (HPCC)
+constexpr double kAiGbpsPer25G = 0.005;             // 5 Mb/s x Gbps/25 (HPCC)
+constexpr double kHaiGbpsPer25G = 0.050;            // 50 Mb/s x Gbps/25 (HPCC)
+constexpr double kMinRateGbps = 1.0;                // (HPCC; SimAI: 100 Mb/s)
+constexpr uint64_t kCnpIntervalPs = 50'000'000;     // 50 us per flow (real NICs)
 
 // One step of each timer, shared by the timer events and the lazy replay.
 void

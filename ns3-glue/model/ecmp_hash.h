@@ -22,9 +22,10 @@
 
 #include <cstdint>
 
-namespace hysim_fab {
+namespace hysim_fab
+{
 
-constexpr uint16_t kRoceUdpPort = 4791;       // RoCEv2's UDP destination port
+constexpr uint16_t kRoceUdpPort = 4791;        // RoCEv2's UDP destination port
 constexpr uint16_t kRoceFirstSrcPort = 0xC000; // first QP's UDP source port
 constexpr uint32_t kRoceSrcPorts = 0x4000;     // 0xC000..0xFFFF
 
@@ -49,12 +50,11 @@ RoceNicIp(uint32_t nic)
 inline uint32_t
 EcmpHash(uint32_t seed, uint32_t src_ip, uint32_t dst_ip, uint16_t src_port, uint16_t dst_port)
 {
-    const uint8_t key[13] = {
-        uint8_t(src_ip >> 24), uint8_t(src_ip >> 16), uint8_t(src_ip >> 8), uint8_t(src_ip),
-        uint8_t(dst_ip >> 24), uint8_t(dst_ip >> 16), uint8_t(dst_ip >> 8), uint8_t(dst_ip),
-        17,
-        uint8_t(src_port >> 8), uint8_t(src_port),
-        uint8_t(dst_port >> 8), uint8_t(dst_port)};
+    const uint8_t key[13] = {uint8_t(src_ip >> 24),  uint8_t(src_ip >> 16), uint8_t(src_ip >> 8),
+                             uint8_t(src_ip),        uint8_t(dst_ip >> 24), uint8_t(dst_ip >> 16),
+                             uint8_t(dst_ip >> 8),   uint8_t(dst_ip),       17,
+                             uint8_t(src_port >> 8), uint8_t(src_port),     uint8_t(dst_port >> 8),
+                             uint8_t(dst_port)};
     uint32_t crc = ~seed;
     for (uint8_t byte : key)
     {

@@ -51,7 +51,8 @@
 
 using namespace hysim_fab;
 
-namespace {
+namespace
+{
 
 constexpr int64_t kReserveBytes = 4096;      // per ingress link (HPCC, SimAI: 4 KB; docs/fabric.md)
 constexpr int64_t kResumeOffsetBytes = 3072; // XON hysteresis (HPCC, SimAI: 3 KB)

@@ -50,8 +50,8 @@
 using namespace hysim_fab;
 using ns3::Simulator;
 
-namespace {
-
+namespace
+{
 
 bool g_fabric_live = false;
 bool g_resolution_set = false;
@@ -66,7 +66,8 @@ bool g_dcqcn_timer_events = false;
 
 } // namespace
 
-namespace hysim_fab {
+namespace hysim_fab
+{
 
 void
 SetErr(char* err, size_t errlen, const char* fmt, ...)
@@ -373,8 +374,8 @@ hs_fabric::NextCompletion(uint64_t limit_ps, hs_flow_done* done)
     ev->fab = this;
     ev->kind = kLimit;
     ev->k0 = kClassLimit;
-    ns3::EventId limit_id = Simulator::Schedule(ns3::TimeStep(limit_ps - Now()),
-                                                ns3::Ptr<ns3::EventImpl>(ev, false));
+    ns3::EventId limit_id =
+        Simulator::Schedule(ns3::TimeStep(limit_ps - Now()), ns3::Ptr<ns3::EventImpl>(ev, false));
     have_done = false;
     Simulator::Run();
     stats.events = Simulator::GetEventCount() - events_base;
@@ -447,161 +448,165 @@ hs_fabric::ResumeSampling()
     Schedule(next_sample_ps, kClassLimit, kSample, nullptr, nullptr, 0, 0);
 }
 
-extern "C" {
-
-int
-hs_fabric_sample_links(hs_fabric* f, uint64_t interval_ps, hs_fabric_sample_fn fn, void* ctx,
-                       char* err, size_t errlen)
+extern "C"
 {
-    if (f == nullptr || fn == nullptr || interval_ps == 0 || interval_ps >= kMaxTimePs)
-    {
-        SetErr(err, errlen, "fabric: link sampling needs a fabric, a callback and an interval > 0");
-        return -1;
-    }
-    if (f->remote != nullptr)
-        return ProxySampleLinks(f, interval_ps, fn, ctx, err, errlen);
-    if (f->stats.flows_added != 0)
-    {
-        SetErr(err, errlen, "fabric: link sampling must be enabled before the first flow is added");
-        return -1;
-    }
-    f->sample_interval_ps = interval_ps;
-    f->next_sample_ps = interval_ps;
-    f->sample_fn = fn;
-    f->sample_ctx = ctx;
-    return 0;
-}
 
-hs_fabric*
-hs_fabric_create(const hs_scenario* sc, char* err, size_t errlen)
-{
-    if (sc == nullptr)
+    int
+    hs_fabric_sample_links(hs_fabric* f, uint64_t interval_ps, hs_fabric_sample_fn fn, void* ctx,
+                           char* err, size_t errlen)
     {
-        SetErr(err, errlen, "fabric: no scenario");
-        return nullptr;
-    }
-    if (ProxyWanted())
-        return ProxyCreate(sc, nullptr, err, errlen);
-    if (g_fabric_live)
-    {
-        SetErr(err, errlen, "fabric: an hs_fabric already exists in this process (ns-3 is a "
-                            "process-wide singleton)");
-        return nullptr;
-    }
-    auto f = std::make_unique<hs_fabric>();
-    if (!f->Build(sc, err, errlen))
-        return nullptr;
-    if (!g_resolution_set)
-    {
-        // Before any Time is used: at the default ns resolution a 1500 B packet
-        // at 3.6 Tb/s serialises 10 % too fast.
-        ns3::Time::SetResolution(ns3::Time::PS);
-        g_resolution_set = true;
-    }
-    ns3::ObjectFactory factory;
-    factory.SetTypeId(hysim::CanonicalScheduler::GetTypeId());
-    Simulator::SetScheduler(factory);
-    const char* ties = getenv("HYSIM_FABRIC_TIES");
-    g_insertion_ties = ties != nullptr && strcmp(ties, "insertion") == 0;
-    const char* timers = getenv("HYSIM_FABRIC_DCQCN_TIMERS");
-    g_dcqcn_timer_events = timers != nullptr && strcmp(timers, "events") == 0;
-    f->lazy_dcqcn = !g_insertion_ties && !g_dcqcn_timer_events;
-    f->events_base = Simulator::GetEventCount();
-    g_fabric_live = true;
-    return f.release();
-}
-
-int
-hs_fabric_add_flow(hs_fabric* f, uint64_t flow_id, uint32_t src_gpu, uint32_t dst_gpu,
-                   uint64_t bytes, uint64_t start_ps, char* err, size_t errlen)
-{
-    if (f == nullptr)
-    {
-        SetErr(err, errlen, "fabric: no fabric");
-        return -1;
-    }
-    if (f->remote != nullptr)
-        return ProxyAddFlow(f, flow_id, src_gpu, dst_gpu, bytes, start_ps, err, errlen);
-    return f->AddFlow(flow_id, src_gpu, dst_gpu, bytes, start_ps, err, errlen);
-}
-
-int
-hs_fabric_next_completion(hs_fabric* f, uint64_t limit_ps, hs_flow_done* done)
-{
-    if (f == nullptr)
+        if (f == nullptr || fn == nullptr || interval_ps == 0 || interval_ps >= kMaxTimePs)
+        {
+            SetErr(err, errlen,
+                   "fabric: link sampling needs a fabric, a callback and an interval > 0");
+            return -1;
+        }
+        if (f->remote != nullptr)
+            return ProxySampleLinks(f, interval_ps, fn, ctx, err, errlen);
+        if (f->stats.flows_added != 0)
+        {
+            SetErr(err, errlen,
+                   "fabric: link sampling must be enabled before the first flow is added");
+            return -1;
+        }
+        f->sample_interval_ps = interval_ps;
+        f->next_sample_ps = interval_ps;
+        f->sample_fn = fn;
+        f->sample_ctx = ctx;
         return 0;
-    if (f->remote != nullptr)
-        return ProxyNextCompletion(f, limit_ps, done);
-    return f->NextCompletion(limit_ps, done);
-}
-
-uint64_t
-hs_fabric_now_ps(const hs_fabric* f)
-{
-    if (f != nullptr && f->remote != nullptr)
-        return ProxyNow(f);
-    return hs_fabric::Now();
-}
-
-uint64_t
-hs_fabric_flows_in_flight(const hs_fabric* f)
-{
-    if (f != nullptr && f->remote != nullptr)
-    {
-        hs_fabric_stats st;
-        ProxyStats(f, &st);
-        return st.flows_added - st.flows_done;
     }
-    return f == nullptr ? 0 : f->stats.flows_added - f->stats.flows_done;
-}
 
-void
-hs_fabric_get_stats(const hs_fabric* f, hs_fabric_stats* out)
-{
-    if (out == nullptr)
-        return;
-    if (f == nullptr)
+    hs_fabric*
+    hs_fabric_create(const hs_scenario* sc, char* err, size_t errlen)
     {
-        memset(out, 0, sizeof *out);
-        return;
+        if (sc == nullptr)
+        {
+            SetErr(err, errlen, "fabric: no scenario");
+            return nullptr;
+        }
+        if (ProxyWanted())
+            return ProxyCreate(sc, nullptr, err, errlen);
+        if (g_fabric_live)
+        {
+            SetErr(err, errlen,
+                   "fabric: an hs_fabric already exists in this process (ns-3 is a "
+                   "process-wide singleton)");
+            return nullptr;
+        }
+        auto f = std::make_unique<hs_fabric>();
+        if (!f->Build(sc, err, errlen))
+            return nullptr;
+        if (!g_resolution_set)
+        {
+            // Before any Time is used: at the default ns resolution a 1500 B packet
+            // at 3.6 Tb/s serialises 10 % too fast.
+            ns3::Time::SetResolution(ns3::Time::PS);
+            g_resolution_set = true;
+        }
+        ns3::ObjectFactory factory;
+        factory.SetTypeId(hysim::CanonicalScheduler::GetTypeId());
+        Simulator::SetScheduler(factory);
+        const char* ties = getenv("HYSIM_FABRIC_TIES");
+        g_insertion_ties = ties != nullptr && strcmp(ties, "insertion") == 0;
+        const char* timers = getenv("HYSIM_FABRIC_DCQCN_TIMERS");
+        g_dcqcn_timer_events = timers != nullptr && strcmp(timers, "events") == 0;
+        f->lazy_dcqcn = !g_insertion_ties && !g_dcqcn_timer_events;
+        f->events_base = Simulator::GetEventCount();
+        g_fabric_live = true;
+        return f.release();
     }
-    if (f->remote != nullptr)
-        return ProxyStats(f, out);
-    *out = f->stats;
-}
 
-void
-hs_fabric_destroy(hs_fabric* f)
-{
-    if (f == nullptr)
-        return;
-    if (f->remote != nullptr)
-        return ProxyDestroy(f);
-    // Pending events refer to the model: drop them (Destroy releases them
-    // without running them) before the model goes.
-    Simulator::Destroy();
-    delete f;
-    FabEvent::ReleasePool();
-    g_fabric_live = false;
-}
+    int
+    hs_fabric_add_flow(hs_fabric* f, uint64_t flow_id, uint32_t src_gpu, uint32_t dst_gpu,
+                       uint64_t bytes, uint64_t start_ps, char* err, size_t errlen)
+    {
+        if (f == nullptr)
+        {
+            SetErr(err, errlen, "fabric: no fabric");
+            return -1;
+        }
+        if (f->remote != nullptr)
+            return ProxyAddFlow(f, flow_id, src_gpu, dst_gpu, bytes, start_ps, err, errlen);
+        return f->AddFlow(flow_id, src_gpu, dst_gpu, bytes, start_ps, err, errlen);
+    }
 
-size_t
-hs_fabric_link_count(const hs_fabric* f)
-{
-    if (f != nullptr && f->remote != nullptr)
-        return ProxyLinkCount(f);
-    return f == nullptr ? 0 : f->ports.size();
-}
+    int
+    hs_fabric_next_completion(hs_fabric* f, uint64_t limit_ps, hs_flow_done* done)
+    {
+        if (f == nullptr)
+            return 0;
+        if (f->remote != nullptr)
+            return ProxyNextCompletion(f, limit_ps, done);
+        return f->NextCompletion(limit_ps, done);
+    }
 
-int
-hs_fabric_get_link_stats(const hs_fabric* f, size_t i, hs_fabric_link_stats* out)
-{
-    if (f != nullptr && out != nullptr && f->remote != nullptr)
-        return ProxyLinkStats(f, i, out);
-    if (f == nullptr || out == nullptr || i >= f->ports.size())
-        return -1;
-    f->LinkStats(i, out);
-    return 0;
-}
+    uint64_t
+    hs_fabric_now_ps(const hs_fabric* f)
+    {
+        if (f != nullptr && f->remote != nullptr)
+            return ProxyNow(f);
+        return hs_fabric::Now();
+    }
+
+    uint64_t
+    hs_fabric_flows_in_flight(const hs_fabric* f)
+    {
+        if (f != nullptr && f->remote != nullptr)
+        {
+            hs_fabric_stats st;
+            ProxyStats(f, &st);
+            return st.flows_added - st.flows_done;
+        }
+        return f == nullptr ? 0 : f->stats.flows_added - f->stats.flows_done;
+    }
+
+    void
+    hs_fabric_get_stats(const hs_fabric* f, hs_fabric_stats* out)
+    {
+        if (out == nullptr)
+            return;
+        if (f == nullptr)
+        {
+            memset(out, 0, sizeof *out);
+            return;
+        }
+        if (f->remote != nullptr)
+            return ProxyStats(f, out);
+        *out = f->stats;
+    }
+
+    void
+    hs_fabric_destroy(hs_fabric* f)
+    {
+        if (f == nullptr)
+            return;
+        if (f->remote != nullptr)
+            return ProxyDestroy(f);
+        // Pending events refer to the model: drop them (Destroy releases them
+        // without running them) before the model goes.
+        Simulator::Destroy();
+        delete f;
+        FabEvent::ReleasePool();
+        g_fabric_live = false;
+    }
+
+    size_t
+    hs_fabric_link_count(const hs_fabric* f)
+    {
+        if (f != nullptr && f->remote != nullptr)
+            return ProxyLinkCount(f);
+        return f == nullptr ? 0 : f->ports.size();
+    }
+
+    int
+    hs_fabric_get_link_stats(const hs_fabric* f, size_t i, hs_fabric_link_stats* out)
+    {
+        if (f != nullptr && out != nullptr && f->remote != nullptr)
+            return ProxyLinkStats(f, i, out);
+        if (f == nullptr || out == nullptr || i >= f->ports.size())
+            return -1;
+        f->LinkStats(i, out);
+        return 0;
+    }
 
 } // extern "C"

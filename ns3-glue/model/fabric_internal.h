@@ -30,14 +30,15 @@
 #include <unordered_set>
 #include <vector>
 
-namespace hysim_fab {
+namespace hysim_fab
+{
 
 struct WorkerProxy;
 
 constexpr uint64_t kMaxTimePs = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
 constexpr uint64_t kMaxSegments = uint64_t(1) << 40; // segment number field of the key
 constexpr uint32_t kMaxPorts = uint32_t(1) << 20;    // port field of the key
-constexpr uint64_t kMaxRtoNs = 1'000'000'000'000;     // 1000 s: fabric.rto_us at most 1e9 (loader.c)
+constexpr uint64_t kMaxRtoNs = 1'000'000'000'000;    // 1000 s: fabric.rto_us at most 1e9 (loader.c)
 constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
 
 // Event classes (key k0): order of equal-time events of different kinds.
@@ -61,8 +62,8 @@ enum Kind : uint8_t
     kAlpha = 7,  // DCQCN alpha update timer
     kDecrease = 8,
     kIncrease = 9,
-    kRto = 10, // go-back-N retransmission timeout
-    kSample = 11, // link sampling for statistics (reads the model only)
+    kRto = 10,      // go-back-N retransmission timeout
+    kSample = 11,   // link sampling for statistics (reads the model only)
     kDcqcnEnd = 12, // lazy DCQCN timers: holds the flow until its last timer would have run
 };
 
@@ -112,19 +113,19 @@ struct Dcqcn
     double rate_gbps = 0;   // current rate (starts at line rate)
     double target_gbps = 0; // rate to recover to
     double alpha = 1.0;
-    bool first_cnp = true;     // no CNP seen yet: timers not running
+    bool first_cnp = true;      // no CNP seen yet: timers not running
     bool cnp_for_alpha = false; // a CNP arrived since the last alpha update
     bool cnp_for_decrease = false;
     uint32_t inc_stage = 0; // rate-increase events since the last decrease
     uint64_t inc_gen = 0;   // identifies the live rate-increase timer
     // Lazy timers (dcqcn.cc): when each would run next (kNever: not armed);
     // no events, replayed when the flow's rate or flags are next needed.
-    bool lazy = false;            // lazy timers running
+    bool lazy = false; // lazy timers running
     uint64_t alpha_ps = kNever;
     uint64_t decrease_ps = kNever;
     uint64_t increase_ps = kNever;
     uint64_t last_increase_ps = 0; // latest rate-increase timer armed, superseded or not
-    uint64_t alpha_lag = 0; // alpha updates without a CNP not yet multiplied in (dcqcn.cc)
+    uint64_t alpha_lag = 0;        // alpha updates without a CNP not yet multiplied in (dcqcn.cc)
 };
 
 struct Flow
@@ -144,9 +145,9 @@ struct Flow
     // path[eth_last] the switch port into the destination NIC.
     bool net = false;
     uint32_t eth_first = 0, eth_last = 0;
-    std::vector<uint32_t> rpath; // destination NIC -> source NIC (ACK, NACK, CNP)
+    std::vector<uint32_t> rpath;       // destination NIC -> source NIC (ACK, NACK, CNP)
     uint32_t nic_src = 0, nic_dst = 0; // the NICs it leaves and enters by
-    uint16_t udp_src_port = 0;   // RoCEv2: from its QP (ecmp_hash.h); what ECMP hashes
+    uint16_t udp_src_port = 0;         // RoCEv2: from its QP (ecmp_hash.h); what ECMP hashes
 
     // Sender (go-back-N): segments [0, nic_avail) have reached the source NIC.
     uint64_t nic_avail = 0, snd_nxt = 0, snd_una = 0, max_sent = 0;
@@ -162,7 +163,8 @@ struct Flow
     uint64_t nack_seq = kNever, nack_ps = 0;
     uint64_t cnp_ps = kNever; // last CNP sent (kNever: none yet)
 
-    uint32_t SegBytes(uint64_t seq) const
+    uint32_t
+    SegBytes(uint64_t seq) const
     {
         return seq + 1 < nseg ? seg : static_cast<uint32_t>(bytes - uint64_t(seg) * (nseg - 1));
     }
@@ -191,10 +193,10 @@ struct Port
     std::deque<FlowHop*> rr; // flows with segments waiting here, round-robin
 
     // Ethernet ports.
-    int32_t to_switch = -1; // switch the link leads into (-1: a NIC)
-    std::deque<Pkt> ctl;    // control priority, strict priority over data
-    std::deque<Pkt> data;   // switch ports: data FIFO
-    std::deque<Flow*> qps;  // NIC ports: flows with data to send, round-robin
+    int32_t to_switch = -1;    // switch the link leads into (-1: a NIC)
+    std::deque<Pkt> ctl;       // control priority, strict priority over data
+    std::deque<Pkt> data;      // switch ports: data FIFO
+    std::deque<Flow*> qps;     // NIC ports: flows with data to send, round-robin
     uint64_t wake_ps = kNever; // NIC ports: pending wake-up
     uint64_t pfc_seq = 0;      // distinct keys for PFC / wake events at this port
     bool paused = false;       // data priority paused by the downstream switch
@@ -220,7 +222,7 @@ struct Switch
 // Our events: pooled, carrying the canonical key.
 class FabEvent final : public hysim::CanonicalEvent
 {
-  public:
+public:
     hs_fabric* fab = nullptr;
     Kind kind = kLimit;
     Port* port = nullptr;
@@ -237,8 +239,9 @@ class FabEvent final : public hysim::CanonicalEvent
     static void operator delete(void* p);
     static void ReleasePool(); // frees the recycled blocks (no event may be live)
 
-  private:
-    static std::vector<void*>& Pool()
+private:
+    static std::vector<void*>&
+    Pool()
     {
         static auto* pool = new std::vector<void*>; // never destroyed: usable at exit
         return *pool;
@@ -271,7 +274,11 @@ struct hs_fabric
     int AddFlow(uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t start_ps,
                 char* err, size_t errlen);
     int NextCompletion(uint64_t limit_ps, hs_flow_done* done);
-    static uint64_t Now() { return static_cast<uint64_t>(ns3::Simulator::Now().GetTimeStep()); }
+    static uint64_t
+    Now()
+    {
+        return static_cast<uint64_t>(ns3::Simulator::Now().GetTimeStep());
+    }
     void Handle(FabEvent& ev);
     void Release(Flow* f);
     FabEvent* Schedule(uint64_t at_ps, uint64_t cls, hysim_fab::Kind kind, Flow* flow, Port* port,
@@ -291,11 +298,12 @@ struct hs_fabric
     void OpenConnection(Flow& f); // at its start: UDP source port, ECMP hops, path back
     void EthPath(uint32_t nic_a, uint32_t nic_b, uint32_t hash, std::vector<uint32_t>& out) const;
     void BuildFatTree(double oversub, uint64_t lat);
-    void FatTreePath(uint32_t nic_a, uint32_t nic_b, uint32_t hash, std::vector<uint32_t>& out) const;
+    void FatTreePath(uint32_t nic_a, uint32_t nic_b, uint32_t hash,
+                     std::vector<uint32_t>& out) const;
 
     // ethernet.cc
     bool InitRoce(const hs_scenario* sc); // false: headroom and reserve exceed the buffer
-    void TryTransmit(Port& p);             // any port kind
+    void TryTransmit(Port& p);            // any port kind
     void EthTransmit(Port& p, const Pkt& pkt);
     void EthArrive(FabEvent& ev);
     void SwitchArrive(Port& in, Pkt pkt);
@@ -315,7 +323,7 @@ struct hs_fabric
     void DcqcnOnCnp(Flow* f);
     void DcqcnTimer(Flow* f, hysim_fab::Kind kind, uint64_t gen);
     void DcqcnInit(Flow* f);
-    bool DcqcnCnpDue(Flow* f); // receiver: may a CNP go out now?
+    bool DcqcnCnpDue(Flow* f);   // receiver: may a CNP go out now?
     void DcqcnCatchUp(Flow* f);  // lazy timers: run those due before the current event
     void DcqcnAllAcked(Flow* f); // every segment acknowledged: the timers stop
     // Would an event with this key have run before the current one?
@@ -335,12 +343,12 @@ struct hs_fabric
     uint32_t nleaves = 0, nspines = 0;
     uint32_t mtu = 0;
     double nic_gbps = 0;
-    std::vector<uint32_t> pcie_up;   // GPU g -> its NIC
-    std::vector<uint32_t> pcie_down; // NIC -> GPU g
-    std::vector<uint32_t> nic_leaf;  // NIC n -> its leaf (or only) switch
-    std::vector<uint32_t> eth_up;    // NIC n -> its switch
-    std::vector<uint32_t> eth_down;  // switch -> NIC n
-    std::vector<uint32_t> leaf_up;   // leaf l -> spine s at [l * nspines + s]
+    std::vector<uint32_t> pcie_up;    // GPU g -> its NIC
+    std::vector<uint32_t> pcie_down;  // NIC -> GPU g
+    std::vector<uint32_t> nic_leaf;   // NIC n -> its leaf (or only) switch
+    std::vector<uint32_t> eth_up;     // NIC n -> its switch
+    std::vector<uint32_t> eth_down;   // switch -> NIC n
+    std::vector<uint32_t> leaf_up;    // leaf l -> spine s at [l * nspines + s]
     std::vector<uint32_t> spine_down; // spine s -> leaf l at [s * nleaves + l]
     // fat_tree (k-ary, 3 tiers; topology.cc): h = k / 2; edge e is in pod e / h,
     // aggregation switch p * h + j is the j-th of pod p, core j * h + m sits
@@ -365,9 +373,21 @@ struct hs_fabric
     // the next flow between them takes the next QP's UDP source port.
     std::unordered_map<uint64_t, uint32_t> qps_opened;
 
-    uint32_t Server(uint32_t g) const { return g / gpus_per_server; }
-    uint32_t Rail(uint32_t g) const { return (g % gpus_per_server) % nics_per_server; }
-    uint32_t Nic(uint32_t server, uint32_t rail) const { return server * nics_per_server + rail; }
+    uint32_t
+    Server(uint32_t g) const
+    {
+        return g / gpus_per_server;
+    }
+    uint32_t
+    Rail(uint32_t g) const
+    {
+        return (g % gpus_per_server) % nics_per_server;
+    }
+    uint32_t
+    Nic(uint32_t server, uint32_t rail) const
+    {
+        return server * nics_per_server + rail;
+    }
 
     std::unordered_map<uint64_t, std::unique_ptr<Flow>> flows; // added, not yet released
     std::unordered_set<uint64_t> ids;                          // every id ever added
@@ -388,9 +408,8 @@ struct hs_fabric
     void* sample_ctx = nullptr;
     std::vector<hs_fabric_link_sample> sample_buf;
 
-  private:
-    uint32_t AddPort(hysim_fab::PortKind kind, double gbps, uint64_t latency_ps,
-                     std::string name);
+private:
+    uint32_t AddPort(hysim_fab::PortKind kind, double gbps, uint64_t latency_ps, std::string name);
 };
 
 #endif

@@ -41,7 +41,8 @@
 
 using namespace hysim_fab;
 
-namespace {
+namespace
+{
 
 const char*
 TopologyName(int t)
@@ -84,21 +85,21 @@ CheckNetwork(const hs_scenario* sc, char* err, size_t errlen)
     if (!fb.present)
     {
         SetErr(err, errlen,
-            "fabric: %d servers but the scenario has no fabric: section (which network joins "
-            "them?)",
-            sc->servers.count);
+               "fabric: %d servers but the scenario has no fabric: section (which network joins "
+               "them?)",
+               sc->servers.count);
         return false;
     }
     if (fb.topology < HS_TOPOLOGY_SINGLE_SWITCH || fb.topology > HS_TOPOLOGY_RAIL_OPTIMIZED)
     {
         SetErr(err, errlen, "fabric topology %s across %d servers is not supported yet",
-            TopologyName(fb.topology), sc->servers.count);
+               TopologyName(fb.topology), sc->servers.count);
         return false;
     }
     if (sc->nics.per_server < 1 || !Positive(sc->nics.gbps))
     {
         SetErr(err, errlen, "fabric: %d servers need NICs (nics.per_server %d, %g Gb/s)",
-            sc->servers.count, sc->nics.per_server, sc->nics.gbps);
+               sc->servers.count, sc->nics.per_server, sc->nics.gbps);
         return false;
     }
     if (!Positive(sc->pcie.gbps))
@@ -118,22 +119,23 @@ CheckNetwork(const hs_scenario* sc, char* err, size_t errlen)
         if (k < 2 || k % 2 != 0 || fb.leaves != k * k / 2 || fb.spines != k * k / 4)
         {
             SetErr(err, errlen,
-                "fabric: a k-ary fat_tree has leaves = k^2/2 edge switches and spines = k^2/4 "
-                "cores for an even k (k=4: 8 and 4), got leaves %d, spines %d",
-                fb.leaves, fb.spines);
+                   "fabric: a k-ary fat_tree has leaves = k^2/2 edge switches and spines = k^2/4 "
+                   "cores for an even k (k=4: 8 and 4), got leaves %d, spines %d",
+                   fb.leaves, fb.spines);
             return false;
         }
         if (nnics > k * k * k / 4)
         {
             SetErr(err, errlen, "fabric: a %d-ary fat_tree holds %d NICs, the scenario has %d", k,
-                k * k * k / 4, nnics);
+                   k * k * k / 4, nnics);
             return false;
         }
     }
     if (fb.topology == HS_TOPOLOGY_LEAF_SPINE && (fb.leaves < 1 || fb.leaves > nnics))
     {
-        SetErr(err, errlen, "fabric: leaf_spine needs 1 to %d leaves (one NIC at least each), got %d",
-            nnics, fb.leaves);
+        SetErr(err, errlen,
+               "fabric: leaf_spine needs 1 to %d leaves (one NIC at least each), got %d", nnics,
+               fb.leaves);
         return false;
     }
     if (fb.topology == HS_TOPOLOGY_LEAF_SPINE && fb.leaves > 1 && fb.spines < 1)
@@ -145,8 +147,8 @@ CheckNetwork(const hs_scenario* sc, char* err, size_t errlen)
         fb.leaves != sc->nics.per_server)
     {
         SetErr(err, errlen,
-            "fabric: rail_optimized has one leaf per rail (%d NICs per server), got leaves %d",
-            sc->nics.per_server, fb.leaves);
+               "fabric: rail_optimized has one leaf per rail (%d NICs per server), got leaves %d",
+               sc->nics.per_server, fb.leaves);
         return false;
     }
     if (fb.spines < 0 || (fb.topology == HS_TOPOLOGY_SINGLE_SWITCH && fb.spines > 0))
@@ -157,7 +159,7 @@ CheckNetwork(const hs_scenario* sc, char* err, size_t errlen)
     if (fb.ecn.kmax_kb > 0 && fb.ecn.kmin_kb > fb.ecn.kmax_kb)
     {
         SetErr(err, errlen, "fabric: ecn.kmin_kb %g exceeds kmax_kb %g", fb.ecn.kmin_kb,
-            fb.ecn.kmax_kb);
+               fb.ecn.kmax_kb);
         return false;
     }
     return true;
@@ -185,13 +187,13 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
     if (sc->servers.count < 1 || sc->servers.gpus_per_server < 1)
     {
         SetErr(err, errlen, "fabric: need at least one server with at least one GPU (got %d × %d)",
-            sc->servers.count, sc->servers.gpus_per_server);
+               sc->servers.count, sc->servers.gpus_per_server);
         return false;
     }
     if (!Positive(sc->nvlink.gbps_per_gpu))
     {
         SetErr(err, errlen, "fabric: nvlink.gbps_per_gpu must be > 0 (got %g)",
-            sc->nvlink.gbps_per_gpu);
+               sc->nvlink.gbps_per_gpu);
         return false;
     }
     if (sc->nvlink.segment_bytes == 0)
@@ -208,9 +210,9 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
     if (multi)
     {
         topology = sc->fabric.topology;
-        L = topology == HS_TOPOLOGY_SINGLE_SWITCH     ? 1
+        L = topology == HS_TOPOLOGY_SINGLE_SWITCH    ? 1
             : topology == HS_TOPOLOGY_RAIL_OPTIMIZED ? uint64_t(sc->nics.per_server)
-                                                      : uint64_t(sc->fabric.leaves);
+                                                     : uint64_t(sc->fabric.leaves);
         S = L > 1 ? uint64_t(sc->fabric.spines) : 0;
     }
     // A fat tree's k^3 switch-to-switch ports instead of leaf-spine's 2 L S.
@@ -232,10 +234,10 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
     for (uint32_t g = 0; g < ngpus; g++)
     {
         const uint32_t s = g / gpus_per_server;
-        gpu_up.push_back(AddPort(kPortRange, sc->nvlink.gbps_per_gpu, hop_ps,
-                                 Name("gpu%u", g, "nvs%u", s)));
-        gpu_down.push_back(AddPort(kPortRange, sc->nvlink.gbps_per_gpu, hop_ps,
-                                   Name("nvs%u", s, "gpu%u", g)));
+        gpu_up.push_back(
+            AddPort(kPortRange, sc->nvlink.gbps_per_gpu, hop_ps, Name("gpu%u", g, "nvs%u", s)));
+        gpu_down.push_back(
+            AddPort(kPortRange, sc->nvlink.gbps_per_gpu, hop_ps, Name("nvs%u", s, "gpu%u", g)));
     }
     if (!multi)
         return true;
@@ -245,10 +247,10 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
     nic_gbps = sc->nics.gbps;
     nleaves = static_cast<uint32_t>(L);
     nspines = static_cast<uint32_t>(S);
-    const char* leaf_fmt = topology == HS_TOPOLOGY_SINGLE_SWITCH     ? "sw%u"
+    const char* leaf_fmt = topology == HS_TOPOLOGY_SINGLE_SWITCH    ? "sw%u"
                            : topology == HS_TOPOLOGY_RAIL_OPTIMIZED ? "rail%u"
                            : topology == HS_TOPOLOGY_FAT_TREE       ? "edge%u"
-                                                                     : "leaf%u";
+                                                                    : "leaf%u";
     for (uint32_t g = 0; g < ngpus; g++)
     {
         const uint32_t nic = Nic(Server(g), Rail(g));
@@ -293,7 +295,8 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
                 const double up = nics_on_leaf[l] * nic_gbps / oversub / double(S);
                 leaf_up[l * S + s] = AddPort(kPortSwitch, up, lat, Name(leaf_fmt, l, "spine%u", s));
                 ports.back().to_switch = static_cast<int32_t>(L + s);
-                spine_down[s * L + l] = AddPort(kPortSwitch, up, lat, Name("spine%u", s, leaf_fmt, l));
+                spine_down[s * L + l] =
+                    AddPort(kPortSwitch, up, lat, Name("spine%u", s, leaf_fmt, l));
                 ports.back().to_switch = static_cast<int32_t>(l);
             }
     }
@@ -301,16 +304,16 @@ hs_fabric::Build(const hs_scenario* sc, char* err, size_t errlen)
     {
         // A scenario filled in by hand: the loader refuses such a fabric.rto_us.
         SetErr(err, errlen, "fabric: rto_ns %llu is more than %llu (1000 s)",
-            static_cast<unsigned long long>(sc->fabric.rto_ns),
-            static_cast<unsigned long long>(kMaxRtoNs));
+               static_cast<unsigned long long>(sc->fabric.rto_ns),
+               static_cast<unsigned long long>(kMaxRtoNs));
         return false;
     }
     if (!InitRoce(sc))
     {
         SetErr(err, errlen,
-            "fabric: switch_buffer_mib %g is smaller than the PFC headroom and reserve of its "
-            "links",
-            sc->fabric.switch_buffer_mib);
+               "fabric: switch_buffer_mib %g is smaller than the PFC headroom and reserve of its "
+               "links",
+               sc->fabric.switch_buffer_mib);
         return false;
     }
     return true;
@@ -343,7 +346,8 @@ hs_fabric::BuildFatTree(double up_gbps, uint64_t lat)
             const uint32_t c = (a % h) * h + m, pod = a / h;
             ft_agg_up[a * h + m] = AddPort(kPortSwitch, gbps, lat, Name("agg%u", a, "core%u", c));
             ports.back().to_switch = static_cast<int32_t>(core0 + c);
-            ft_core_down[c * k + pod] = AddPort(kPortSwitch, gbps, lat, Name("core%u", c, "agg%u", a));
+            ft_core_down[c * k + pod] =
+                AddPort(kPortSwitch, gbps, lat, Name("core%u", c, "agg%u", a));
             ports.back().to_switch = static_cast<int32_t>(agg0 + a);
         }
 }
@@ -353,7 +357,8 @@ hs_fabric::BuildFatTree(double up_gbps, uint64_t lat)
 // (hash bits 16.. modulo k/2: the aggregation tier hashes other bits, as
 // switches of two tiers use different hash outputs against polarisation).
 void
-hs_fabric::FatTreePath(uint32_t nic_a, uint32_t nic_b, uint32_t hash, std::vector<uint32_t>& out) const
+hs_fabric::FatTreePath(uint32_t nic_a, uint32_t nic_b, uint32_t hash,
+                       std::vector<uint32_t>& out) const
 {
     const uint32_t h = ft_half, ea = nic_leaf[nic_a], eb = nic_leaf[nic_b];
     const uint32_t pa = ea / h, pb = eb / h, j = hash % h;
@@ -434,11 +439,13 @@ void
 hs_fabric::OpenConnection(Flow& f)
 {
     f.udp_src_port = RoceSrcPort(qps_opened[uint64_t(f.nic_src) * nic_leaf.size() + f.nic_dst]++);
-    const uint32_t key = EcmpSeed(seed), ip_src = RoceNicIp(f.nic_src), ip_dst = RoceNicIp(f.nic_dst);
+    const uint32_t key = EcmpSeed(seed), ip_src = RoceNicIp(f.nic_src),
+                   ip_dst = RoceNicIp(f.nic_dst);
     std::vector<uint32_t> eth;
     EthPath(f.nic_src, f.nic_dst, EcmpHash(key, ip_src, ip_dst, f.udp_src_port, kRoceUdpPort), eth);
     std::copy(eth.begin(), eth.end(), f.path.begin() + f.eth_first);
     f.rpath.clear();
     // The responder answers on the same connection: the reversed tuple.
-    EthPath(f.nic_dst, f.nic_src, EcmpHash(key, ip_dst, ip_src, f.udp_src_port, kRoceUdpPort), f.rpath);
+    EthPath(f.nic_dst, f.nic_src, EcmpHash(key, ip_dst, ip_src, f.udp_src_port, kRoceUdpPort),
+            f.rpath);
 }

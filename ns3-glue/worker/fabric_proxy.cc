@@ -48,9 +48,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace hysim_fab {
+namespace hysim_fab
+{
 
-namespace {
+namespace
+{
 
 constexpr uint64_t kDefaultIntervalPs = 100ull * 1000 * 1000; // 100 us
 constexpr uint32_t kDefaultMaxCheckpoints = 16;
@@ -72,10 +74,10 @@ struct WorkerProxy
     int cmd = -1;  // SOCK_SEQPACKET to the worker
     int ctrl = -1; // pipe to the hub: closing it ends every worker process
     uint32_t ngpus = 0;
-    WireRep rep;   // the last reply: time, stats, checkpoint table
+    WireRep rep;                 // the last reply: time, stats, checkpoint table
     std::vector<LoggedFlow> log; // log[0 .. sent-1] are in the worker's history
     size_t sent = 0;
-    size_t replay_end = 0; // log[sent .. replay_end-1] were in the history a rollback undid
+    size_t replay_end = 0;       // log[sent .. replay_end-1] were in the history a rollback undid
     bool resume_pending = false; // a rollback chosen, not yet sent
     WireCheckpoint resume{};     // the checkpoint it resumes
     uint64_t undone = 0;         // completions it withdrew (rep.stats counts them done)
@@ -92,11 +94,11 @@ struct WorkerProxy
     // Link sampling: off while fn is null.
     hs_fabric_sample_fn sample_fn = nullptr;
     void* sample_ctx = nullptr;
-    std::deque<Sample> held;  // received, not delivered, in time order
-    Sample incoming;          // a sample whose parts are still arriving
+    std::deque<Sample> held;   // received, not delivered, in time order
+    Sample incoming;           // a sample whose parts are still arriving
     uint64_t delivered_ps = 0; // the last sample delivered (0: none)
     bool delivering = false;
-    std::vector<unsigned char> rx; // one message from the worker
+    std::vector<unsigned char> rx;           // one message from the worker
     std::vector<hs_fabric_link_stats> links; // every link, as the worker last sent them
     bool links_valid = false;                // no request since that may have changed them
     char dead[512] = ""; // set once the worker is lost: every later call fails with it
@@ -104,8 +106,7 @@ struct WorkerProxy
     // One request, one reply. false (and dead set, unless the worker replied an error).
     bool Call(const WireReq& rq, char* err, size_t errlen);
     // As Call, for a request followed by count flow records in the same message.
-    bool CallWith(const WireReq& rq, const WireFlow* flows, size_t count, char* err,
-                  size_t errlen);
+    bool CallWith(const WireReq& rq, const WireFlow* flows, size_t count, char* err, size_t errlen);
     // Hands the worker every logged flow it does not have yet.
     bool Flush(char* err, size_t errlen);
     // Reads messages up to the reply to the request just sent, keeping the samples before it.
@@ -116,7 +117,8 @@ struct WorkerProxy
     void Deliver();
 };
 
-namespace {
+namespace
+{
 
 void
 NoteCheckpoints(WorkerProxy& p)
@@ -175,10 +177,10 @@ bool
 WorkerProxy::Receive()
 {
     if (rx.empty()) // the largest message the worker sends
-        rx.resize(std::max(
-            {sizeof(WireRep),
-             sizeof(WireSampleHdr) + kWireMaxSampleLinks * sizeof(hs_fabric_link_sample),
-             sizeof(WireLinksHdr) + kWireMaxLinkStats * sizeof(hs_fabric_link_stats)}));
+        rx.resize(
+            std::max({sizeof(WireRep),
+                      sizeof(WireSampleHdr) + kWireMaxSampleLinks * sizeof(hs_fabric_link_sample),
+                      sizeof(WireLinksHdr) + kWireMaxLinkStats * sizeof(hs_fabric_link_stats)}));
     for (;;)
     {
         ssize_t n;
@@ -209,7 +211,8 @@ WorkerProxy::Receive()
     }
 }
 
-namespace {
+namespace
+{
 
 // Reads the header of one of the messages a record set arrives in (fabric_worker.cc,
 // SendInParts); false unless it holds the part that follows the `have` records received.
@@ -235,8 +238,8 @@ WorkerProxy::TakeSamplePart(size_t len)
     if (!ReadPart<WireSampleHdr, hs_fabric_link_sample>(rx, len, kWireMaxSampleLinks,
                                                         incoming.links.size(), &h))
     {
-        snprintf(dead, sizeof dead, "fabric: a bad link sample from the worker (pid %" PRId64
-                 ")", rep.pid);
+        snprintf(dead, sizeof dead, "fabric: a bad link sample from the worker (pid %" PRId64 ")",
+                 rep.pid);
         return;
     }
     if (h.first == 0)
@@ -262,8 +265,8 @@ WorkerProxy::TakeLinksPart(size_t len)
     WireLinksHdr h;
     if (!ReadPart<WireLinksHdr, hs_fabric_link_stats>(rx, len, kWireMaxLinkStats, links.size(), &h))
     {
-        snprintf(dead, sizeof dead, "fabric: bad link statistics from the worker (pid %" PRId64
-                 ")", rep.pid);
+        snprintf(dead, sizeof dead, "fabric: bad link statistics from the worker (pid %" PRId64 ")",
+                 rep.pid);
         return;
     }
     if (h.first == 0)
@@ -413,7 +416,8 @@ ProxyCreate(const hs_scenario* sc, const hs_fabric_options* o, char* err, size_t
     return f;
 }
 
-namespace {
+namespace
+{
 
 // Chooses the newest checkpoint at or before start to resume (at the next
 // flush, with the flows logged after it) and withdraws the completions
@@ -458,8 +462,8 @@ Rollback(WorkerProxy& p, uint64_t id, uint64_t start, char* err, size_t errlen)
 } // namespace
 
 int
-ProxyAddFlow(hs_fabric* f, uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes,
-             uint64_t start, char* err, size_t errlen)
+ProxyAddFlow(hs_fabric* f, uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes, uint64_t start,
+             char* err, size_t errlen)
 {
     WorkerProxy& p = *f->remote;
     if (p.dead[0] != '\0')
@@ -603,91 +607,93 @@ ProxyDestroy(hs_fabric* f)
 
 using namespace hysim_fab;
 
-extern "C" {
-
-hs_fabric*
-hs_fabric_create_opts(const hs_scenario* sc, const hs_fabric_options* opts, char* err,
-                      size_t errlen)
+extern "C"
 {
-    if (sc == nullptr)
+
+    hs_fabric*
+    hs_fabric_create_opts(const hs_scenario* sc, const hs_fabric_options* opts, char* err,
+                          size_t errlen)
     {
-        SetErr(err, errlen, "fabric: no scenario");
-        return nullptr;
+        if (sc == nullptr)
+        {
+            SetErr(err, errlen, "fabric: no scenario");
+            return nullptr;
+        }
+        if (opts != nullptr && opts->worker)
+            return ProxyCreate(sc, opts, err, errlen);
+        g_force_local = true;
+        hs_fabric* f = hs_fabric_create(sc, err, errlen);
+        g_force_local = false;
+        return f;
     }
-    if (opts != nullptr && opts->worker)
-        return ProxyCreate(sc, opts, err, errlen);
-    g_force_local = true;
-    hs_fabric* f = hs_fabric_create(sc, err, errlen);
-    g_force_local = false;
-    return f;
-}
 
-int
-hs_fabric_set_safe_time(hs_fabric* f, uint64_t safe_ps, char* err, size_t errlen)
-{
-    if (f == nullptr || f->remote == nullptr)
-        return 0;
-    WorkerProxy& p = *f->remote;
-    if (p.dead[0] != '\0')
+    int
+    hs_fabric_set_safe_time(hs_fabric* f, uint64_t safe_ps, char* err, size_t errlen)
     {
-        SetErr(err, errlen, "%s", p.dead);
-        return -1;
+        if (f == nullptr || f->remote == nullptr)
+            return 0;
+        WorkerProxy& p = *f->remote;
+        if (p.dead[0] != '\0')
+        {
+            SetErr(err, errlen, "%s", p.dead);
+            return -1;
+        }
+        if (safe_ps <= p.safe_ps)
+            return 0;
+        p.safe_ps = safe_ps;
+        p.safe_unsent = true;
+        p.Deliver();
+        return 0;
     }
-    if (safe_ps <= p.safe_ps)
-        return 0;
-    p.safe_ps = safe_ps;
-    p.safe_unsent = true;
-    p.Deliver();
-    return 0;
-}
 
-int
-hs_fabric_next_revision(hs_fabric* f, hs_flow_done* withdrawn)
-{
-    if (f == nullptr || f->remote == nullptr || f->remote->revisions.empty())
-        return 0;
-    if (withdrawn != nullptr)
-        *withdrawn = f->remote->revisions.front();
-    f->remote->revisions.pop_front();
-    return 1;
-}
-
-uint64_t
-hs_fabric_generation(const hs_fabric* f)
-{
-    return f == nullptr || f->remote == nullptr ? 0 : f->remote->generation;
-}
-
-void
-hs_fabric_get_checkpoint_stats(const hs_fabric* f, hs_fabric_checkpoint_stats* out)
-{
-    if (out == nullptr)
-        return;
-    memset(out, 0, sizeof *out);
-    if (f == nullptr || f->remote == nullptr)
-        return;
-    WorkerProxy& p = *f->remote;
-    char err[512];
-    if (p.resume_pending && !p.Flush(err, sizeof err)) // the checkpoint table after the rollback
-        fprintf(stderr, "%s\n", err);
-    if (p.safe_unsent) // and after the safe time's pruning
+    int
+    hs_fabric_next_revision(hs_fabric* f, hs_flow_done* withdrawn)
     {
-        WireReq rq;
-        rq.op = kOpSafe;
-        rq.a[0] = p.safe_ps;
-        if (p.Flush(err, sizeof err) && p.Call(rq, err, sizeof err))
-            p.safe_unsent = false;
-        else
+        if (f == nullptr || f->remote == nullptr || f->remote->revisions.empty())
+            return 0;
+        if (withdrawn != nullptr)
+            *withdrawn = f->remote->revisions.front();
+        f->remote->revisions.pop_front();
+        return 1;
+    }
+
+    uint64_t
+    hs_fabric_generation(const hs_fabric* f)
+    {
+        return f == nullptr || f->remote == nullptr ? 0 : f->remote->generation;
+    }
+
+    void
+    hs_fabric_get_checkpoint_stats(const hs_fabric* f, hs_fabric_checkpoint_stats* out)
+    {
+        if (out == nullptr)
+            return;
+        memset(out, 0, sizeof *out);
+        if (f == nullptr || f->remote == nullptr)
+            return;
+        WorkerProxy& p = *f->remote;
+        char err[512];
+        if (p.resume_pending &&
+            !p.Flush(err, sizeof err)) // the checkpoint table after the rollback
             fprintf(stderr, "%s\n", err);
+        if (p.safe_unsent) // and after the safe time's pruning
+        {
+            WireReq rq;
+            rq.op = kOpSafe;
+            rq.a[0] = p.safe_ps;
+            if (p.Flush(err, sizeof err) && p.Call(rq, err, sizeof err))
+                p.safe_unsent = false;
+            else
+                fprintf(stderr, "%s\n", err);
+        }
+        out->taken = p.max_ckpt_id;
+        out->live = p.rep.nckpt;
+        out->oldest_ps = p.rep.nckpt > 0 ? p.rep.ckpt[0].time_ps : 0;
+        out->rollbacks = p.generation;
+        out->replayed_flows = p.replayed;
+        out->replay_messages = p.replay_messages;
+        out->flow_messages = p.flow_messages;
+        out->worker_pid = static_cast<uint64_t>(p.rep.pid);
     }
-    out->taken = p.max_ckpt_id;
-    out->live = p.rep.nckpt;
-    out->oldest_ps = p.rep.nckpt > 0 ? p.rep.ckpt[0].time_ps : 0;
-    out->rollbacks = p.generation;
-    out->replayed_flows = p.replayed;
-    out->replay_messages = p.replay_messages;
-    out->flow_messages = p.flow_messages;
-    out->worker_pid = static_cast<uint64_t>(p.rep.pid);
-}
 
 } // extern "C"

@@ -9,13 +9,13 @@
 #include <cstddef>
 #include <cstdint>
 
-namespace hysim_fab {
+namespace hysim_fab
+{
 
 struct WorkerProxy;
 
 bool ProxyWanted(); // HYSIM_FABRIC_WORKER=1, unless hs_fabric_create_opts said otherwise
-hs_fabric* ProxyCreate(const hs_scenario* sc, const hs_fabric_options* o, char* err,
-                       size_t errlen);
+hs_fabric* ProxyCreate(const hs_scenario* sc, const hs_fabric_options* o, char* err, size_t errlen);
 int ProxyAddFlow(hs_fabric* f, uint64_t id, uint32_t src, uint32_t dst, uint64_t bytes,
                  uint64_t start, char* err, size_t errlen);
 int ProxyNextCompletion(hs_fabric* f, uint64_t limit_ps, hs_flow_done* done);

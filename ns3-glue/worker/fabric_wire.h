@@ -16,14 +16,15 @@
 #include <cstdint>
 #include <sys/types.h>
 
-namespace hysim_fab {
+namespace hysim_fab
+{
 
-constexpr uint32_t kWireMaxCheckpoints = 64; // bound on hs_fabric_options.checkpoints_max
-constexpr uint32_t kWireMaxBatch = 2048;     // flows per kOpAddBatch message (80 KiB)
-constexpr uint32_t kWireMaxSampleLinks = 2048; // links per sample message (48 KiB)
+constexpr uint32_t kWireMaxCheckpoints = 64;      // bound on hs_fabric_options.checkpoints_max
+constexpr uint32_t kWireMaxBatch = 2048;          // flows per kOpAddBatch message (80 KiB)
+constexpr uint32_t kWireMaxSampleLinks = 2048;    // links per sample message (48 KiB)
 constexpr uint32_t kWireSampleMagic = 0x53414d50; // "SAMP": never a WireRep.rc
-constexpr uint32_t kWireMaxLinkStats = 256;         // links per WireLinksHdr message (32 KiB)
-constexpr uint32_t kWireLinksMagic = 0x4c494e4b;    // "LINK"
+constexpr uint32_t kWireMaxLinkStats = 256;       // links per WireLinksHdr message (32 KiB)
+constexpr uint32_t kWireLinksMagic = 0x4c494e4b;  // "LINK"
 
 enum WireOp : uint32_t
 {
@@ -33,8 +34,8 @@ enum WireOp : uint32_t
     kOpSafe = 4,      // a[0] = safe time: drop checkpoints no rollback can need
     kOpRollback = 5,  // a[0] = checkpoint id to resume, a[1] = next checkpoint id to assign
     kOpQuit = 6,
-    kOpAddBatch = 7,  // a[0] = count; count WireFlow records follow in the message
-    kOpSample = 8,    // a[0] = interval_ps: sample links from now on (before any flow)
+    kOpAddBatch = 7, // a[0] = count; count WireFlow records follow in the message
+    kOpSample = 8,   // a[0] = interval_ps: sample links from now on (before any flow)
 };
 
 struct WireFlow
@@ -53,7 +54,7 @@ struct WireCheckpoint
 {
     uint64_t id;
     uint64_t time_ps;
-    uint64_t nflows; // flows handed over when it was taken
+    uint64_t nflows;     // flows handed over when it was taken
     uint64_t sampled_ps; // time of the last link sample sent before it was taken (0: none)
 };
 

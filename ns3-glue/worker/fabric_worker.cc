@@ -39,8 +39,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace hysim_fab {
-namespace {
+namespace hysim_fab
+{
+namespace
+{
 
 struct Checkpoint
 {
@@ -59,8 +61,8 @@ pid_t g_hub = 0;
 WireConfig g_cfg{};
 std::vector<Checkpoint> g_ckpts; // oldest first
 uint64_t g_next_id = 1;
-uint64_t g_nflows = 0;     // flows handed over in this history
-uint64_t g_next_ckpt = 0;  // time of the next checkpoint
+uint64_t g_nflows = 0;    // flows handed over in this history
+uint64_t g_next_ckpt = 0; // time of the next checkpoint
 uint64_t g_safe_ps = 0;
 WireRep g_rep;             // static: frames stay small across nested resumes
 uint64_t g_fault_fork = 0; // HYSIM_FAULT_FORK=N (tests): the Nth checkpoint fork fails
@@ -371,9 +373,9 @@ DoRollback(uint64_t id, uint64_t next_id)
 int
 AddOne(const WireFlow& w)
 {
-    const int rc = hs_fabric_add_flow(g_fab, w.id, static_cast<uint32_t>(w.src),
-                                      static_cast<uint32_t>(w.dst), w.bytes, w.start_ps, g_rep.err,
-                                      sizeof g_rep.err);
+    const int rc =
+        hs_fabric_add_flow(g_fab, w.id, static_cast<uint32_t>(w.src), static_cast<uint32_t>(w.dst),
+                           w.bytes, w.start_ps, g_rep.err, sizeof g_rep.err);
     if (rc == 0)
         g_nflows++;
     return rc;
@@ -505,7 +507,8 @@ WorkerMain(const hs_scenario* sc, int cmd_fd)
     if (getppid() != g_hub)
         _exit(0);
     g_cmd = cmd_fd;
-    if (const char* ff = getenv("HYSIM_FAULT_FORK")) // read once: every later history inherits the count
+    if (const char* ff =
+            getenv("HYSIM_FAULT_FORK")) // read once: every later history inherits the count
         g_fault_fork = strtoull(ff, nullptr, 10);
     g_fab = hs_fabric_create(sc, g_rep.err, sizeof g_rep.err);
     if (g_fab == nullptr)

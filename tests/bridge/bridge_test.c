@@ -5,7 +5,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-int bt_sample_client_msgs(const Hysim__ClientMsg ***out) {
+int bt_sample_client_msgs(const Hysim__ClientMsg ***out)
+{
     static Hysim__Register reg = HYSIM__REGISTER__INIT;
     static Hysim__Kernel kernel = HYSIM__KERNEL__INIT;
     static Hysim__Copy copy = HYSIM__COPY__INIT;
@@ -105,7 +106,8 @@ int bt_sample_client_msgs(const Hysim__ClientMsg ***out) {
     return 4;
 }
 
-int bt_sample_replies(const Hysim__Reply ***out) {
+int bt_sample_replies(const Hysim__Reply ***out)
+{
     static Hysim__Setup setup = HYSIM__SETUP__INIT;
     static Hysim__EventTime et[2];
     static Hysim__EventTime *et_ptrs[2];
@@ -147,7 +149,8 @@ int bt_sample_replies(const Hysim__Reply ***out) {
     return 3;
 }
 
-uint8_t *bt_pack(const ProtobufCMessage *m, size_t *len) {
+uint8_t *bt_pack(const ProtobufCMessage *m, size_t *len)
+{
     *len = protobuf_c_message_get_packed_size(m);
     uint8_t *b = malloc(*len + 1);
     CHECK(b, "malloc");
@@ -155,7 +158,8 @@ uint8_t *bt_pack(const ProtobufCMessage *m, size_t *len) {
     return b;
 }
 
-int bt_same_message(const ProtobufCMessage *a, const ProtobufCMessage *b) {
+int bt_same_message(const ProtobufCMessage *a, const ProtobufCMessage *b)
+{
     if (a->descriptor != b->descriptor)
         return 0;
     size_t la, lb;
@@ -166,12 +170,13 @@ int bt_same_message(const ProtobufCMessage *a, const ProtobufCMessage *b) {
     return same;
 }
 
-void bt_socketpair(int sv[2]) {
-    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0, "socketpair: %s",
-          strerror(errno));
+void bt_socketpair(int sv[2])
+{
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0, "socketpair: %s", strerror(errno));
 }
 
-void bt_write_all(int fd, const void *buf, size_t len) {
+void bt_write_all(int fd, const void *buf, size_t len)
+{
     const uint8_t *p = buf;
     while (len > 0) {
         ssize_t n = write(fd, p, len);
@@ -183,7 +188,8 @@ void bt_write_all(int fd, const void *buf, size_t len) {
     }
 }
 
-uint64_t bt_rand(uint64_t *state) {
+uint64_t bt_rand(uint64_t *state)
+{
     uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;

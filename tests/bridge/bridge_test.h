@@ -8,7 +8,6 @@
 #include "frame.h"
 #include "test_check.h"
 
-
 /* Every ClientMsg kind (Register, Batch holding every Op kind, Wait, Bye). */
 int bt_sample_client_msgs(const Hysim__ClientMsg ***out);
 /* Replies: a full one (Setup, event times, error), a plain one, an all-default one. */

@@ -20,32 +20,38 @@ void *__real_malloc(size_t);
 void *__real_realloc(void *, size_t);
 void *__real_calloc(size_t, size_t);
 static size_t largest_alloc;
-static void note(size_t n) {
+static void note(size_t n)
+{
     if (n > largest_alloc)
         largest_alloc = n;
 }
-void *__wrap_malloc(size_t n) {
+void *__wrap_malloc(size_t n)
+{
     note(n);
     return __real_malloc(n);
 }
-void *__wrap_realloc(void *p, size_t n) {
+void *__wrap_realloc(void *p, size_t n)
+{
     note(n);
     return __real_realloc(p, n);
 }
-void *__wrap_calloc(size_t k, size_t n) {
+void *__wrap_calloc(size_t k, size_t n)
+{
     note(k * n);
     return __real_calloc(k, n);
 }
 
 static char err[512];
 
-static void put_le32(uint8_t *p, uint32_t v) {
+static void put_le32(uint8_t *p, uint32_t v)
+{
     for (int i = 0; i < 4; i++)
         p[i] = (uint8_t)(v >> (8 * i));
 }
 
 /* Sends `bytes` then closes; returns the reading end. */
-static int stream_of(const uint8_t *bytes, size_t n) {
+static int stream_of(const uint8_t *bytes, size_t n)
+{
     int sv[2];
     bt_socketpair(sv);
     if (n)
@@ -54,7 +60,8 @@ static int stream_of(const uint8_t *bytes, size_t n) {
     return sv[1];
 }
 
-static int blocking_status(const uint8_t *bytes, size_t n) {
+static int blocking_status(const uint8_t *bytes, size_t n)
+{
     int fd = stream_of(bytes, n);
     uint8_t *body = (uint8_t *)1;
     size_t len = 1;
@@ -70,7 +77,8 @@ static int blocking_status(const uint8_t *bytes, size_t n) {
 }
 
 /* Feeds the bytes to a reader until EOF; returns the first non-OK status. */
-static int reader_status(const uint8_t *bytes, size_t n, size_t *cap) {
+static int reader_status(const uint8_t *bytes, size_t n, size_t *cap)
+{
     int fd = stream_of(bytes, n);
     CHECK(fcntl(fd, F_SETFL, O_NONBLOCK) == 0, "O_NONBLOCK");
     hs_frame_reader rd;
@@ -99,7 +107,8 @@ static int reader_status(const uint8_t *bytes, size_t n, size_t *cap) {
     return status;
 }
 
-static void case_truncated(void) {
+static void case_truncated(void)
+{
     const Hysim__ClientMsg **msgs;
     bt_sample_client_msgs(&msgs);
     size_t n;
@@ -134,7 +143,8 @@ static void case_truncated(void) {
     free(body);
 }
 
-static void case_oversized(void) {
+static void case_oversized(void)
+{
     const uint32_t lengths[] = {HS_FRAME_MAX + 1, 0xFFFFFFFFu, 0x80000000u, 0};
     for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
         /* A header and some body bytes: the reader must stop at the header. */
@@ -145,15 +155,13 @@ static void case_oversized(void) {
         int rc = blocking_status(bytes, sizeof bytes);
         CHECK(rc == HS_FRAME_TOO_LARGE, "length %u: %s", lengths[i], hs_frame_status_name(rc));
         CHECK(strstr(err, "out of range"), "length %u message: %s", lengths[i], err);
-        CHECK(largest_alloc < 4096, "length %u: blocking read allocated %zu bytes", lengths[i],
-              largest_alloc);
+        CHECK(largest_alloc < 4096, "length %u: blocking read allocated %zu bytes", lengths[i], largest_alloc);
         size_t cap;
         largest_alloc = 0;
         rc = reader_status(bytes, sizeof bytes, &cap);
-        CHECK(rc == HS_FRAME_TOO_LARGE, "length %u (reader): %s", lengths[i],
-              hs_frame_status_name(rc));
-        CHECK(cap <= 4096 && largest_alloc <= 4096, "length %u: reader allocated %zu (cap %zu)",
-              lengths[i], largest_alloc, cap);
+        CHECK(rc == HS_FRAME_TOO_LARGE, "length %u (reader): %s", lengths[i], hs_frame_status_name(rc));
+        CHECK(cap <= 4096 && largest_alloc <= 4096, "length %u: reader allocated %zu (cap %zu)", lengths[i],
+              largest_alloc, cap);
         /* Only the header is needed to refuse it. */
         largest_alloc = 0;
         CHECK(reader_status(bytes, 4, &cap) == HS_FRAME_TOO_LARGE, "header alone");
@@ -171,11 +179,11 @@ static void case_oversized(void) {
     largest_alloc = 0;
     CHECK(reader_status(bytes, sizeof bytes, &cap) == HS_FRAME_TRUNCATED, "announced max");
     CHECK(cap <= 2 * sizeof bytes && largest_alloc <= 2 * sizeof bytes,
-          "announced max, %zu bytes sent: allocated %zu (cap %zu)", sizeof bytes, largest_alloc,
-          cap);
+          "announced max, %zu bytes sent: allocated %zu (cap %zu)", sizeof bytes, largest_alloc, cap);
 }
 
-static void case_closed_peer(void) {
+static void case_closed_peer(void)
+{
     signal(SIGPIPE, SIG_DFL); /* a SIGPIPE would kill the test */
     const Hysim__ClientMsg **msgs;
     bt_sample_client_msgs(&msgs);
@@ -189,12 +197,10 @@ static void case_closed_peer(void) {
     CHECK(rc == HS_FRAME_IO, "send to closed peer: %s", hs_frame_status_name(rc));
     CHECK(strstr(err, strerror(EPIPE)), "message: %s", err);
     err[0] = '\0';
-    CHECK(hs_frame_send_reply(sv[0], replies[0], err, sizeof err) == HS_FRAME_IO && err[0],
-          "reply to closed peer");
+    CHECK(hs_frame_send_reply(sv[0], replies[0], err, sizeof err) == HS_FRAME_IO && err[0], "reply to closed peer");
     uint8_t b[100] = {1};
     err[0] = '\0';
-    CHECK(hs_frame_write(sv[0], b, sizeof b, err, sizeof err) == HS_FRAME_IO && err[0],
-          "write to closed peer");
+    CHECK(hs_frame_write(sv[0], b, sizeof b, err, sizeof err) == HS_FRAME_IO && err[0], "write to closed peer");
     close(sv[0]);
 
     /* The peer goes away while a large frame is half written. */
@@ -224,8 +230,7 @@ static void case_closed_peer(void) {
     rc = hs_frame_read_blocking(-1, &body, &len, err, sizeof err);
     CHECK(rc == HS_FRAME_IO && strstr(err, strerror(EBADF)), "bad fd: %s", err);
     err[0] = '\0';
-    CHECK(hs_frame_write(-1, b, sizeof b, err, sizeof err) == HS_FRAME_IO &&
-              strstr(err, strerror(EBADF)),
+    CHECK(hs_frame_write(-1, b, sizeof b, err, sizeof err) == HS_FRAME_IO && strstr(err, strerror(EBADF)),
           "write bad fd: %s", err);
     hs_frame_reader rd;
     hs_frame_reader_init(&rd);
@@ -234,7 +239,8 @@ static void case_closed_peer(void) {
 }
 
 /* Writes go through pipes as well (write, not send). */
-static void case_pipe(void) {
+static void case_pipe(void)
+{
     int p[2];
     CHECK(pipe(p) == 0, "pipe");
     const Hysim__Reply **replies;
@@ -251,29 +257,29 @@ static void case_pipe(void) {
     close(p[0]);
 }
 
-static void case_status_names(void) {
-    const int all[] = {HS_FRAME_OK, HS_FRAME_EOF, HS_FRAME_TRUNCATED,
+static void case_status_names(void)
+{
+    const int all[] = {HS_FRAME_OK,        HS_FRAME_EOF,     HS_FRAME_TRUNCATED,
                        HS_FRAME_TOO_LARGE, HS_FRAME_GARBAGE, HS_FRAME_IO};
     const char *seen[6];
     for (size_t i = 0; i < 6; i++) {
         seen[i] = hs_frame_status_name(all[i]);
-        CHECK(seen[i] && seen[i][0] && !strstr(seen[i], "unknown"), "status %d has no name",
-              all[i]);
+        CHECK(seen[i] && seen[i][0] && !strstr(seen[i], "unknown"), "status %d has no name", all[i]);
         for (size_t j = 0; j < i; j++)
             CHECK(strcmp(seen[i], seen[j]) != 0, "statuses %d and %d share a name", all[i], all[j]);
     }
     CHECK(strstr(hs_frame_status_name(77), "unknown"), "unknown status");
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     CHECK(argc == 2, "usage: %s CASE", argv[0]);
     static const struct {
         const char *name;
         void (*fn)(void);
     } cases[] = {
-        {"truncated", case_truncated},     {"oversized", case_oversized},
-        {"closed_peer", case_closed_peer}, {"pipe", case_pipe},
-        {"status_names", case_status_names},
+        {"truncated", case_truncated}, {"oversized", case_oversized},       {"closed_peer", case_closed_peer},
+        {"pipe", case_pipe},           {"status_names", case_status_names},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (strcmp(argv[1], cases[i].name) == 0) {

@@ -14,7 +14,8 @@
 static char err[512];
 
 /* Decodes with both decoders; returns how many gave NULL (each with the right message). */
-static int decode_both(const uint8_t *b, size_t n) {
+static int decode_both(const uint8_t *b, size_t n)
+{
     char want[128];
     int nulls = 0;
     err[0] = '\0';
@@ -38,7 +39,8 @@ static int decode_both(const uint8_t *b, size_t n) {
     return nulls;
 }
 
-static void case_garbage_random(void) {
+static void case_garbage_random(void)
+{
     uint64_t seed = 0x5eed0001;
     const int iters = 10000;
     int nulls = 0;
@@ -62,9 +64,13 @@ struct bad {
     const char *bytes;
     size_t len;
 };
-#define BAD(what, s) {what, s, sizeof s - 1}
+#define BAD(what, s)          \
+    {                         \
+        what, s, sizeof s - 1 \
+    }
 
-static void case_garbage_wire_types(void) {
+static void case_garbage_wire_types(void)
+{
     static const struct bad client[] = {
         BAD("start group (wire type 3)", "\x0b"),
         BAD("end group (wire type 4)", "\x0c"),
@@ -99,17 +105,14 @@ static void case_garbage_wire_types(void) {
         Hysim__ClientMsg *m =
             hs_frame_decode_client_msg((const uint8_t *)client[i].bytes, client[i].len, err, sizeof err);
         CHECK(!m, "ClientMsg with %s decoded", client[i].what);
-        snprintf(want, sizeof want, "garbage frame: %zu bytes do not decode as hysim.ClientMsg",
-                 client[i].len);
+        snprintf(want, sizeof want, "garbage frame: %zu bytes do not decode as hysim.ClientMsg", client[i].len);
         CHECK(strcmp(err, want) == 0, "%s: message \"%s\"", client[i].what, err);
     }
     for (size_t i = 0; i < sizeof reply / sizeof reply[0]; i++) {
         err[0] = '\0';
-        Hysim__Reply *m =
-            hs_frame_decode_reply((const uint8_t *)reply[i].bytes, reply[i].len, err, sizeof err);
+        Hysim__Reply *m = hs_frame_decode_reply((const uint8_t *)reply[i].bytes, reply[i].len, err, sizeof err);
         CHECK(!m, "Reply with %s decoded", reply[i].what);
-        snprintf(want, sizeof want, "garbage frame: %zu bytes do not decode as hysim.Reply",
-                 reply[i].len);
+        snprintf(want, sizeof want, "garbage frame: %zu bytes do not decode as hysim.Reply", reply[i].len);
         CHECK(strcmp(err, want) == 0, "%s: message \"%s\"", reply[i].what, err);
     }
 }
@@ -117,12 +120,11 @@ static void case_garbage_wire_types(void) {
 /* ---- decode_random: mutated real messages ---- */
 
 /* Touches every string and nested message so the sanitizers see any bad pointer. */
-static size_t walk_client(const Hysim__ClientMsg *m) {
+static size_t walk_client(const Hysim__ClientMsg *m)
+{
     size_t s = 0;
     switch (m->msg_case) {
-    case HYSIM__CLIENT_MSG__MSG_REGISTER:
-        s += strlen(m->register_->program);
-        break;
+    case HYSIM__CLIENT_MSG__MSG_REGISTER: s += strlen(m->register_->program); break;
     case HYSIM__CLIENT_MSG__MSG_BATCH:
         for (size_t i = 0; i < m->batch->n_ops; i++) {
             const Hysim__Op *op = m->batch->ops[i];
@@ -141,13 +143,13 @@ static size_t walk_client(const Hysim__ClientMsg *m) {
         for (size_t i = 0; i < m->bye->n_peak_memory_bytes; i++)
             s += m->bye->peak_memory_bytes[i];
         break;
-    default:
-        break;
+    default: break;
     }
     return s;
 }
 
-static size_t walk_reply(const Hysim__Reply *r) {
+static size_t walk_reply(const Hysim__Reply *r)
+{
     size_t s = strlen(r->error);
     if (r->setup)
         s += strlen(r->setup->gpu_model);
@@ -157,7 +159,8 @@ static size_t walk_reply(const Hysim__Reply *r) {
 }
 
 /* Applies 1..8 random edits to b (length *n, capacity cap). */
-static void mutate(uint8_t *b, size_t *n, size_t cap, uint64_t *seed) {
+static void mutate(uint8_t *b, size_t *n, size_t cap, uint64_t *seed)
+{
     int edits = 1 + (int)(bt_rand(seed) % 8);
     for (int e = 0; e < edits; e++) {
         size_t len = *n;
@@ -186,9 +189,7 @@ static void mutate(uint8_t *b, size_t *n, size_t cap, uint64_t *seed) {
                 (*n)--;
             }
             break;
-        case 4: /* truncate */
-            *n = at;
-            break;
+        case 4: /* truncate */ *n = at; break;
         case 5: { /* duplicate a chunk */
             size_t k = 1 + bt_rand(seed) % 16;
             if (at + k <= len && len + k <= cap) {
@@ -209,7 +210,8 @@ struct sample {
 
 /* Decodes a (possibly mutated) body as the sample's type; a decoded message
  * must survive re-encoding and decode to the same thing again. Returns 1 if refused. */
-static int check_body(const uint8_t *b, size_t n, int is_reply) {
+static int check_body(const uint8_t *b, size_t n, int is_reply)
+{
     if (!is_reply) {
         Hysim__ClientMsg *m = hs_frame_decode_client_msg(b, n, err, sizeof err);
         if (!m) {
@@ -244,7 +246,8 @@ static int check_body(const uint8_t *b, size_t n, int is_reply) {
     return 0;
 }
 
-static void put_le32(uint8_t *p, uint32_t v) {
+static void put_le32(uint8_t *p, uint32_t v)
+{
     for (int i = 0; i < 4; i++)
         p[i] = (uint8_t)(v >> (8 * i));
 }
@@ -254,13 +257,13 @@ static void put_le32(uint8_t *p, uint32_t v) {
  * before the first bad length or the end. Returns the frame count; *bad says
  * whether it stopped at an out-of-range length.
  */
-static int ref_frames(const uint8_t *s, size_t n, size_t *off, size_t *len, int max, int *bad) {
+static int ref_frames(const uint8_t *s, size_t n, size_t *off, size_t *len, int max, int *bad)
+{
     size_t at = 0;
     int k = 0;
     *bad = 0;
     while (k < max && n - at >= 4) {
-        uint32_t l = (uint32_t)s[at] | (uint32_t)s[at + 1] << 8 | (uint32_t)s[at + 2] << 16 |
-                     (uint32_t)s[at + 3] << 24;
+        uint32_t l = (uint32_t)s[at] | (uint32_t)s[at + 1] << 8 | (uint32_t)s[at + 2] << 16 | (uint32_t)s[at + 3] << 24;
         if (l == 0 || l > HS_FRAME_MAX) {
             *bad = 1;
             break;
@@ -275,7 +278,8 @@ static int ref_frames(const uint8_t *s, size_t n, size_t *off, size_t *len, int 
     return k;
 }
 
-static void case_decode_random(void) {
+static void case_decode_random(void)
+{
     const Hysim__ClientMsg **msgs;
     int nm = bt_sample_client_msgs(&msgs);
     const Hysim__Reply **replies;
@@ -387,29 +391,28 @@ static void case_decode_random(void) {
         frames_seen += got;
         ended[status == HS_FRAME_EOF ? 0 : status == HS_FRAME_TRUNCATED ? 1 : 2]++;
         if (bad)
-            CHECK(status == HS_FRAME_TOO_LARGE, "stream %d: bad length gave %s", st,
-                  hs_frame_status_name(status));
+            CHECK(status == HS_FRAME_TOO_LARGE, "stream %d: bad length gave %s", st, hs_frame_status_name(status));
         else {
             size_t end = nref ? ref_off[nref - 1] + ref_len[nref - 1] : 0;
             int want = end == sn ? HS_FRAME_EOF : HS_FRAME_TRUNCATED;
-            CHECK(status == want, "stream %d: ended with %s, want %s", st,
-                  hs_frame_status_name(status), hs_frame_status_name(want));
+            CHECK(status == want, "stream %d: ended with %s, want %s", st, hs_frame_status_name(status),
+                  hs_frame_status_name(want));
         }
-        CHECK(rd.cap <= 2 * (sn + 4096), "stream %d: buffer %zu for a %zu-byte stream", st,
-              rd.cap, sn);
+        CHECK(rd.cap <= 2 * (sn + 4096), "stream %d: buffer %zu for a %zu-byte stream", st, rd.cap, sn);
         hs_frame_reader_free(&rd);
         if (wopen)
             close(p[1]);
         close(p[0]);
     }
-    printf("streams: %d frames; %d ended cleanly, %d truncated, %d at a bad length\n",
-           frames_seen, ended[0], ended[1], ended[2]);
+    printf("streams: %d frames; %d ended cleanly, %d truncated, %d at a bad length\n", frames_seen, ended[0], ended[1],
+           ended[2]);
     CHECK(ended[0] && ended[1] && ended[2], "every way of ending should occur");
     free(stream);
     free(b);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     CHECK(argc == 2, "usage: %s CASE", argv[0]);
     static const struct {
         const char *name;

@@ -16,7 +16,8 @@
 static char err[512];
 
 /* Reads one frame with hs_frame_read_blocking and decodes it as a ClientMsg. */
-static Hysim__ClientMsg *read_client_msg(int fd) {
+static Hysim__ClientMsg *read_client_msg(int fd)
+{
     uint8_t *body;
     size_t len;
     int rc = hs_frame_read_blocking(fd, &body, &len, err, sizeof err);
@@ -27,7 +28,8 @@ static Hysim__ClientMsg *read_client_msg(int fd) {
     return m;
 }
 
-static void case_client_msgs(void) {
+static void case_client_msgs(void)
+{
     const Hysim__ClientMsg **msgs;
     int n = bt_sample_client_msgs(&msgs);
     int sv[2];
@@ -38,14 +40,12 @@ static void case_client_msgs(void) {
     }
     for (int i = 0; i < n; i++) {
         Hysim__ClientMsg *m = read_client_msg(sv[1]);
-        CHECK(m->msg_case == msgs[i]->msg_case, "msg %d: case %d, want %d", i, m->msg_case,
-              msgs[i]->msg_case);
+        CHECK(m->msg_case == msgs[i]->msg_case, "msg %d: case %d, want %d", i, m->msg_case, msgs[i]->msg_case);
         CHECK(bt_same_message(&m->base, &msgs[i]->base), "msg %d differs after the round trip", i);
         if (m->msg_case == HYSIM__CLIENT_MSG__MSG_BATCH) {
             CHECK(m->batch->n_ops == 10, "%zu ops", m->batch->n_ops);
             for (size_t k = 0; k < m->batch->n_ops; k++)
-                CHECK(m->batch->ops[k]->kind_case == msgs[i]->batch->ops[k]->kind_case,
-                      "op %zu kind", k);
+                CHECK(m->batch->ops[k]->kind_case == msgs[i]->batch->ops[k]->kind_case, "op %zu kind", k);
             CHECK(strcmp(m->batch->ops[0]->kernel->name, "_Z6matmulPfS_S_i") == 0, "kernel name");
             CHECK(m->batch->ops[9]->collective->root == -1, "collective root");
         }
@@ -63,7 +63,8 @@ static void case_client_msgs(void) {
     close(sv[1]);
 }
 
-static void case_replies(void) {
+static void case_replies(void)
+{
     const Hysim__Reply **replies;
     int n = bt_sample_replies(&replies);
     int sv[2];
@@ -85,8 +86,7 @@ static void case_replies(void) {
         if (i == 0) {
             CHECK(m->setup && strcmp(m->setup->gpu_model, "H100-SXM5-80GB") == 0, "setup");
             CHECK(m->setup->host_time_scale == 0.5, "scale");
-            CHECK(m->n_event_times == 2 && m->event_times[0]->time_ps == 123456789012ull,
-                  "event times");
+            CHECK(m->n_event_times == 2 && m->event_times[0]->time_ps == 123456789012ull, "event times");
             CHECK(strcmp(m->error, "no such stream") == 0, "error string");
         }
         if (i == 2) /* the all-default reply still travels (as an explicit now_ns = 0) */
@@ -99,7 +99,8 @@ static void case_replies(void) {
 }
 
 /* The same stream through hs_frame_reader, fed one byte per fill. */
-static void case_reader_bytewise(void) {
+static void case_reader_bytewise(void)
+{
     const Hysim__ClientMsg **msgs;
     int n = bt_sample_client_msgs(&msgs);
     const Hysim__Reply **replies;
@@ -165,7 +166,8 @@ static void case_reader_bytewise(void) {
 }
 
 /* Sender and receiver of frames too big for the socket buffer: the child writes. */
-static pid_t spawn_writer(int fd, void (*write_fn)(int fd)) {
+static pid_t spawn_writer(int fd, void (*write_fn)(int fd))
+{
     pid_t pid = fork();
     CHECK(pid >= 0, "fork");
     if (pid == 0) {
@@ -175,14 +177,16 @@ static pid_t spawn_writer(int fd, void (*write_fn)(int fd)) {
     return pid;
 }
 
-static void reap(pid_t pid) {
+static void reap(pid_t pid)
+{
     int st;
     CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
     CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "writer failed (status %d)", st);
 }
 
 #define BIG_OPS 20000
-static Hysim__ClientMsg *big_batch(void) {
+static Hysim__ClientMsg *big_batch(void)
+{
     static Hysim__Kernel k = HYSIM__KERNEL__INIT;
     static Hysim__Op ops[BIG_OPS], *ptrs[BIG_OPS];
     static Hysim__Batch b = HYSIM__BATCH__INIT;
@@ -203,7 +207,8 @@ static Hysim__ClientMsg *big_batch(void) {
     return &m;
 }
 
-static void write_big(int fd) {
+static void write_big(int fd)
+{
     CHECK(hs_frame_send_client_msg(fd, big_batch(), err, sizeof err) == 0, "%s", err);
     /* and a body of exactly HS_FRAME_MAX bytes */
     uint8_t *body = malloc(HS_FRAME_MAX);
@@ -215,14 +220,16 @@ static void write_big(int fd) {
     close(fd);
 }
 
-static void check_max_body(const uint8_t *body, size_t len) {
+static void check_max_body(const uint8_t *body, size_t len)
+{
     CHECK(len == HS_FRAME_MAX, "max frame: %zu bytes", len);
     for (size_t i = 0; i < HS_FRAME_MAX; i++)
         if (body[i] != (uint8_t)(i * 7))
             CHECK(0, "max frame byte %zu", i);
 }
 
-static void case_large_blocking(void) {
+static void case_large_blocking(void)
+{
     int sv[2];
     bt_socketpair(sv);
     pid_t pid = spawn_writer(sv[0], write_big);
@@ -241,7 +248,8 @@ static void case_large_blocking(void) {
     close(sv[1]);
 }
 
-static void case_large_reader(void) {
+static void case_large_reader(void)
+{
     int sv[2];
     bt_socketpair(sv);
     pid_t pid = spawn_writer(sv[0], write_big);
@@ -284,7 +292,8 @@ static void case_large_reader(void) {
 }
 
 /* What the framing cannot carry is refused before anything is written. */
-static void case_refuse(void) {
+static void case_refuse(void)
+{
     int sv[2];
     bt_socketpair(sv);
     /* A Bye above HS_FRAME_MAX: 2M peaks of 10-byte varints. */
@@ -312,11 +321,9 @@ static void case_refuse(void) {
 
     uint8_t b = 0;
     err[0] = '\0';
-    CHECK(hs_frame_write(sv[0], &b, 0, err, sizeof err) == HS_FRAME_TOO_LARGE && err[0],
-          "0-byte frame");
+    CHECK(hs_frame_write(sv[0], &b, 0, err, sizeof err) == HS_FRAME_TOO_LARGE && err[0], "0-byte frame");
     err[0] = '\0';
-    CHECK(hs_frame_write(sv[0], &b, (size_t)HS_FRAME_MAX + 1, err, sizeof err) ==
-                  HS_FRAME_TOO_LARGE && err[0],
+    CHECK(hs_frame_write(sv[0], &b, (size_t)HS_FRAME_MAX + 1, err, sizeof err) == HS_FRAME_TOO_LARGE && err[0],
           "HS_FRAME_MAX+1 frame");
     /* Nothing reached the peer. */
     ssize_t k = recv(sv[1], &b, 1, MSG_DONTWAIT);
@@ -325,15 +332,16 @@ static void case_refuse(void) {
     close(sv[1]);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     CHECK(argc == 2, "usage: %s CASE", argv[0]);
     static const struct {
         const char *name;
         void (*fn)(void);
     } cases[] = {
-        {"client_msgs", case_client_msgs},     {"replies", case_replies},
+        {"client_msgs", case_client_msgs},         {"replies", case_replies},
         {"reader_bytewise", case_reader_bytewise}, {"large_blocking", case_large_blocking},
-        {"large_reader", case_large_reader},   {"refuse", case_refuse},
+        {"large_reader", case_large_reader},       {"refuse", case_refuse},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         if (strcmp(argv[1], cases[i].name) == 0) {

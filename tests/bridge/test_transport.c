@@ -18,25 +18,26 @@
 static char err[512];
 static char dir[256];
 
-static void make_dir(void) {
+static void make_dir(void)
+{
     const char *tmp = getenv("TMPDIR");
     snprintf(dir, sizeof dir, "%s/hysim-bridge-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     CHECK(mkdtemp(dir), "mkdtemp: %s", strerror(errno));
 }
 
-static void endpoint_in_dir(char *ep, size_t n, const char *name) {
-    snprintf(ep, n, "unix:%s/%s", dir, name);
-}
+static void endpoint_in_dir(char *ep, size_t n, const char *name) { snprintf(ep, n, "unix:%s/%s", dir, name); }
 
 static int path_exists(const char *ep) { return access(ep + 5, F_OK) == 0; }
 
-static int has_flag(int fd, int get, int flag) {
+static int has_flag(int fd, int get, int flag)
+{
     int f = fcntl(fd, get);
     CHECK(f >= 0, "fcntl: %s", strerror(errno));
     return (f & flag) != 0;
 }
 
-static void case_exchange(void) {
+static void case_exchange(void)
+{
     make_dir();
     char ep[400];
     endpoint_in_dir(ep, sizeof ep, "hysimd.sock");
@@ -46,8 +47,7 @@ static void case_exchange(void) {
     struct stat st;
     CHECK(stat(ep + 5, &st) == 0 && S_ISSOCK(st.st_mode), "no socket file at %s", ep + 5);
     errno = 0;
-    CHECK(hs_transport_accept(lfd) == -1 && (errno == EAGAIN || errno == EWOULDBLOCK),
-          "accept with nothing pending");
+    CHECK(hs_transport_accept(lfd) == -1 && (errno == EAGAIN || errno == EWOULDBLOCK), "accept with nothing pending");
 
     const Hysim__ClientMsg **msgs;
     int nm = bt_sample_client_msgs(&msgs);
@@ -89,8 +89,7 @@ static void case_exchange(void) {
                 Hysim__ClientMsg *m = hs_frame_decode_client_msg(body, len, err, sizeof err);
                 CHECK(m && bt_same_message(&m->base, &msgs[got]->base), "client %d msg %d", c, got);
                 hysim__client_msg__free_unpacked(m, NULL);
-                CHECK(hs_frame_send_reply(sfd[c], replies[got % 3], err, sizeof err) == 0, "%s",
-                      err);
+                CHECK(hs_frame_send_reply(sfd[c], replies[got % 3], err, sizeof err) == 0, "%s", err);
                 got++;
             }
         }
@@ -123,7 +122,8 @@ static void case_exchange(void) {
     CHECK(rmdir(dir) == 0, "rmdir %s: %s", dir, strerror(errno));
 }
 
-static void case_stale(void) {
+static void case_stale(void)
+{
     make_dir();
     char ep[400];
     endpoint_in_dir(ep, sizeof ep, "stale.sock");
@@ -166,7 +166,8 @@ static void case_stale(void) {
     CHECK(rmdir(dir) == 0, "rmdir %s: %s", dir, strerror(errno));
 }
 
-static void case_errors(void) {
+static void case_errors(void)
+{
     make_dir();
     char ep[400];
     endpoint_in_dir(ep, sizeof ep, "missing.sock");
@@ -183,8 +184,7 @@ static void case_errors(void) {
               "listen \"%s\": %s", bad[i], err);
         err[0] = '\0';
         CHECK(hs_transport_connect(bad[i], err, sizeof err) == -1, "connect to \"%s\"", bad[i]);
-        CHECK(strstr(err, "unsupported endpoint") && strstr(err, bad[i]), "connect \"%s\": %s",
-              bad[i], err);
+        CHECK(strstr(err, "unsupported endpoint") && strstr(err, bad[i]), "connect \"%s\": %s", bad[i], err);
         hs_transport_unlink(bad[i]); /* harmless */
     }
 
@@ -221,7 +221,8 @@ static void case_errors(void) {
     CHECK(rmdir(dir) == 0, "rmdir %s: %s", dir, strerror(errno));
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     CHECK(argc == 2, "usage: %s CASE", argv[0]);
     static const struct {
         const char *name;

@@ -17,8 +17,8 @@ cublasStatus_t cublasHgemmStridedBatched(cublasHandle_t, cublasOperation_t, cubl
                                          const void *, const void *, int, long long, const void *, int, long long,
                                          const void *, void *, int, long long, int);
 cublasStatus_t cublasHgemmBatched(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *,
-                                  const void *const[], int, const void *const[], int, const void *, void *const[],
-                                  int, int);
+                                  const void *const[], int, const void *const[], int, const void *, void *const[], int,
+                                  int);
 cublasStatus_t cublasHgemm_64(cublasHandle_t, cublasOperation_t, cublasOperation_t, int64_t, int64_t, int64_t,
                               const void *, const void *, int64_t, const void *, int64_t, const void *, void *,
                               int64_t);

@@ -6,11 +6,10 @@
 #ifndef HYSIM_TESTS_COMMON_CUDA_TEST_CHECK_H
 #define HYSIM_TESTS_COMMON_CUDA_TEST_CHECK_H
 
-#define CHECK_CUDA(call, want)                                                              \
-    do {                                                                                    \
-        cudaError_t got_ = (call);                                                          \
-        CHECK(got_ == (want), "%s returned %s, expected %s", #call, cudaGetErrorName(got_), \
-              cudaGetErrorName(want));                                                      \
+#define CHECK_CUDA(call, want)                                                                                       \
+    do {                                                                                                             \
+        cudaError_t got_ = (call);                                                                                   \
+        CHECK(got_ == (want), "%s returned %s, expected %s", #call, cudaGetErrorName(got_), cudaGetErrorName(want)); \
     } while (0)
 
 #endif

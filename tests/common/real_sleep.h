@@ -16,8 +16,7 @@
 static inline void real_sleep_us(unsigned long long us)
 {
     struct timespec left = {(time_t)(us / 1000000), (long)(us % 1000000) * 1000};
-    while (syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &left, &left) != 0 && errno == EINTR) {
-    }
+    while (syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &left, &left) != 0 && errno == EINTR) {}
 }
 
 #endif

@@ -19,14 +19,14 @@
 #define HS_CHECK_FAILED() (fflush(stderr), _exit(1))
 #endif
 
-#define CHECK(cond, ...)                                                                          \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);             \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fputc('\n', stderr);                                                                  \
-            HS_CHECK_FAILED();                                                                    \
-        }                                                                                         \
+#define CHECK(cond, ...)                                                             \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                            \
+            fputc('\n', stderr);                                                     \
+            HS_CHECK_FAILED();                                                       \
+        }                                                                            \
     } while (0)
 
 /* A check whose condition says all there is to say (its text is printed). */

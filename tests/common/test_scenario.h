@@ -23,14 +23,14 @@
 
 typedef struct hs_test_scenario {
     const char *name;
-    bool defaults;           /* start from hs_scenario_defaults (when linked) */
-    const char *gpu_model;   /* cudaDeviceProp.name */
-    bool h200;               /* an H200's memory, SM count and compute capability */
+    bool defaults;         /* start from hs_scenario_defaults (when linked) */
+    const char *gpu_model; /* cudaDeviceProp.name */
+    bool h200;             /* an H200's memory, SM count and compute capability */
     double hbm_gbps;
     int servers, gpus_per_server;
     double nvlink_gbps;
     uint64_t nvlink_latency_ns;
-    uint32_t segment_bytes;  /* NVLink store-and-forward segment */
+    uint32_t segment_bytes; /* NVLink store-and-forward segment */
     int pcie_gen, pcie_lanes;
     double pcie_gbps;
     uint64_t pcie_latency_ns;
@@ -39,16 +39,16 @@ typedef struct hs_test_scenario {
     int nics_per_server;
     double nic_gbps;
     bool rail_aligned;
-    bool fabric;             /* a switched fabric between servers */
-    int topology;            /* enum hs_topology */
+    bool fabric;  /* a switched fabric between servers */
+    int topology; /* enum hs_topology */
     int spines;
     uint64_t link_latency_ns;
     uint32_t mtu;
     double oversubscription;
     uint32_t switch_buffer_mib;
-    bool roce;               /* PFC and DCQCN on */
+    bool roce; /* PFC and DCQCN on */
     uint64_t default_kernel_ns;
-    bool host_time_zero;     /* run.host_time: zero (timing tests must not depend on load) */
+    bool host_time_zero; /* run.host_time: zero (timing tests must not depend on load) */
     uint64_t seed;
     int nccl_algo, nccl_proto; /* with nccl_channels: a fixed, uncalibrated NCCL plan */
     int nccl_channels;

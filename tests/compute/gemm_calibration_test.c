@@ -82,7 +82,8 @@ int main(int argc, char **argv)
     int heldout = graph || (argc > 1 && !strcmp(argv[1], "--heldout"));
     argv += heldout, argc -= heldout;
     if (argc != 7) {
-        fprintf(stderr, "usage: gemm_calibration_test [--heldout | --graph] CSV GPU ROWS WITHIN MEDIAN_PCT WORST_PCT\n");
+        fprintf(stderr,
+                "usage: gemm_calibration_test [--heldout | --graph] CSV GPU ROWS WITHIN MEDIAN_PCT WORST_PCT\n");
         return 2;
     }
     static row rows[MAX_ROWS];
@@ -114,7 +115,8 @@ int main(int argc, char **argv)
      * without 256^3) only needs rows */
     if (heldout ? n < 100 : n < 900 || fabs(floor_us - fitted_floor) > 1e-3) {
         printf("FAIL: %zu rows, launch floor %.3f us; gemm_efficiency.h was fitted with %.3f us: refit "
-               "(bench/compute/fit_gemm.sh)\n", n, floor_us, fitted_floor);
+               "(bench/compute/fit_gemm.sh)\n",
+               n, floor_us, fitted_floor);
         return 1;
     }
     /* a held-out run is checked on the rows the fit could have seen: above both cuts */
@@ -139,8 +141,9 @@ int main(int argc, char **argv)
                 if (e > 0.15) {
                     launch_over++;
                     printf("  launch-bound row predicted longer: %s %llu x %llu x %llu: measured %.1f us, "
-                           "predicted %.1f us\n", hs_gemm_dtype_name(d), (unsigned long long)r->n,
-                           (unsigned long long)r->m, (unsigned long long)r->k, r->us, p);
+                           "predicted %.1f us\n",
+                           hs_gemm_dtype_name(d), (unsigned long long)r->n, (unsigned long long)r->m,
+                           (unsigned long long)r->k, r->us, p);
                 }
                 continue;
             }
@@ -178,7 +181,8 @@ int main(int argc, char **argv)
     size_t counted = heldout || launch_over > within ? within : within - launch_over;
     if (used != want_rows || counted < want_within || median > want_median || worst > want_worst) {
         printf("FAIL: want %zu or more of %zu rows within 10 %% (less the launch-bound rows predicted over), "
-               "median <= %.1f %%, worst <= %.1f %%\n", want_within, want_rows, 100 * want_median, 100 * want_worst);
+               "median <= %.1f %%, worst <= %.1f %%\n",
+               want_within, want_rows, 100 * want_median, 100 * want_worst);
         fails++;
     }
     printf(fails ? "FAIL\n" : "ok\n");

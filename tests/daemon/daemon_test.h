@@ -18,21 +18,21 @@
 #include "hysimd.h"
 
 #define DT_MAX_CHILDREN 8
-#define DT_MAX_VALUES 64
+#define DT_MAX_VALUES   64
 
 #include "test_check.h" /* CHECK fails the current process (runner, child or test) */
 
-#define CHECK_EQ(a, b)                                                                            \
-    CHECK((uint64_t)(a) == (uint64_t)(b), "%s = %llu, expected %s = %llu", #a,                    \
-          (unsigned long long)(a), #b, (unsigned long long)(b))
+#define CHECK_EQ(a, b)                                                                                      \
+    CHECK((uint64_t)(a) == (uint64_t)(b), "%s = %llu, expected %s = %llu", #a, (unsigned long long)(a), #b, \
+          (unsigned long long)(b))
 
 /* What one run produced. */
 typedef struct dt_result {
-    int rc;                              /* hs_daemon_run's return */
+    int rc; /* hs_daemon_run's return */
     hs_run_summary sum;
     int nchildren;
     pid_t pid[DT_MAX_CHILDREN];
-    int status[DT_MAX_CHILDREN];         /* wait statuses */
+    int status[DT_MAX_CHILDREN];                     /* wait statuses */
     uint64_t values[DT_MAX_CHILDREN][DT_MAX_VALUES]; /* what each child recorded */
     int nvalues[DT_MAX_CHILDREN];
     double wall_s;
@@ -72,8 +72,8 @@ int dt_main(int argc, char **argv, const dt_case *cases, size_t ncases);
 typedef struct dt_client {
     int fd;
     uint64_t host_ns;
-    uint32_t gpu;          /* first global GPU */
-    Hysim__Setup setup;    /* copy of the Register answer (strings not kept) */
+    uint32_t gpu;       /* first global GPU */
+    Hysim__Setup setup; /* copy of the Register answer (strings not kept) */
     Hysim__Op **ops;
     size_t nops, capops;
 } dt_client;

@@ -27,10 +27,7 @@ void dt_record(int idx, uint64_t v)
     __atomic_store_n(&g_result->nvalues[idx], n + 1, __ATOMIC_RELEASE);
 }
 
-int dt_nvalues(int idx)
-{
-    return __atomic_load_n(&g_result->nvalues[idx], __ATOMIC_ACQUIRE);
-}
+int dt_nvalues(int idx) { return __atomic_load_n(&g_result->nvalues[idx], __ATOMIC_ACQUIRE); }
 
 dt_result *dt_run(const hs_scenario *sc, int nchildren, dt_child_fn fn, void *arg)
 {

@@ -19,7 +19,7 @@
 #include "transport.h"
 
 #define KERNEL_NS 10000ull
-#define COMM 0xC0FFEEull
+#define COMM      0xC0FFEEull
 
 void dt_scenario(hs_scenario *sc)
 {
@@ -85,8 +85,8 @@ static void check_fabric_ns_within(uint64_t got, uint64_t analytic, unsigned pct
         CHECK(got == analytic, "%s: %llu ns, expected %llu ns", what, (unsigned long long)got,
               (unsigned long long)analytic);
     else
-        CHECK(got >= analytic && got <= analytic + analytic * pct / 100, "%s: %llu ns, analytic %llu ns (+%u %%)",
-              what, (unsigned long long)got, (unsigned long long)analytic, pct);
+        CHECK(got >= analytic && got <= analytic + analytic * pct / 100, "%s: %llu ns, analytic %llu ns (+%u %%)", what,
+              (unsigned long long)got, (unsigned long long)analytic, pct);
     printf("%s: %llu ns (analytic %llu ns)\n", what, (unsigned long long)got, (unsigned long long)analytic);
 }
 
@@ -95,8 +95,7 @@ static void expect_ok(const dt_result *r)
     CHECK(r->rc == 0, "run failed: %s", r->sum.error);
     CHECK(r->sum.error[0] == 0, "error set: %s", r->sum.error);
     for (int i = 0; i < r->nchildren; i++)
-        CHECK(WIFEXITED(r->status[i]) && WEXITSTATUS(r->status[i]) == 0, "child %d: status 0x%x", i,
-              r->status[i]);
+        CHECK(WIFEXITED(r->status[i]) && WEXITSTATUS(r->status[i]) == 0, "child %d: status 0x%x", i, r->status[i]);
 }
 
 static void expect_error(const dt_result *r, const char *needle)
@@ -350,9 +349,9 @@ static void child_wait_event(const char *ep, int idx, void *arg)
     dt_kernel(&c, 0, 0, 1);          /* C: 10..20 */
     dt_record_event(&c, 0, 0, 1, 5); /* e again, at 20: B does not care */
     dt_wait_event(&c, 0, 0, 3, 5);
-    dt_kernel(&c, 0, 0, 3);          /* D: 20..30 */
-    dt_wait_event(&c, 0, 0, 4, 99);  /* never recorded: no wait */
-    dt_kernel(&c, 0, 0, 4);          /* E: 0..10 */
+    dt_kernel(&c, 0, 0, 3);         /* D: 20..30 */
+    dt_wait_event(&c, 0, 0, 4, 99); /* never recorded: no wait */
+    dt_kernel(&c, 0, 0, 4);         /* E: 0..10 */
     CHECK_EQ(dt_sync_stream(&c, 0, 0, 4), KERNEL_NS);
     CHECK_EQ(dt_sync_stream(&c, KERNEL_NS, 0, 2), 2 * KERNEL_NS);
     CHECK_EQ(dt_sync_stream(&c, 2 * KERNEL_NS, 0, 3), 3 * KERNEL_NS);
@@ -562,8 +561,7 @@ static void test_sleep(void)
 }
 
 /* A timed wait (UNTIL, id) of one of two threads, which the other wakes at wake_ns; returns the reply. */
-static Hysim__Reply *timed_wait_woken(dt_client *c, uint64_t id, uint64_t host_ns, uint64_t until_ns,
-                                      uint64_t wake_ns)
+static Hysim__Reply *timed_wait_woken(dt_client *c, uint64_t id, uint64_t host_ns, uint64_t until_ns, uint64_t wake_ns)
 {
     Hysim__Wait w = HYSIM__WAIT__INIT;
     w.host_ns = host_ns;
@@ -664,7 +662,6 @@ static void child_query_exact(const char *ep, int idx, void *arg)
     dt_bye(&c, t, NULL, 0);
 }
 
-
 static void test_query_exact(void)
 {
     hs_scenario sc;
@@ -730,7 +727,10 @@ static void run_ring_share(Hysim__CollKind kind, const char *what)
     dt_free(r);
 }
 
-static void test_allgather4(void) { run_ring_share(HYSIM__COLL_KIND__ALL_GATHER, "4-rank ring all-gather of 1 MB shares"); }
+static void test_allgather4(void)
+{
+    run_ring_share(HYSIM__COLL_KIND__ALL_GATHER, "4-rank ring all-gather of 1 MB shares");
+}
 
 static void test_reduce_scatter4(void)
 {
@@ -827,7 +827,7 @@ static void test_sendrecv(void)
  * alone in a group. (3) Outside groups on two streams, the Recv issued 500 ns
  * after the Send: both end 2 µs after the later one.
  */
-#define SELF_BYTES 4800000ull
+#define SELF_BYTES   4800000ull
 #define SELF_COPY_NS 2000ull
 
 static void child_sendrecv_self(const char *ep, int idx, void *arg)
@@ -1025,8 +1025,7 @@ static void test_kill_escalation(void)
     dt_scenario(&sc);
     dt_result *r = dt_run(&sc, 2, child_escalation, NULL);
     char who[96];
-    snprintf(who, sizeof(who), "process %d (server unknown: it never registered) exited with status 3",
-             (int)r->pid[1]);
+    snprintf(who, sizeof(who), "process %d (server unknown: it never registered) exited with status 3", (int)r->pid[1]);
     expect_error(r, who);
     CHECK(WIFSIGNALED(r->status[0]) && WTERMSIG(r->status[0]) == SIGKILL, "child 0 status 0x%x", r->status[0]);
     CHECK(r->wall_s >= 1.9 && r->wall_s < 10, "SIGKILL after %.2f s, expected 2 s", r->wall_s);
@@ -1180,8 +1179,8 @@ static void test_violations(void)
         if (i == 0) {
             /* A connection that never registered is not known to be the program's: it is
              * refused and counted, and the run goes on (tests/reliability covers more). */
-            CHECK(r->rc == 0 && r->sum.rejected_unknown == 1, "op before Register: rc %d, rejected %llu, \"%s\"",
-                  r->rc, (unsigned long long)r->sum.rejected_unknown, r->sum.error);
+            CHECK(r->rc == 0 && r->sum.rejected_unknown == 1, "op before Register: rc %d, rejected %llu, \"%s\"", r->rc,
+                  (unsigned long long)r->sum.rejected_unknown, r->sum.error);
         } else {
             expect_error(r, violations[i].expect);
         }
@@ -1355,7 +1354,11 @@ static void test_tuner(void)
     sc.nics.gbps = 400;
     sc.nccl.calibrated = true;
     const Hysim__CollKind AR = HYSIM__COLL_KIND__ALL_REDUCE;
-    static const struct { uint64_t bytes; enum hs_nccl_proto proto; uint32_t channels; } want[] = {
+    static const struct {
+        uint64_t bytes;
+        enum hs_nccl_proto proto;
+        uint32_t channels;
+    } want[] = {
         {64 << 10, HS_NCCL_PROTO_LL, 8},
         {1 << 20, HS_NCCL_PROTO_LL, 24},
         {4 << 20, HS_NCCL_PROTO_SIMPLE, 24},

@@ -25,7 +25,7 @@
 #include "test_check.h"
 #include "real_sleep.h"
 
-#define LOCAL 2
+#define LOCAL  2
 #define NRANKS 4
 
 static int g_proc;

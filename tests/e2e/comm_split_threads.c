@@ -24,10 +24,10 @@
 #include "test_check.h"
 #include "real_sleep.h"
 
-#define N 8
-#define HALF (N / 2)
-#define A2A_FLOATS (1 << 16)
-#define SELF_BYTES 48000000ull
+#define N            8
+#define HALF         (N / 2)
+#define A2A_FLOATS   (1 << 16)
+#define SELF_BYTES   48000000ull
 #define SELF_COPY_MS 0.020 /* 2 × 48 MB / 4800 GB/s */
 
 static ncclUniqueId g_id;
@@ -73,7 +73,8 @@ static void self_sendrecv_timed(float **a, float **b, cudaStream_t *st)
     }
     CHECK(ncclGroupStart() == ncclSuccess, "group start");
     for (int g = 0; g < N; g++) {
-        CHECK(ncclSend(a[g], SELF_BYTES, ncclChar, g / 2, g_half[g], st[g]) == ncclSuccess, "GPU %d: Send to itself", g);
+        CHECK(ncclSend(a[g], SELF_BYTES, ncclChar, g / 2, g_half[g], st[g]) == ncclSuccess, "GPU %d: Send to itself",
+              g);
         CHECK(ncclRecv(b[g], SELF_BYTES, ncclChar, g / 2, g_half[g], st[g]) == ncclSuccess, "GPU %d: Recv", g);
     }
     CHECK(ncclGroupEnd() == ncclSuccess, "group end");

@@ -56,27 +56,23 @@ static inline void fab_test_roce_switch(hs_scenario *sc, int servers, int gpus_p
 
 static int fab_test_failures __attribute__((unused));
 
-#define FAB_CHECK(cond, ...)                                                            \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            fprintf(stderr, "%s:%d: FAILED: %s: ", __FILE__, __LINE__, #cond);          \
-            fprintf(stderr, __VA_ARGS__);                                               \
-            fputc('\n', stderr);                                                        \
-            fab_test_failures++;                                                        \
-        }                                                                               \
+#define FAB_CHECK(cond, ...)                                                   \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: FAILED: %s: ", __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+            fab_test_failures++;                                               \
+        }                                                                      \
     } while (0)
 
 /* Ideal time of one flow through two NVLink hops: bytes at line rate + GPU->GPU latency. */
 static inline double fab_ideal_ps(const hs_scenario *sc, uint64_t bytes)
 {
-    return (double)bytes * 8.0 / (sc->nvlink.gbps_per_gpu * 1e9) * 1e12 +
-           (double)sc->nvlink.latency_ns * 1000.0;
+    return (double)bytes * 8.0 / (sc->nvlink.gbps_per_gpu * 1e9) * 1e12 + (double)sc->nvlink.latency_ns * 1000.0;
 }
 
-static inline double fab_rel(double got, double want)
-{
-    return fabs(got - want) / want;
-}
+static inline double fab_rel(double got, double want) { return fabs(got - want) / want; }
 
 static inline hs_fabric *fab_test_create(const hs_scenario *sc)
 {
@@ -89,8 +85,7 @@ static inline hs_fabric *fab_test_create(const hs_scenario *sc)
     return f;
 }
 
-static inline void fab_test_add(hs_fabric *f, uint64_t id, uint32_t s, uint32_t d, uint64_t bytes,
-                                uint64_t start)
+static inline void fab_test_add(hs_fabric *f, uint64_t id, uint32_t s, uint32_t d, uint64_t bytes, uint64_t start)
 {
     char err[512] = "";
     if (hs_fabric_add_flow(f, id, s, d, bytes, start, err, sizeof err) != 0) {
@@ -99,14 +94,14 @@ static inline void fab_test_add(hs_fabric *f, uint64_t id, uint32_t s, uint32_t 
     }
 }
 
-#define FAB_TEST_END()                                                                  \
-    do {                                                                                \
-        if (fab_test_failures) {                                                        \
-            fprintf(stderr, "%d check(s) failed\n", fab_test_failures);                 \
-            return 1;                                                                   \
-        }                                                                               \
-        printf("ok\n");                                                                 \
-        return 0;                                                                       \
+#define FAB_TEST_END()                                                  \
+    do {                                                                \
+        if (fab_test_failures) {                                        \
+            fprintf(stderr, "%d check(s) failed\n", fab_test_failures); \
+            return 1;                                                   \
+        }                                                               \
+        printf("ok\n");                                                 \
+        return 0;                                                       \
     } while (0)
 
 /* A flow of the rollback tests: it starts at `start`, but the fabric learns
@@ -132,8 +127,8 @@ static inline uint64_t fab_test_rng_range(uint64_t lo, uint64_t hi) /* [lo, hi] 
 
 /* n random flows among ngpus GPUs, of min_b..max_b bytes, starting in [0, span_ps];
  * about 40 % late by up to max_late_ps. */
-static inline void fab_test_random_flows(fab_test_flow *fl, size_t n, uint32_t ngpus, uint64_t span_ps,
-                                         uint64_t min_b, uint64_t max_b, uint64_t max_late_ps)
+static inline void fab_test_random_flows(fab_test_flow *fl, size_t n, uint32_t ngpus, uint64_t span_ps, uint64_t min_b,
+                                         uint64_t max_b, uint64_t max_late_ps)
 {
     for (size_t i = 0; i < n; i++) {
         fl[i].id = i;

@@ -61,8 +61,7 @@ static int case_single_flow(void)
 
     hs_fabric_stats st;
     hs_fabric_get_stats(f, &st);
-    printf("stats: flows %" PRIu64 "/%" PRIu64 ", packet-hops %" PRIu64 ", events %" PRIu64
-           ", bytes %" PRIu64 "\n",
+    printf("stats: flows %" PRIu64 "/%" PRIu64 ", packet-hops %" PRIu64 ", events %" PRIu64 ", bytes %" PRIu64 "\n",
            st.flows_done, st.flows_added, st.packet_hops, st.events, st.bytes_delivered);
     FAB_CHECK(st.flows_added == 1 && st.flows_done == 1, "flows");
     FAB_CHECK(st.bytes_delivered == bytes, "bytes delivered %" PRIu64, st.bytes_delivered);
@@ -88,11 +87,10 @@ static int case_incast(void)
     uint64_t fin[2] = {0, 0};
     run_all(f, fin, 2);
     double single = fab_ideal_ps(&sc, bytes);
-    printf("incast 2 x 256 MiB into GPU0: flow0 %.3f us, flow1 %.3f us, 2 x single %.3f us\n",
-           fin[0] / 1e6, fin[1] / 1e6, 2 * single / 1e6);
+    printf("incast 2 x 256 MiB into GPU0: flow0 %.3f us, flow1 %.3f us, 2 x single %.3f us\n", fin[0] / 1e6,
+           fin[1] / 1e6, 2 * single / 1e6);
     for (int i = 0; i < 2; i++)
-        FAB_CHECK(fab_rel(fin[i], 2 * single) < 0.02, "flow %d: %" PRIu64 " vs %.0f", i, fin[i],
-                  2 * single);
+        FAB_CHECK(fab_rel(fin[i], 2 * single) < 0.02, "flow %d: %" PRIu64 " vs %.0f", i, fin[i], 2 * single);
     FAB_CHECK(fab_rel(fin[0], fin[1]) < 0.01, "unequal: %" PRIu64 " vs %" PRIu64, fin[0], fin[1]);
     hs_fabric_destroy(f);
     FAB_TEST_END();
@@ -112,8 +110,7 @@ static int case_ring(void)
     double single = fab_ideal_ps(&sc, bytes);
     for (int i = 0; i < 8; i++) {
         printf("ring flow %d: %.3f us (single %.3f us)\n", i, fin[i] / 1e6, single / 1e6);
-        FAB_CHECK(fab_rel(fin[i], single) < 0.01, "flow %d: %" PRIu64 " vs %.0f", i, fin[i],
-                  single);
+        FAB_CHECK(fab_rel(fin[i], single) < 0.01, "flow %d: %" PRIu64 " vs %.0f", i, fin[i], single);
     }
     hs_fabric_destroy(f);
     FAB_TEST_END();
@@ -301,12 +298,11 @@ static void det_run(int mode, struct det_result *res)
         for (int k = 0; k < DET_MAX; k++) {
             int i = all[k];
             if (i < DET_N)
-                fab_test_add(f, det_flows[i].id, det_flows[i].src, det_flows[i].dst,
-                             det_flows[i].bytes, det_flows[i].start);
+                fab_test_add(f, det_flows[i].id, det_flows[i].src, det_flows[i].dst, det_flows[i].bytes,
+                             det_flows[i].start);
             else
-                fab_test_add(f, det_b[i - DET_N].f.id, det_b[i - DET_N].f.src,
-                             det_b[i - DET_N].f.dst, det_b[i - DET_N].f.bytes,
-                             det_b_start[i - DET_N]);
+                fab_test_add(f, det_b[i - DET_N].f.id, det_b[i - DET_N].f.src, det_b[i - DET_N].f.dst,
+                             det_b[i - DET_N].f.bytes, det_b_start[i - DET_N]);
         }
         while (hs_fabric_next_completion(f, UINT64_MAX, &d) == 1)
             det_record(res, &d);
@@ -344,15 +340,13 @@ static void det_run(int mode, struct det_result *res)
                     break;
             }
             if (hs_fabric_now_ps(f) != t) {
-                fprintf(stderr, "stepwise: now %" PRIu64 " != %" PRIu64 "\n", hs_fabric_now_ps(f),
-                        t);
+                fprintf(stderr, "stepwise: now %" PRIu64 " != %" PRIu64 "\n", hs_fabric_now_ps(f), t);
                 exit(1);
             }
             for (int k = 0; k < DET_N; k++) {
                 int i = order[k];
                 if (!added[i] && det_flows[i].start == t) {
-                    fab_test_add(f, det_flows[i].id, det_flows[i].src, det_flows[i].dst,
-                                 det_flows[i].bytes, t);
+                    fab_test_add(f, det_flows[i].id, det_flows[i].src, det_flows[i].dst, det_flows[i].bytes, t);
                     added[i] = 1;
                     left--;
                 }
@@ -414,10 +408,7 @@ static int det_fork(void (*fn)(int, struct det_result *), int mode, struct det_r
     return 0;
 }
 
-static int det_run_forked(int mode, struct det_result *res)
-{
-    return det_fork(det_run, mode, res);
-}
+static int det_run_forked(int mode, struct det_result *res) { return det_fork(det_run, mode, res); }
 
 /* A flow added at a completion time t from a GPU whose port finishes sending a
  * segment at exactly t, with two other flows queued there: whether it joins
@@ -432,9 +423,9 @@ static void det_targeted(int mode, struct det_result *res)
     hs_fabric *f = fab_test_create(&sc);
     memset(res, 0, sizeof *res);
     const uint64_t t_x = 11 * 100000ull + 500000ull; /* X: 10 segments, done at 1.6 us */
-    fab_test_add(f, 1, 1, 2, 10 * 45000ull, 0);        /* X */
-    fab_test_add(f, 2, 3, 4, 100 * 45000ull, 0);       /* Y, GPU3's port: done at 16 x 100 ns */
-    fab_test_add(f, 3, 3, 5, 100 * 45000ull, 0);       /* Z, same port */
+    fab_test_add(f, 1, 1, 2, 10 * 45000ull, 0);      /* X */
+    fab_test_add(f, 2, 3, 4, 100 * 45000ull, 0);     /* Y, GPU3's port: done at 16 x 100 ns */
+    fab_test_add(f, 3, 3, 5, 100 * 45000ull, 0);     /* Z, same port */
     if (mode == 1)
         fab_test_add(f, 4, 3, 6, 20 * 45000ull, t_x); /* W */
     hs_flow_done d;
@@ -442,8 +433,7 @@ static void det_targeted(int mode, struct det_result *res)
         det_record(res, &d);
         if (mode == 0 && d.flow_id == 1) {
             if (d.finish_ps != t_x) {
-                fprintf(stderr, "X finished at %" PRIu64 ", expected %" PRIu64 "\n", d.finish_ps,
-                        t_x);
+                fprintf(stderr, "X finished at %" PRIu64 ", expected %" PRIu64 "\n", d.finish_ps, t_x);
                 exit(1);
             }
             fab_test_add(f, 4, 3, 6, 20 * 45000ull, d.finish_ps);
@@ -455,116 +445,109 @@ static void det_targeted(int mode, struct det_result *res)
 static int det_diff(const struct det_result *a, const struct det_result *b)
 {
     int n = 0;
-    if (a->n != b->n || a->pauses != b->pauses || a->marks != b->marks || a->drops != b->drops ||
-        a->retx != b->retx)
+    if (a->n != b->n || a->pauses != b->pauses || a->marks != b->marks || a->drops != b->drops || a->retx != b->retx)
         return DET_MAX;
     for (int i = 0; i < a->n; i++)
-        if (a->done[i].flow_id != b->done[i].flow_id ||
-            a->done[i].finish_ps != b->done[i].finish_ps)
+        if (a->done[i].flow_id != b->done[i].flow_id || a->done[i].finish_ps != b->done[i].finish_ps)
             n++;
     return n;
 }
 
 static int case_determinism(void)
 {
-  {
-    static struct det_result on_done, up_front;
-    FAB_CHECK(det_fork(det_targeted, 0, &on_done) == 0, "targeted run 0 failed");
-    FAB_CHECK(det_fork(det_targeted, 1, &up_front) == 0, "targeted run 1 failed");
-    int d = det_diff(&on_done, &up_front);
-    printf("flow added at a completion time onto a port finishing a segment then: ");
-    for (int i = 0; i < on_done.n; i++)
-        printf("%s%" PRIu64 "@%" PRIu64, i ? ", " : "", on_done.done[i].flow_id,
-               on_done.done[i].finish_ps);
-    printf("; vs. up front: %d of %d differ\n", d, on_done.n);
-    FAB_CHECK(on_done.n == 4 && d == 0, "targeted: %d completions, %d differ", on_done.n, d);
-  }
-  for (det_multi = 0; det_multi < DET_VARIANTS; det_multi++) {
-    static const char *variants[] = {
-        "one server, 8 GPUs, 16 KiB segments",
-        "two servers, rail_optimized, MTU 4096 (inter-server flows)",
-        "two servers, leaf_spine 2 x 2, PFC + ECN + DCQCN, 4 MiB buffers",
-        "two servers, leaf_spine 2 x 2, no PFC, ECN + DCQCN, 1 MiB buffers (drops)"};
-    printf("--- %s\n", variants[det_multi]);
-    det_rng = 0x9e3779b97f4a7c15ull;
-    det_make_flows();
-    static struct det_result res[4], fifo[2];
-    static const char *names[] = {"upfront, id order", "upfront, shuffled",
-                                  "stepwise, added at start", "stepwise, small random steps"};
-    for (int m = 0; m < 4; m++) {
-        FAB_CHECK(det_run_forked(m, &res[m]) == 0, "run %d failed", m);
-        printf("%-30s: %d completions, last at %.6f us\n", names[m], res[m].n,
-               res[m].n ? res[m].done[res[m].n - 1].finish_ps / 1e6 : 0.0);
-        FAB_CHECK(res[m].n == DET_N, "mode %d: %d completions", m, res[m].n);
+    {
+        static struct det_result on_done, up_front;
+        FAB_CHECK(det_fork(det_targeted, 0, &on_done) == 0, "targeted run 0 failed");
+        FAB_CHECK(det_fork(det_targeted, 1, &up_front) == 0, "targeted run 1 failed");
+        int d = det_diff(&on_done, &up_front);
+        printf("flow added at a completion time onto a port finishing a segment then: ");
+        for (int i = 0; i < on_done.n; i++)
+            printf("%s%" PRIu64 "@%" PRIu64, i ? ", " : "", on_done.done[i].flow_id, on_done.done[i].finish_ps);
+        printf("; vs. up front: %d of %d differ\n", d, on_done.n);
+        FAB_CHECK(on_done.n == 4 && d == 0, "targeted: %d completions, %d differ", on_done.n, d);
     }
-    printf("links: %" PRIu64 " PFC pauses, %" PRIu64 " ECN marks, %" PRIu64 " drops, %" PRIu64
-           " retransmissions\n", res[0].pauses, res[0].marks, res[0].drops, res[0].retx);
-    if (det_multi == 2)
-        FAB_CHECK(res[0].pauses > 0 && res[0].marks > 0 && res[0].drops == 0,
-                  "PFC variant: pauses %" PRIu64 ", marks %" PRIu64 ", drops %" PRIu64,
-                  res[0].pauses, res[0].marks, res[0].drops);
-    if (det_multi == 3)
-        FAB_CHECK(res[0].drops > 0 && res[0].retx > 0 && res[0].pauses == 0,
-                  "lossy variant: drops %" PRIu64 ", retransmissions %" PRIu64, res[0].drops,
-                  res[0].retx);
-    for (int m = 1; m < 4; m++) {
-        int d = det_diff(&res[0], &res[m]);
-        printf("'%s' vs '%s': %d of %d completions differ\n", names[0], names[m], d, DET_N);
-        FAB_CHECK(d == 0, "mode %d differs in %d completions", m, d);
-    }
-    /* Completions come out in time order, equal times in flow-id order. */
-    int ties = 0;
-    for (int i = 1; i < res[0].n; i++) {
-        const hs_flow_done *p = &res[0].done[i - 1], *q = &res[0].done[i];
-        FAB_CHECK(p->finish_ps < q->finish_ps ||
-                      (p->finish_ps == q->finish_ps && p->flow_id < q->flow_id),
-                  "order at %d", i);
-        ties += p->finish_ps == q->finish_ps;
-    }
-    printf("completions at an equal time as the previous one: %d\n", ties);
+    for (det_multi = 0; det_multi < DET_VARIANTS; det_multi++) {
+        static const char *variants[] = {"one server, 8 GPUs, 16 KiB segments",
+                                         "two servers, rail_optimized, MTU 4096 (inter-server flows)",
+                                         "two servers, leaf_spine 2 x 2, PFC + ECN + DCQCN, 4 MiB buffers",
+                                         "two servers, leaf_spine 2 x 2, no PFC, ECN + DCQCN, 1 MiB buffers (drops)"};
+        printf("--- %s\n", variants[det_multi]);
+        det_rng = 0x9e3779b97f4a7c15ull;
+        det_make_flows();
+        static struct det_result res[4], fifo[2];
+        static const char *names[] = {"upfront, id order", "upfront, shuffled", "stepwise, added at start",
+                                      "stepwise, small random steps"};
+        for (int m = 0; m < 4; m++) {
+            FAB_CHECK(det_run_forked(m, &res[m]) == 0, "run %d failed", m);
+            printf("%-30s: %d completions, last at %.6f us\n", names[m], res[m].n,
+                   res[m].n ? res[m].done[res[m].n - 1].finish_ps / 1e6 : 0.0);
+            FAB_CHECK(res[m].n == DET_N, "mode %d: %d completions", m, res[m].n);
+        }
+        printf("links: %" PRIu64 " PFC pauses, %" PRIu64 " ECN marks, %" PRIu64 " drops, %" PRIu64 " retransmissions\n",
+               res[0].pauses, res[0].marks, res[0].drops, res[0].retx);
+        if (det_multi == 2)
+            FAB_CHECK(res[0].pauses > 0 && res[0].marks > 0 && res[0].drops == 0,
+                      "PFC variant: pauses %" PRIu64 ", marks %" PRIu64 ", drops %" PRIu64, res[0].pauses, res[0].marks,
+                      res[0].drops);
+        if (det_multi == 3)
+            FAB_CHECK(res[0].drops > 0 && res[0].retx > 0 && res[0].pauses == 0,
+                      "lossy variant: drops %" PRIu64 ", retransmissions %" PRIu64, res[0].drops, res[0].retx);
+        for (int m = 1; m < 4; m++) {
+            int d = det_diff(&res[0], &res[m]);
+            printf("'%s' vs '%s': %d of %d completions differ\n", names[0], names[m], d, DET_N);
+            FAB_CHECK(d == 0, "mode %d differs in %d completions", m, d);
+        }
+        /* Completions come out in time order, equal times in flow-id order. */
+        int ties = 0;
+        for (int i = 1; i < res[0].n; i++) {
+            const hs_flow_done *p = &res[0].done[i - 1], *q = &res[0].done[i];
+            FAB_CHECK(p->finish_ps < q->finish_ps || (p->finish_ps == q->finish_ps && p->flow_id < q->flow_id),
+                      "order at %d", i);
+            ties += p->finish_ps == q->finish_ps;
+        }
+        printf("completions at an equal time as the previous one: %d\n", ties);
 
-    /* The case must be sensitive to tie order: with ns-3's insertion-order
+        /* The case must be sensitive to tie order: with ns-3's insertion-order
      * tie-break (diagnostic switch) the upfront and shuffled runs differ. */
-    setenv("HYSIM_FABRIC_TIES", "insertion", 1);
-    FAB_CHECK(det_run_forked(0, &fifo[0]) == 0, "fifo run 0 failed");
-    FAB_CHECK(det_run_forked(1, &fifo[1]) == 0, "fifo run 1 failed");
-    unsetenv("HYSIM_FABRIC_TIES");
-    int d = det_diff(&fifo[0], &fifo[1]);
-    printf("with insertion-order ties instead (diagnostic): %d of %d completions differ\n", d,
-           DET_N);
-    FAB_CHECK(d > 0, "the scenario does not exercise equal-time ordering");
+        setenv("HYSIM_FABRIC_TIES", "insertion", 1);
+        FAB_CHECK(det_run_forked(0, &fifo[0]) == 0, "fifo run 0 failed");
+        FAB_CHECK(det_run_forked(1, &fifo[1]) == 0, "fifo run 1 failed");
+        unsetenv("HYSIM_FABRIC_TIES");
+        int d = det_diff(&fifo[0], &fifo[1]);
+        printf("with insertion-order ties instead (diagnostic): %d of %d completions differ\n", d, DET_N);
+        FAB_CHECK(d > 0, "the scenario does not exercise equal-time ordering");
 
-    /* dependent flows added at the completion time just reported vs. up front */
-    det_make_deps();
-    static struct det_result dep_res, dep_up;
-    FAB_CHECK(det_run_forked(4, &dep_res) == 0, "dependent run failed");
-    memcpy(det_b_start, dep_res.b_start, sizeof det_b_start);
-    FAB_CHECK(det_run_forked(5, &dep_up) == 0, "upfront replay failed");
-    int same_start = 0;
-    for (int k = 0; k < DET_NB; k++)
-        for (int j = 0; j < k; j++)
-            if (det_b_start[j] == det_b_start[k]) {
-                same_start++;
-                break;
-            }
-    d = det_diff(&dep_res, &dep_up);
-    printf("%d flows added at the completion of another (%d sharing a start time): added on "
-           "completion vs. all up front: %d of %d completions differ\n",
-           DET_NB, same_start, d, dep_res.n);
-    FAB_CHECK(dep_res.n == DET_MAX, "dependent run: %d completions", dep_res.n);
-    FAB_CHECK(d == 0, "dependent flows: %d completions differ", d);
-  }
+        /* dependent flows added at the completion time just reported vs. up front */
+        det_make_deps();
+        static struct det_result dep_res, dep_up;
+        FAB_CHECK(det_run_forked(4, &dep_res) == 0, "dependent run failed");
+        memcpy(det_b_start, dep_res.b_start, sizeof det_b_start);
+        FAB_CHECK(det_run_forked(5, &dep_up) == 0, "upfront replay failed");
+        int same_start = 0;
+        for (int k = 0; k < DET_NB; k++)
+            for (int j = 0; j < k; j++)
+                if (det_b_start[j] == det_b_start[k]) {
+                    same_start++;
+                    break;
+                }
+        d = det_diff(&dep_res, &dep_up);
+        printf("%d flows added at the completion of another (%d sharing a start time): added on "
+               "completion vs. all up front: %d of %d completions differ\n",
+               DET_NB, same_start, d, dep_res.n);
+        FAB_CHECK(dep_res.n == DET_MAX, "dependent run: %d completions", dep_res.n);
+        FAB_CHECK(d == 0, "dependent flows: %d completions differ", d);
+    }
     FAB_TEST_END();
 }
 
 /* (e) errors return -1 (or NULL) with a message. */
-static int expect_add_error(hs_fabric *f, uint64_t id, uint32_t s, uint32_t d, uint64_t bytes,
-                            uint64_t start, const char *word)
+static int expect_add_error(hs_fabric *f, uint64_t id, uint32_t s, uint32_t d, uint64_t bytes, uint64_t start,
+                            const char *word)
 {
     char err[256] = "";
     int r = hs_fabric_add_flow(f, id, s, d, bytes, start, err, sizeof err);
-    printf("add_flow(id=%" PRIu64 ", %u->%u, %" PRIu64 " B, start %" PRIu64 ") = %d: %s\n", id, s,
-           d, bytes, start, r, err);
+    printf("add_flow(id=%" PRIu64 ", %u->%u, %" PRIu64 " B, start %" PRIu64 ") = %d: %s\n", id, s, d, bytes, start, r,
+           err);
     FAB_CHECK(r == -1, "returned %d", r);
     FAB_CHECK(err[0] != '\0', "no message");
     FAB_CHECK(strstr(err, word) != NULL, "message '%s' lacks '%s'", err, word);
@@ -641,8 +624,7 @@ static int case_errors(void)
     expect_add_error(f, 2, 0, 1, MIB, 0, "in the past");
     /* a failed add leaves no trace: the id is still free */
     fab_test_add(f, 2, 0, 1, MIB, 100000000);
-    FAB_CHECK(hs_fabric_flows_in_flight(f) == 1, "in flight %" PRIu64,
-              hs_fabric_flows_in_flight(f));
+    FAB_CHECK(hs_fabric_flows_in_flight(f) == 1, "in flight %" PRIu64, hs_fabric_flows_in_flight(f));
     hs_fabric_stats st;
     hs_fabric_get_stats(f, &st);
     FAB_CHECK(st.flows_added == 2, "flows_added %" PRIu64, st.flows_added);
@@ -687,15 +669,13 @@ static int case_stepping(void)
             FAB_CHECK(0, "unexpected completion at %" PRIu64, d.finish_ps);
             break;
         }
-        FAB_CHECK(hs_fabric_now_ps(f) == lim, "now %" PRIu64 " != %" PRIu64, hs_fabric_now_ps(f),
-                  lim);
+        FAB_CHECK(hs_fabric_now_ps(f) == lim, "now %" PRIu64 " != %" PRIu64, hs_fabric_now_ps(f), lim);
     }
     FAB_CHECK(hs_fabric_next_completion(f, 100 * us, &d) == 1, "no completion");
     printf("flow 5 (16 MiB from 10 us): finish %.6f us, start + ideal %.6f us\n", d.finish_ps / 1e6,
            (10 * us + dur) / 1e6);
     FAB_CHECK(d.flow_id == 5, "id %" PRIu64, d.flow_id);
-    FAB_CHECK(fab_rel(d.finish_ps - 10 * us, dur) < 0.01, "duration %" PRIu64,
-              d.finish_ps - 10 * us);
+    FAB_CHECK(fab_rel(d.finish_ps - 10 * us, dur) < 0.01, "duration %" PRIu64, d.finish_ps - 10 * us);
     FAB_CHECK(hs_fabric_now_ps(f) == d.finish_ps, "now %" PRIu64, hs_fabric_now_ps(f));
     const uint64_t dur5 = d.finish_ps - 10 * us; /* exact duration of a lone flow */
 
@@ -709,8 +689,7 @@ static int case_stepping(void)
     /* a limit exactly at the completion time: not reported (events at limit have not run) */
     FAB_CHECK(hs_fabric_next_completion(f, want, &d) == 0, "completion reported at its limit");
     FAB_CHECK(hs_fabric_now_ps(f) == want, "now %" PRIu64, hs_fabric_now_ps(f));
-    FAB_CHECK(hs_fabric_flows_in_flight(f) == 3, "in flight %" PRIu64,
-              hs_fabric_flows_in_flight(f));
+    FAB_CHECK(hs_fabric_flows_in_flight(f) == 3, "in flight %" PRIu64, hs_fabric_flows_in_flight(f));
     uint64_t ids[3];
     for (int i = 0; i < 3; i++) {
         FAB_CHECK(hs_fabric_next_completion(f, want + 1, &d) == 1, "completion %d missing", i);
@@ -718,17 +697,16 @@ static int case_stepping(void)
         FAB_CHECK(d.finish_ps == want, "finish %" PRIu64 " != %" PRIu64, d.finish_ps, want);
         FAB_CHECK(hs_fabric_now_ps(f) == want, "now %" PRIu64, hs_fabric_now_ps(f));
     }
-    printf("equal-time completions at %.6f us: %" PRIu64 ", %" PRIu64 ", %" PRIu64 "\n",
-           want / 1e6, ids[0], ids[1], ids[2]);
-    FAB_CHECK(ids[0] == 7 && ids[1] == 8 && ids[2] == 9, "order %" PRIu64 " %" PRIu64 " %" PRIu64,
-              ids[0], ids[1], ids[2]);
+    printf("equal-time completions at %.6f us: %" PRIu64 ", %" PRIu64 ", %" PRIu64 "\n", want / 1e6, ids[0], ids[1],
+           ids[2]);
+    FAB_CHECK(ids[0] == 7 && ids[1] == 8 && ids[2] == 9, "order %" PRIu64 " %" PRIu64 " %" PRIu64, ids[0], ids[1],
+              ids[2]);
     /* a flow added right at the completion time, from a GPU that was just busy */
     fab_test_add(f, 10, 2, 3, bytes, hs_fabric_now_ps(f));
     FAB_CHECK(hs_fabric_next_completion(f, want + 1, &d) == 0, "completion");
     FAB_CHECK(hs_fabric_now_ps(f) == want + 1, "now %" PRIu64, hs_fabric_now_ps(f));
     FAB_CHECK(hs_fabric_next_completion(f, UINT64_MAX, &d) == 1, "flow 10 missing");
-    FAB_CHECK(d.flow_id == 10 && d.finish_ps == want + dur5, "flow %" PRIu64 " at %" PRIu64,
-              d.flow_id, d.finish_ps);
+    FAB_CHECK(d.flow_id == 10 && d.finish_ps == want + dur5, "flow %" PRIu64 " at %" PRIu64, d.flow_id, d.finish_ps);
     FAB_CHECK(hs_fabric_flows_in_flight(f) == 0, "in flight");
     hs_fabric_destroy(f);
     FAB_TEST_END();
@@ -763,8 +741,7 @@ static int case_multi_server(void)
     static const struct {
         enum hs_topology topo;
         const char *name;
-    } topos[] = {{HS_TOPOLOGY_RAIL_OPTIMIZED, "rail_optimized"},
-                 {HS_TOPOLOGY_SINGLE_SWITCH, "single_switch"}};
+    } topos[] = {{HS_TOPOLOGY_RAIL_OPTIMIZED, "rail_optimized"}, {HS_TOPOLOGY_SINGLE_SWITCH, "single_switch"}};
     for (int t = 0; t < 2; t++) {
         multi_scenario(&sc, topos[t].topo);
         /* one ns-3 per process: each topology in its own child */
@@ -780,8 +757,8 @@ static int case_multi_server(void)
             uint64_t t1 = hs_fabric_now_ps(f);
             fab_test_add(f, 1, 0, 11, bytes, t1);
             run_count(f, fin, 32, 1);
-            printf("%s: GPU0->GPU8 %.3f us, GPU0->GPU11 %.3f us, ideal %.3f us\n", topos[t].name,
-                   fin[0] / 1e6, (fin[1] - t1) / 1e6, single / 1e6);
+            printf("%s: GPU0->GPU8 %.3f us, GPU0->GPU11 %.3f us, ideal %.3f us\n", topos[t].name, fin[0] / 1e6,
+                   (fin[1] - t1) / 1e6, single / 1e6);
             FAB_CHECK(fab_rel(fin[0], single) < 0.01, "same rail %" PRIu64, fin[0]);
             FAB_CHECK(fab_rel(fin[1] - t1, single) < 0.01, "cross rail %" PRIu64, fin[1] - t1);
             FAB_CHECK(fin[0] >= single, "faster than the NIC");
@@ -793,20 +770,18 @@ static int case_multi_server(void)
             fab_test_add(f, 20, 9, 10, bytes, t2);
             run_count(f, fin, 32, 9);
             for (int i = 0; i < 8; i++)
-                FAB_CHECK(fab_rel(fin[10 + i] - t2, single) < 0.01, "flow %d: %" PRIu64, 10 + i,
-                          fin[10 + i] - t2);
-            FAB_CHECK(fab_rel(fin[20] - t2, fab_ideal_ps(&sc, bytes)) < 0.01, "nvlink flow %" PRIu64,
-                      fin[20] - t2);
-            printf("%s: 8 parallel inter-server flows: %.3f .. %.3f us; NVLink flow %.3f us\n",
-                   topos[t].name, (fin[10] - t2) / 1e6, (fin[17] - t2) / 1e6, (fin[20] - t2) / 1e6);
+                FAB_CHECK(fab_rel(fin[10 + i] - t2, single) < 0.01, "flow %d: %" PRIu64, 10 + i, fin[10 + i] - t2);
+            FAB_CHECK(fab_rel(fin[20] - t2, fab_ideal_ps(&sc, bytes)) < 0.01, "nvlink flow %" PRIu64, fin[20] - t2);
+            printf("%s: 8 parallel inter-server flows: %.3f .. %.3f us; NVLink flow %.3f us\n", topos[t].name,
+                   (fin[10] - t2) / 1e6, (fin[17] - t2) / 1e6, (fin[20] - t2) / 1e6);
             /* two flows out of one NIC (GPU0 -> GPU8 and GPU1 -> GPU8 share NIC 0 on
              * rail_optimized; on single_switch both end at NIC 8's port) */
             uint64_t t3 = hs_fabric_now_ps(f);
             fab_test_add(f, 21, 0, 8, bytes, t3);
             fab_test_add(f, 22, 1, 8, bytes, t3);
             run_count(f, fin, 32, 2);
-            printf("%s: 2 flows into GPU8: %.3f, %.3f us (2 x single %.3f us)\n", topos[t].name,
-                   (fin[21] - t3) / 1e6, (fin[22] - t3) / 1e6, 2 * single / 1e6);
+            printf("%s: 2 flows into GPU8: %.3f, %.3f us (2 x single %.3f us)\n", topos[t].name, (fin[21] - t3) / 1e6,
+                   (fin[22] - t3) / 1e6, 2 * single / 1e6);
             FAB_CHECK(fab_rel(fin[21] - t3, 2 * single) < 0.02, "flow 21 %" PRIu64, fin[21] - t3);
             FAB_CHECK(fab_rel(fin[22] - t3, 2 * single) < 0.02, "flow 22 %" PRIu64, fin[22] - t3);
             hs_fabric_stats st;

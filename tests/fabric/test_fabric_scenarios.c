@@ -37,10 +37,9 @@ static int one(const char *path)
     double at_rate = bytes * 8.0 / (bottleneck * 1e9) * 1e12;
     hs_fabric_stats st;
     hs_fabric_get_stats(f, &st);
-    printf("%s: %d x %d GPUs, 64 MiB GPU0 -> GPU%u: %.3f us (%.3f us at %.0f Gb/s), %" PRIu64
-           " packet-hops\n",
-           path, sc.servers.count, sc.servers.gpus_per_server, last, d.finish_ps / 1e6,
-           at_rate / 1e6, bottleneck, st.packet_hops);
+    printf("%s: %d x %d GPUs, 64 MiB GPU0 -> GPU%u: %.3f us (%.3f us at %.0f Gb/s), %" PRIu64 " packet-hops\n", path,
+           sc.servers.count, sc.servers.gpus_per_server, last, d.finish_ps / 1e6, at_rate / 1e6, bottleneck,
+           st.packet_hops);
     int bad = d.finish_ps < at_rate || d.finish_ps > at_rate * 1.05;
     if (bad)
         fprintf(stderr, "%s: finish time out of range\n", path);

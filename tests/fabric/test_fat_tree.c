@@ -39,8 +39,7 @@ static int busy_links(const hs_fabric *f, int *cores, uint64_t want_bytes)
         n++;
         *cores += strstr(st.name, "core") != NULL;
         /* data links carry the flow's bytes (the reverse direction only ACKs) */
-        FAB_CHECK(st.bytes <= want_bytes, "%s carried %" PRIu64 " bytes of %" PRIu64, st.name, st.bytes,
-                  want_bytes);
+        FAB_CHECK(st.bytes <= want_bytes, "%s carried %" PRIu64 " bytes of %" PRIu64, st.name, st.bytes, want_bytes);
     }
     return n;
 }

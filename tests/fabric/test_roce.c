@@ -121,16 +121,14 @@ static void incast_child(void *p)
     printf("PFC %s, buffer %.2f MiB: last flow at %.3f us (8 x 8 MiB at 400G: %.3f us, %+.2f %%); "
            "pauses %" PRIu64 " (%.1f us paused), drops %" PRIu64 ", retransmissions %" PRIu64
            ", max queue at sw0>nic8 %" PRIu64 " B\n",
-           a->pfc ? "on" : "off", a->buffer_mib, last / 1e6, ideal / 1e6,
-           100.0 * (last - ideal) / ideal, t.pauses, t.paused_ps / 1e6, t.drops, t.retx,
-           down.max_queue_bytes);
+           a->pfc ? "on" : "off", a->buffer_mib, last / 1e6, ideal / 1e6, 100.0 * (last - ideal) / ideal, t.pauses,
+           t.paused_ps / 1e6, t.drops, t.retx, down.max_queue_bytes);
     FAB_CHECK(st.bytes_delivered == 8 * bytes, "delivered %" PRIu64, st.bytes_delivered);
     if (a->pfc) {
         FAB_CHECK(t.drops == 0, "%" PRIu64 " drops with PFC", t.drops);
         FAB_CHECK(t.retx == 0, "%" PRIu64 " retransmissions with PFC", t.retx);
         FAB_CHECK(t.pauses > 0, "no PFC pause");
-        FAB_CHECK(fab_rel((double)last, ideal) < 0.03, "total time %" PRIu64 " vs %.0f", last,
-                  ideal);
+        FAB_CHECK(fab_rel((double)last, ideal) < 0.03, "total time %" PRIu64 " vs %.0f", last, ideal);
         FAB_CHECK(down.max_queue_bytes <= (uint64_t)(a->buffer_mib * MIB), "queue beyond buffer");
     } else {
         FAB_CHECK(t.drops > 0, "no drops without PFC");
@@ -198,10 +196,9 @@ static void many_qps_child(void *p)
     hs_fabric_link_stats down;
     link_by_name(f, name, &down);
     printf("%u senders x %u flows of %" PRIu64 " KiB: %d done, last at %.3f us (ideal %.3f us); "
-           "pauses %" PRIu64 ", drops %" PRIu64 ", retransmissions %" PRIu64 ", %s carried %" PRIu64
-           " B\n",
-           a->senders, a->qps, (uint64_t)(a->bytes / KIB), n, last / 1e6, ideal / 1e6, t.pauses, t.drops, t.retx,
-           name, down.bytes);
+           "pauses %" PRIu64 ", drops %" PRIu64 ", retransmissions %" PRIu64 ", %s carried %" PRIu64 " B\n",
+           a->senders, a->qps, (uint64_t)(a->bytes / KIB), n, last / 1e6, ideal / 1e6, t.pauses, t.drops, t.retx, name,
+           down.bytes);
     FAB_CHECK(n == nflows, "%d of %d flows completed by 4 x the ideal time", n, nflows);
     FAB_CHECK(t.pauses > 0, "no PFC pause");
     FAB_CHECK(t.drops == 0, "%" PRIu64 " drops with PFC", t.drops);
@@ -230,7 +227,7 @@ static int case_incast_many_qps(void)
  * give every timeout the same completions. Run in-process and, with the same
  * scenario, in a worker process (fabric.roce_rto_worker), which gets it by fork. */
 #define RTO_SENDERS 8
-#define RTO_MS 1000000000ull /* 1 ms in ps */
+#define RTO_MS      1000000000ull /* 1 ms in ps */
 
 struct rto_result {
     uint64_t rto_ns; /* the scenario's; 0: left to the fabric's default */
@@ -295,12 +292,11 @@ static int case_rto(void)
         for (int j = 0; j < RTO_SENDERS; j++)
             last = r[i].finish[j] > last ? r[i].finish[j] : last;
         printf("rto %s%.0f us: %d flows, last at %.3f us; drops %" PRIu64 ", retransmissions %" PRIu64 "\n",
-               rto_ns[i] ? "" : "default, ", (rto_ns[i] ? rto_ns[i] : 1000000) / 1e3, r[i].n, last / 1e6,
-               r[i].t.drops, r[i].t.retx);
+               rto_ns[i] ? "" : "default, ", (rto_ns[i] ? rto_ns[i] : 1000000) / 1e3, r[i].n, last / 1e6, r[i].t.drops,
+               r[i].t.retx);
         FAB_CHECK(r[i].n == RTO_SENDERS, "%d of %d flows completed", r[i].n, RTO_SENDERS);
     }
-    FAB_CHECK(memcmp(r[0].finish, r[1].finish, sizeof r[0].finish) == 0 &&
-                  memcmp(&r[0].t, &r[1].t, sizeof r[0].t) == 0,
+    FAB_CHECK(memcmp(r[0].finish, r[1].finish, sizeof r[0].finish) == 0 && memcmp(&r[0].t, &r[1].t, sizeof r[0].t) == 0,
               "rto_ns 0 is not the 1 ms default");
     FAB_CHECK(r[1].t.drops > 0 && r[1].t.retx > 0, "the incast loses nothing");
     int timed_out = 0;
@@ -348,8 +344,7 @@ static void fair_child(void *arg)
     const uint64_t t1 = late_comer ? 3500000000ull : 2000000000ull, t2 = t1 + 2000000000ull;
     hs_flow_done d;
     if (late_comer) {
-        FAB_CHECK(hs_fabric_next_completion(f, t1, &d) == 1 && d.flow_id == 9,
-                  "the 32 MiB flow should finish first");
+        FAB_CHECK(hs_fabric_next_completion(f, t1, &d) == 1 && d.flow_id == 9, "the 32 MiB flow should finish first");
         printf("32 MiB flow from host 1 done at %.1f us\n", d.finish_ps / 1e6);
     }
     FAB_CHECK(hs_fabric_next_completion(f, t1, &d) == 0, "completion before the window");
@@ -366,8 +361,8 @@ static void fair_child(void *arg)
     struct totals t = link_totals(f);
     printf("window %.1f .. %.1f ms: flow 0 %.2f Gb/s, flow 1 %.2f Gb/s (fair share %.2f, "
            "%+.2f %% / %+.2f %%); ECN marks %" PRIu64 ", CNPs %" PRIu64 ", drops %" PRIu64 "\n",
-           t1 / 1e9, t2 / 1e9, ga, gb, fair, 100 * (ga - fair) / fair, 100 * (gb - fair) / fair,
-           t.marks, t.cnps, t.drops);
+           t1 / 1e9, t2 / 1e9, ga, gb, fair, 100 * (ga - fair) / fair, 100 * (gb - fair) / fair, t.marks, t.cnps,
+           t.drops);
     FAB_CHECK(fab_rel(ga, fair) < 0.10 && fab_rel(gb, fair) < 0.10, "not within 10 %% of fair");
     FAB_CHECK(ga < 0.6 * sc.nics.gbps && gb < 0.6 * sc.nics.gbps, "DCQCN did not slow the senders");
     FAB_CHECK(ga + gb > 0.8 * sc.nics.gbps, "bottleneck underused: %.1f Gb/s", ga + gb);
@@ -391,8 +386,8 @@ static int case_dcqcn_fair(void)
  * resumes there), must give the same completions, link counters and samples,
  * bit for bit, from fewer events. */
 #define LAZY_SENDERS 8
-#define LAZY_QPS 48
-#define LAZY_FLOWS (2 * LAZY_SENDERS * LAZY_QPS)
+#define LAZY_QPS     48
+#define LAZY_FLOWS   (2 * LAZY_SENDERS * LAZY_QPS)
 
 struct lazy_result {
     int n;
@@ -459,11 +454,10 @@ static int case_dcqcn_lazy_timers(void)
     unsetenv("HYSIM_FABRIC_DCQCN_TIMERS");
     int differ = 0;
     for (int i = 0; i < r[0].n && i < r[1].n; i++)
-        differ += r[0].done[i].flow_id != r[1].done[i].flow_id ||
-                  r[0].done[i].finish_ps != r[1].done[i].finish_ps;
+        differ += r[0].done[i].flow_id != r[1].done[i].flow_id || r[0].done[i].finish_ps != r[1].done[i].finish_ps;
     for (int m = 0; m < 2; m++)
-        printf("%s: %d completions, last at %.6f us; marks %" PRIu64 ", CNPs %" PRIu64 ", pauses %" PRIu64
-               ", %" PRIu64 " samples (hash %016" PRIx64 "), %" PRIu64 " events\n",
+        printf("%s: %d completions, last at %.6f us; marks %" PRIu64 ", CNPs %" PRIu64 ", pauses %" PRIu64 ", %" PRIu64
+               " samples (hash %016" PRIx64 "), %" PRIu64 " events\n",
                m ? "timer events" : "lazy timers ", r[m].n, r[m].n ? r[m].done[r[m].n - 1].finish_ps / 1e6 : 0.0,
                r[m].t.marks, r[m].t.cnps, r[m].t.pauses, r[m].samples, r[m].sample_hash, r[m].events);
     printf("%d of %d completions differ\n", differ, r[0].n);
@@ -472,8 +466,8 @@ static int case_dcqcn_lazy_timers(void)
     FAB_CHECK(memcmp(&r[0].t, &r[1].t, sizeof r[0].t) == 0, "link counters differ");
     FAB_CHECK(r[0].samples == r[1].samples && r[0].sample_hash == r[1].sample_hash, "link samples differ");
     FAB_CHECK(r[0].t.cnps > 1000 && r[0].t.pauses > 0, "the incast barely exercises DCQCN");
-    FAB_CHECK(r[0].events * 2 < r[1].events, "lazy timers saved few events: %" PRIu64 " vs %" PRIu64,
-              r[0].events, r[1].events);
+    FAB_CHECK(r[0].events * 2 < r[1].events, "lazy timers saved few events: %" PRIu64 " vs %" PRIu64, r[0].events,
+              r[1].events);
     munmap(r, 2 * sizeof *r);
     FAB_TEST_END();
 }
@@ -496,8 +490,8 @@ static void ecn_child(double k_bytes)
     hs_fabric_link_stats down;
     link_by_name(f, "sw0>nic2", &down);
     struct totals t = link_totals(f);
-    printf("K = %.0f B: max queue %" PRIu64 " B, marks %" PRIu64 " (all links %" PRIu64 ")\n",
-           k_bytes, down.max_queue_bytes, down.ecn_marks, t.marks);
+    printf("K = %.0f B: max queue %" PRIu64 " B, marks %" PRIu64 " (all links %" PRIu64 ")\n", k_bytes,
+           down.max_queue_bytes, down.ecn_marks, t.marks);
     FAB_CHECK(t.marks == down.ecn_marks, "marks at an uncongested port");
     if (down.max_queue_bytes <= (uint64_t)k_bytes)
         FAB_CHECK(down.ecn_marks == 0, "marks although the queue never exceeded K");
@@ -592,10 +586,7 @@ static int ecmp_run(uint64_t seed, double flows[ECMP_SPINES])
     close(fd[0]);
     int status = 0;
     waitpid(pid, &status, 0);
-    return r == (ssize_t)(sizeof(double) * ECMP_SPINES) && WIFEXITED(status) &&
-                   WEXITSTATUS(status) == 0
-               ? 0
-               : -1;
+    return r == (ssize_t)(sizeof(double) * ECMP_SPINES) && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
 /* The spread a random-like hash (splitmix64 of seed and flow id, spine from
@@ -659,8 +650,8 @@ static int case_ecmp(void)
     printf("seeds with every spine within +-25 %%: %d of %d (exactly 16 each: %d); "
            "a random per-flow hash: %d of %d seeds beyond +-25 %%\n",
            within25, nseeds, exact, random_bad, nseeds);
-    FAB_CHECK(exact == nseeds, "the CRC hash should give exactly 16 flows per spine for every seed (%d of %d)",
-              exact, nseeds);
+    FAB_CHECK(exact == nseeds, "the CRC hash should give exactly 16 flows per spine for every seed (%d of %d)", exact,
+              nseeds);
     FAB_CHECK(random_bad > 0, "a random hash never broke +-25 %%: the check above would not tell");
     FAB_TEST_END();
 }
@@ -678,8 +669,8 @@ static void pcie_child(void *p)
     const uint64_t t = run_to_end(f, 1);
     const double rate = pcie_gbps < sc.nics.gbps ? pcie_gbps : sc.nics.gbps;
     const double ideal = bytes * 8.0 / (rate * 1e9) * 1e12;
-    printf("PCIe %.2f Gb/s, NIC 400 Gb/s: 64 MiB in %.3f us = %.2f Gb/s (expected %.2f)\n",
-           pcie_gbps, t / 1e6, bytes * 8.0 / (t / 1e12) / 1e9, rate);
+    printf("PCIe %.2f Gb/s, NIC 400 Gb/s: 64 MiB in %.3f us = %.2f Gb/s (expected %.2f)\n", pcie_gbps, t / 1e6,
+           bytes * 8.0 / (t / 1e12) / 1e9, rate);
     FAB_CHECK(fab_rel((double)t, ideal) < 0.01, "time %" PRIu64 " vs %.0f", t, ideal);
     hs_fabric_destroy(f);
 }
@@ -709,14 +700,12 @@ static void oversub_child(void *arg)
     const size_t nlinks = hs_fabric_link_count(f);
     FAB_CHECK(nlinks == 16 * 6 + 8, "%zu links", nlinks);
     FAB_CHECK(hs_fabric_get_link_stats(f, nlinks, &up) == -1, "index past the end accepted");
-    FAB_CHECK(hs_fabric_get_link_stats(f, 0, &up) == 0 && !strcmp(up.name, "gpu0>nvs0"),
-              "link 0 is %s", up.name);
+    FAB_CHECK(hs_fabric_get_link_stats(f, 0, &up) == 0 && !strcmp(up.name, "gpu0>nvs0"), "link 0 is %s", up.name);
     link_by_name(f, "spine1>leaf0", &up);
     link_by_name(f, "nic3>leaf0", &up);
     FAB_CHECK(up.gbps == 400.0, "NIC link %.1f Gb/s", up.gbps);
     link_by_name(f, "leaf0>spine1", &up);
-    FAB_CHECK(fabs(up.gbps - 800.0) < 1e-9, "leaf uplink %.1f Gb/s (8 x 400 / 2 / 2 = 800)",
-              up.gbps);
+    FAB_CHECK(fabs(up.gbps - 800.0) < 1e-9, "leaf uplink %.1f Gb/s (8 x 400 / 2 / 2 = 800)", up.gbps);
     const uint64_t bytes = 16 * MIB;
     for (uint32_t i = 0; i < 8; i++)
         fab_test_add(f, i, i, 8 + i, bytes, 0);
@@ -733,10 +722,8 @@ static void oversub_child(void *arg)
     struct totals tt = link_totals(f);
     printf("leaf_spine 2:1: 8 x 16 MiB leaf0 -> leaf1 in %.3f us; busiest uplink %.2f MiB at "
            "800 Gb/s: %.3f us (%+.2f %%); pauses %" PRIu64 ", drops %" PRIu64 "\n",
-           t / 1e6, most / (double)MIB, ideal / 1e6, 100 * (t - ideal) / ideal, tt.pauses,
-           tt.drops);
-    FAB_CHECK(fab_rel((double)t, ideal) < 0.03, "time %" PRIu64 " vs busiest uplink %.0f", t,
-              ideal);
+           t / 1e6, most / (double)MIB, ideal / 1e6, 100 * (t - ideal) / ideal, tt.pauses, tt.drops);
+    FAB_CHECK(fab_rel((double)t, ideal) < 0.03, "time %" PRIu64 " vs busiest uplink %.0f", t, ideal);
     FAB_CHECK(tt.drops == 0, "drops with PFC");
     hs_fabric_destroy(f);
 }
@@ -769,8 +756,7 @@ static void rail_spine_child(void *arg)
         if (strstr(st.name, "nvs"))
             nvlink += st.bytes;
     }
-    printf("rail_optimized + 2 spines: rail0 -> spines %" PRIu64 " B, NVLink %" PRIu64 " B\n",
-           spine, nvlink);
+    printf("rail_optimized + 2 spines: rail0 -> spines %" PRIu64 " B, NVLink %" PRIu64 " B\n", spine, nvlink);
     FAB_CHECK(spine == bytes, "cross-rail bytes over spines %" PRIu64, spine);
     FAB_CHECK(nvlink == 0, "NVLink used with spines present");
     hs_fabric_destroy(f);
@@ -790,18 +776,24 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(void);
     } cases[] = {
-        {"incast_pfc", case_incast_pfc},   {"incast_drop", case_incast_drop},
-        {"incast_many_qps", case_incast_many_qps}, {"rto", case_rto},
-        {"dcqcn_fair", case_dcqcn_fair},   {"dcqcn_lazy_timers", case_dcqcn_lazy_timers},
+        {"incast_pfc", case_incast_pfc},
+        {"incast_drop", case_incast_drop},
+        {"incast_many_qps", case_incast_many_qps},
+        {"rto", case_rto},
+        {"dcqcn_fair", case_dcqcn_fair},
+        {"dcqcn_lazy_timers", case_dcqcn_lazy_timers},
         {"ecn_threshold", case_ecn_threshold},
-        {"ecmp", case_ecmp},               {"pcie_cap", case_pcie_cap},
+        {"ecmp", case_ecmp},
+        {"pcie_cap", case_pcie_cap},
         {"topologies", case_topologies},
     };
     for (size_t i = 0; argc == 2 && i < sizeof cases / sizeof cases[0]; i++)
         if (!strcmp(argv[1], cases[i].name))
             return cases[i].fn();
-    fprintf(stderr, "usage: %s CASE (incast_pfc, incast_drop, incast_many_qps, rto, dcqcn_fair, dcqcn_lazy_timers, "
-                    "ecn_threshold, ecmp, "
-                    "pcie_cap, topologies)\n", argv[0]);
+    fprintf(stderr,
+            "usage: %s CASE (incast_pfc, incast_drop, incast_many_qps, rto, dcqcn_fair, dcqcn_lazy_timers, "
+            "ecn_threshold, ecmp, "
+            "pcie_cap, topologies)\n",
+            argv[0]);
     return 2;
 }

@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define MIB (1024ull * 1024ull)
+#define MIB         (1024ull * 1024ull)
 #define MAX_SAMPLES 100000
 
 struct rec {
@@ -78,8 +78,8 @@ static int case_single_flow(void)
     double sum = 0;
     for (size_t i = 1; i + 1 < g_rec.n && g_rec.t[i] < 140 * 1000000ull; i++) {
         double got = (double)(g_rec.bytes[i] - g_rec.bytes[i - 1]);
-        FAB_CHECK(fabs(got - line) <= seg, "%.0f bytes in the interval ending at %" PRIu64 " (line rate: %.0f)",
-                  got, g_rec.t[i], line);
+        FAB_CHECK(fabs(got - line) <= seg, "%.0f bytes in the interval ending at %" PRIu64 " (line rate: %.0f)", got,
+                  g_rec.t[i], line);
         sum += got / line;
         full++;
     }
@@ -152,11 +152,11 @@ static int case_no_timing_change(void)
     run_incast(0, plain);
     run_incast(1, sampled);
     for (int i = 0; i < 6; i++)
-        FAB_CHECK(plain[i] == sampled[i], "result %d: %" PRIu64 " without sampling, %" PRIu64 " with", i,
-                  plain[i], sampled[i]);
+        FAB_CHECK(plain[i] == sampled[i], "result %d: %" PRIu64 " without sampling, %" PRIu64 " with", i, plain[i],
+                  sampled[i]);
     FAB_CHECK(plain[0] != 0 && plain[3] != 0, "flows did not complete");
-    FAB_CHECK(sampled[6] > 0 && sampled[6] <= sampled[5],
-              "sampled queue peak %" PRIu64 " vs deepest queue %" PRIu64, sampled[6], sampled[5]);
+    FAB_CHECK(sampled[6] > 0 && sampled[6] <= sampled[5], "sampled queue peak %" PRIu64 " vs deepest queue %" PRIu64,
+              sampled[6], sampled[5]);
     printf("identical finish times with and without sampling; queue peak sampled %" PRIu64 " of %" PRIu64 " B\n",
            sampled[6], sampled[5]);
     FAB_TEST_END();

@@ -62,8 +62,7 @@ int main(int argc, char **argv)
     const double t0 = now_s();
     int alive = n;
     while (now_s() - t0 < 2.0) {
-        while (waitpid(-1, NULL, WNOHANG) > 0) {
-        }
+        while (waitpid(-1, NULL, WNOHANG) > 0) {}
         alive = 0;
         for (int i = 0; i < n; i++)
             alive += !(kill(pids[i], 0) != 0 && errno == ESRCH);
@@ -72,8 +71,7 @@ int main(int argc, char **argv)
         usleep(2000);
     }
     if (alive != 0) {
-        fprintf(stderr, "FAILED: %d of %d processes remain 2 s after SIG%s of their owner\n",
-                alive, n, argv[1]);
+        fprintf(stderr, "FAILED: %d of %d processes remain 2 s after SIG%s of their owner\n", alive, n, argv[1]);
         for (int i = 0; i < n; i++)
             kill(pids[i], SIGKILL);
         return 1;

@@ -28,12 +28,13 @@ static const struct {
 #define NAPI (sizeof api / sizeof api[0])
 
 /* Twelve zeroed integer arguments: more than any declared function takes in registers and on the stack. */
-typedef cudaError_t (*zeroed_call)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t,
-                                   uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t);
+typedef cudaError_t (*zeroed_call)(uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t,
+                                   uintptr_t, uintptr_t, uintptr_t, uintptr_t, uintptr_t);
 
 static int failures;
 
-static void fail(const char *fmt, const char *name, const char *detail) {
+static void fail(const char *fmt, const char *name, const char *detail)
+{
     failures++;
     printf("FAIL: ");
     printf(fmt, name, detail);
@@ -41,7 +42,8 @@ static void fail(const char *fmt, const char *name, const char *detail) {
 }
 
 /* Calls f twice with stderr sent to a file; returns what was printed (malloc'd) and the results. */
-static char *call_twice(zeroed_call f, int tmp, cudaError_t r[2]) {
+static char *call_twice(zeroed_call f, int tmp, cudaError_t r[2])
+{
     fflush(stderr);
     int saved = dup(2);
     if (ftruncate(tmp, 0) != 0 || lseek(tmp, 0, SEEK_SET) != 0 || saved < 0 || dup2(tmp, 2) < 0)
@@ -58,7 +60,8 @@ static char *call_twice(zeroed_call f, int tmp, cudaError_t r[2]) {
     return text;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     if (argc != 2) {
         fprintf(stderr, "usage: api_surface_test PATH/libcudart.so.13\n");
         return 2;
@@ -95,7 +98,7 @@ int main(int argc, char **argv) {
     }
 
     /* The stubs record their error as the thread's last, as every runtime call does. */
-    cudaError_t (*last)(void) = (cudaError_t (*)(void))dlvsym(lib, "cudaGetLastError", "libcudart.so.13");
+    cudaError_t (*last)(void) = (cudaError_t(*)(void))dlvsym(lib, "cudaGetLastError", "libcudart.so.13");
     if (nstub && (!last || last() != cudaErrorNotSupported || last() != cudaSuccess))
         fail("%s after a stub is not cudaErrorNotSupported once %s", "cudaGetLastError", "then cudaSuccess");
 
@@ -111,8 +114,8 @@ int main(int argc, char **argv) {
     }
     if (NAPI < 300)
         fail("only %s%s functions in the generated table", "", "a few");
-    printf("cuda_runtime_api.h declares %zu functions: %zu implemented, %zu not supported yet\n", NAPI,
-           NAPI - nstub, nstub);
+    printf("cuda_runtime_api.h declares %zu functions: %zu implemented, %zu not supported yet\n", NAPI, NAPI - nstub,
+           nstub);
     close(tmp);
     dlclose(lib);
     if (failures)

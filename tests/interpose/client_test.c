@@ -25,63 +25,66 @@
 
 /* The fake daemon's defaults (fake_daemon.c). */
 #define WAIT_NS ((uint64_t)5000000)
-#define GIB ((size_t)1 << 30)
-#define MEMORY (80 * GIB)
+#define GIB     ((size_t)1 << 30)
+#define MEMORY  (80 * GIB)
 
 /* nvcc's registration hooks (crt/host_runtime.h is C++ only). */
 void **__cudaRegisterFatBinary(void *fatCubin);
 void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
 void __cudaUnregisterFatBinary(void **fatCubinHandle);
-void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
-                            dim3 *bDim, dim3 *gDim, int *wSize);
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
+                            int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
 unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, cudaStream_t stream);
 cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sharedMem, void *stream);
 cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun);
-cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
-                               size_t sharedMem, cudaStream_t stream);
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                               cudaStream_t stream);
 
 static int failures, checks;
 
-#define CHECK(cond, ...)                                                  \
-    do {                                                                  \
-        checks++;                                                         \
-        if (!(cond)) {                                                    \
-            failures++;                                                   \
+#define CHECK(cond, ...)                                                             \
+    do {                                                                             \
+        checks++;                                                                    \
+        if (!(cond)) {                                                               \
+            failures++;                                                              \
             fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                 \
-            fputc('\n', stderr);                                          \
-        }                                                                 \
+            fprintf(stderr, __VA_ARGS__);                                            \
+            fputc('\n', stderr);                                                     \
+        }                                                                            \
     } while (0)
 
 #include "cuda_test_check.h" /* CHECK_CUDA, on this file's CHECK */
 #include "real_sleep.h"
 
-#define CHECK_NCCL(call, want)                                            \
-    do {                                                                  \
-        ncclResult_t got_ = (call);                                       \
+#define CHECK_NCCL(call, want)                                                               \
+    do {                                                                                     \
+        ncclResult_t got_ = (call);                                                          \
         CHECK(got_ == (want), "%s returned %d, expected %d", #call, (int)got_, (int)(want)); \
     } while (0)
 
-static dim3 d3(unsigned x, unsigned y, unsigned z) {
+static dim3 d3(unsigned x, unsigned y, unsigned z)
+{
     dim3 d = {x, y, z};
     return d;
 }
 
-static uint64_t ns_of(clockid_t id) {
+static uint64_t ns_of(clockid_t id)
+{
     struct timespec ts;
     clock_gettime(id, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* libc's clock, bypassing any interposed clock_gettime. */
-static uint64_t raw_ns(clockid_t id) {
+static uint64_t raw_ns(clockid_t id)
+{
     struct timespec ts;
     syscall(SYS_clock_gettime, id, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void burn_cpu(uint64_t ns) {
+static void burn_cpu(uint64_t ns)
+{
     uint64_t end = raw_ns(CLOCK_THREAD_CPUTIME_ID) + ns;
     volatile uint64_t x = 0;
     while (raw_ns(CLOCK_THREAD_CPUTIME_ID) < end)
@@ -91,7 +94,8 @@ static void burn_cpu(uint64_t ns) {
 
 /* ---- the fake daemon's log ---- */
 
-static char *read_log(void) {
+static char *read_log(void)
+{
     const char *path = getenv("HYSIM_TEST_LOG");
     FILE *f = path ? fopen(path, "r") : NULL;
     if (!f)
@@ -109,7 +113,8 @@ static char *read_log(void) {
     return buf;
 }
 
-static int count_lines(const char *log, const char *needle) {
+static int count_lines(const char *log, const char *needle)
+{
     int n = 0;
     for (const char *line = log; *line;) {
         const char *end = strchr(line, '\n');
@@ -124,7 +129,8 @@ static int count_lines(const char *log, const char *needle) {
 }
 
 /* Value of `key` (a number) after needle on the last line containing it; -1 if none. */
-static int64_t last_value(const char *log, const char *needle, const char *key) {
+static int64_t last_value(const char *log, const char *needle, const char *key)
+{
     int64_t v = -1;
     for (const char *line = log; *line;) {
         const char *end = strchr(line, '\n');
@@ -146,14 +152,16 @@ static void other_stub(void) {}
 static char fatbin[64];
 static void **module;
 
-static void register_kernel(void) {
+static void register_kernel(void)
+{
     module = __cudaRegisterFatBinary(fatbin);
-    __cudaRegisterFunction(module, (const char *)kernel_stub, "_Z6kernelPf", "_Z6kernelPf", -1, NULL,
-                           NULL, NULL, NULL, NULL);
+    __cudaRegisterFunction(module, (const char *)kernel_stub, "_Z6kernelPf", "_Z6kernelPf", -1, NULL, NULL, NULL, NULL,
+                           NULL);
     __cudaRegisterFatBinaryEnd(module);
 }
 
-static cudaError_t launch(cudaStream_t s, unsigned grid, unsigned block) {
+static cudaError_t launch(cudaStream_t s, unsigned grid, unsigned block)
+{
     float *arg = NULL;
     void *args[] = {&arg};
     return cudaLaunchKernel((const void *)kernel_stub, d3(grid, 1, 1), d3(block, 1, 1), args, 0, s);
@@ -161,7 +169,8 @@ static cudaError_t launch(cudaStream_t s, unsigned grid, unsigned block) {
 
 /* ---- cases ---- */
 
-static void case_props(void) {
+static void case_props(void)
+{
     int v = 0;
     CHECK_CUDA(cudaRuntimeGetVersion(&v), cudaSuccess);
     CHECK(v == 13000, "runtime version %d", v);
@@ -175,8 +184,8 @@ static void case_props(void) {
     CHECK_CUDA(cudaGetDeviceProperties(&p, 1), cudaSuccess);
     CHECK(!strcmp(p.name, "NVIDIA H200"), "name %s", p.name);
     CHECK(p.totalGlobalMem == MEMORY, "totalGlobalMem %zu", p.totalGlobalMem);
-    CHECK(p.multiProcessorCount == 132 && p.major == 9 && p.minor == 0, "sm %d cc %d.%d",
-          p.multiProcessorCount, p.major, p.minor);
+    CHECK(p.multiProcessorCount == 132 && p.major == 9 && p.minor == 0, "sm %d cc %d.%d", p.multiProcessorCount,
+          p.major, p.minor);
     CHECK(p.warpSize == 32 && p.maxThreadsPerBlock == 1024 && p.sharedMemPerBlockOptin == 232448 &&
               p.l2CacheSize == 52428800 && p.pciBusID == 1,
           "Hopper constants");
@@ -236,8 +245,8 @@ static void case_props(void) {
           "cuGetProcAddress cuDeviceGetCount");
     n = 0;
     CHECK(fn && ((CUresult(*)(int *))fn)(&n) == CUDA_SUCCESS && n == 2, "cuDeviceGetCount by address %d", n);
-    CHECK(cuGetProcAddress("cuDeviceTotalMem", &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_SUCCESS &&
-              fn && ((CUresult(*)(size_t *, CUdevice))fn)(&total, 1) == CUDA_SUCCESS && total == MEMORY,
+    CHECK(cuGetProcAddress("cuDeviceTotalMem", &fn, 13000, CU_GET_PROC_ADDRESS_DEFAULT, &found) == CUDA_SUCCESS && fn &&
+              ((CUresult(*)(size_t *, CUdevice))fn)(&total, 1) == CUDA_SUCCESS && total == MEMORY,
           "cuDeviceTotalMem by address");
     for (int i = 0; i < 2; i++) { /* named on stderr once */
         fn = (void *)1;
@@ -270,8 +279,8 @@ static void case_props(void) {
     CHECK(cuDevicePrimaryCtxGetState(1, &flags, &active) == CUDA_SUCCESS && flags == CU_CTX_SCHED_BLOCKING_SYNC &&
               active == 1,
           "cuDevicePrimaryCtxGetState(1): flags %u, active %d", flags, active);
-    CHECK(cuDevicePrimaryCtxReset(1) == CUDA_SUCCESS && cuDevicePrimaryCtxGetState(1, &flags, &active) == CUDA_SUCCESS &&
-              flags == 0 && active == 0,
+    CHECK(cuDevicePrimaryCtxReset(1) == CUDA_SUCCESS &&
+              cuDevicePrimaryCtxGetState(1, &flags, &active) == CUDA_SUCCESS && flags == 0 && active == 0,
           "after cuDevicePrimaryCtxReset(1): flags %u, active %d", flags, active);
     CHECK(cuDevicePrimaryCtxSetFlags(0, 0x100) == CUDA_ERROR_INVALID_VALUE, "cuDevicePrimaryCtxSetFlags(bad flags)");
     CHECK(cuDevicePrimaryCtxGetState(2, &flags, &active) == CUDA_ERROR_INVALID_DEVICE, "cuDevicePrimaryCtxGetState(2)");
@@ -294,10 +303,12 @@ static void case_props(void) {
     CUarray array = NULL;
     CUDA_ARRAY_DESCRIPTOR desc = {16, 1, CU_AD_FORMAT_FLOAT, 1};
     for (int i = 0; i < 2; i++)
-        CHECK(cuArrayCreate(&array, &desc) == CUDA_ERROR_NOT_SUPPORTED && array == NULL, "cuArrayCreate of the driver API");
+        CHECK(cuArrayCreate(&array, &desc) == CUDA_ERROR_NOT_SUPPORTED && array == NULL,
+              "cuArrayCreate of the driver API");
 }
 
-static void case_memory(void) {
+static void case_memory(void)
+{
     size_t free0, total;
     CHECK_CUDA(cudaMemGetInfo(&free0, &total), cudaSuccess);
     CHECK(total == MEMORY && free0 == MEMORY, "free %zu total %zu", free0, total);
@@ -440,7 +451,8 @@ static void case_memory(void) {
     CHECK(count_lines(log, "copy kind=D2H bytes=4096") == 2, "two D2H copies of 4096 bytes");
     CHECK(count_lines(log, "copy kind=D2H bytes=64 peer=0 pageable") == 1, "one asynchronous D2H copy");
     CHECK(count_lines(log, "copy kind=H2D bytes=4096 peer=0 pageable") == 1, "one H2D copy");
-    CHECK(count_lines(log, "copy kind=H2D bytes=1048576") == 1 && count_lines(log, "bytes=1048576 peer=0 pageable") == 0,
+    CHECK(count_lines(log, "copy kind=H2D bytes=1048576") == 1 &&
+              count_lines(log, "bytes=1048576 peer=0 pageable") == 0,
           "one H2D copy from pinned memory");
     CHECK(count_lines(log, "copy kind=H2D bytes=8192 peer=0 pageable") == 1 &&
               count_lines(log, "copy kind=H2D bytes=8192") == 2,
@@ -450,7 +462,8 @@ static void case_memory(void) {
     CHECK(count_lines(log, "memset bytes=1048576") == 1 && count_lines(log, "memset bytes=4096") == 1, "memsets");
     CHECK(count_lines(log, "copy kind=H2D bytes=800 peer=0 pageable rows=8") == 1 &&
               count_lines(log, "copy kind=D2H bytes=800 peer=0 pageable rows=8") == 1 &&
-              count_lines(log, "copy kind=H2H bytes=800 peer=0 rows=8") == 1 && count_lines(log, "memset bytes=800 rows=8") == 1,
+              count_lines(log, "copy kind=H2H bytes=800 peer=0 rows=8") == 1 &&
+              count_lines(log, "memset bytes=800 rows=8") == 1,
           "2D copies and memset in rows");
     /* Synchronous copies (not D2D) wait for the legacy stream, and so does an asynchronous copy of
      * pageable memory for its stream; cudaFree waits for the device. */
@@ -464,7 +477,8 @@ static void case_memory(void) {
     CHECK_CUDA(cudaFree(c), cudaSuccess);
 }
 
-static void case_events(void) {
+static void case_events(void)
+{
     register_kernel();
     cudaStream_t s, s2;
     cudaEvent_t e1, e2, notime;
@@ -552,7 +566,8 @@ static void case_events(void) {
     CHECK_CUDA(launch(s, 1, 1), cudaErrorInvalidDeviceFunction);
 }
 
-static void case_clock_zero(void) {
+static void case_clock_zero(void)
+{
     uint64_t t0 = ns_of(CLOCK_MONOTONIC);
     CHECK(t0 == 0, "the clock starts at 0 and stands still in zero mode: %" PRIu64, t0);
     uint64_t cpu0 = ns_of(CLOCK_PROCESS_CPUTIME_ID);
@@ -563,21 +578,21 @@ static void case_clock_zero(void) {
     CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
     uint64_t t1 = ns_of(CLOCK_MONOTONIC);
     CHECK(t1 == t0 + WAIT_NS, "after a Wait: %" PRIu64 ", expected %" PRIu64, t1, t0 + WAIT_NS);
-    CHECK(ns_of(CLOCK_MONOTONIC_RAW) == t1 && ns_of(CLOCK_MONOTONIC_COARSE) == t1 &&
-              ns_of(CLOCK_BOOTTIME) == t1,
+    CHECK(ns_of(CLOCK_MONOTONIC_RAW) == t1 && ns_of(CLOCK_MONOTONIC_COARSE) == t1 && ns_of(CLOCK_BOOTTIME) == t1,
           "monotonic clocks agree");
     const uint64_t epoch = 1700000000000000000ull;
     CHECK(ns_of(CLOCK_REALTIME) == epoch + t1, "realtime %" PRIu64, ns_of(CLOCK_REALTIME));
     struct timeval tv;
     gettimeofday(&tv, NULL);
-    CHECK((uint64_t)tv.tv_sec == epoch / 1000000000 && tv.tv_usec == (suseconds_t)(t1 / 1000),
-          "gettimeofday %ld.%06ld", (long)tv.tv_sec, (long)tv.tv_usec);
+    CHECK((uint64_t)tv.tv_sec == epoch / 1000000000 && tv.tv_usec == (suseconds_t)(t1 / 1000), "gettimeofday %ld.%06ld",
+          (long)tv.tv_sec, (long)tv.tv_usec);
     CHECK(time(NULL) == (time_t)(epoch / 1000000000), "time() %ld", (long)time(NULL));
     struct timespec ts;
     CHECK(timespec_get(&ts, TIME_UTC) == TIME_UTC && (uint64_t)ts.tv_nsec == t1, "timespec_get");
 }
 
-static void *read_clock_thread(void *arg) {
+static void *read_clock_thread(void *arg)
+{
     uint64_t *out = arg;
     out[0] = ns_of(CLOCK_MONOTONIC);
     out[1] = ns_of(CLOCK_MONOTONIC);
@@ -596,7 +611,8 @@ static void *read_clock_thread(void *arg) {
 #define FIXED_STEP_OK(d, n) ((d) == (n)*1000)
 #endif
 
-static void case_clock_fixed(void) {
+static void case_clock_fixed(void)
+{
     uint64_t a = ns_of(CLOCK_MONOTONIC), b = ns_of(CLOCK_MONOTONIC);
     CHECK(FIXED_STEP_OK(b - a, 1), "two reads %" PRIu64 " ns apart, expected 1000", b - a);
     int n;
@@ -616,7 +632,8 @@ static void case_clock_fixed(void) {
 }
 
 /* No HYSIM_HOST_TIME: the mode comes from Setup (fake daemon: fixed 500 ns). */
-static void case_clock_setup(void) {
+static void case_clock_setup(void)
+{
     int n;
     CHECK_CUDA(cudaGetDeviceCount(&n), cudaSuccess);
     uint64_t a = ns_of(CLOCK_MONOTONIC), b = ns_of(CLOCK_MONOTONIC);
@@ -624,7 +641,8 @@ static void case_clock_setup(void) {
 }
 
 /* real (factor 1) or scaled:F: the clock follows the thread's CPU time, not sleeps. */
-static void case_clock_real(double factor) {
+static void case_clock_real(double factor)
+{
     int n;
     CHECK_CUDA(cudaGetDeviceCount(&n), cudaSuccess);
     uint64_t a = ns_of(CLOCK_MONOTONIC);
@@ -643,10 +661,11 @@ static void case_clock_real(double factor) {
     CHECK(d - c < 20000000 * factor, "a 200 ms sleep before any work moved the clock %.3f ms", (d - c) / 1e6);
 }
 
-#define THREADS 4
+#define THREADS  4
 #define LAUNCHES 300
 
-static void *launcher(void *arg) {
+static void *launcher(void *arg)
+{
     (void)arg;
     cudaStream_t s;
     cudaEvent_t e;
@@ -661,7 +680,8 @@ static void *launcher(void *arg) {
     return NULL;
 }
 
-static void case_order(void) {
+static void case_order(void)
+{
     register_kernel();
     pthread_t t[THREADS];
     for (int i = 0; i < THREADS; i++)
@@ -691,7 +711,8 @@ static void case_order(void) {
     free(log);
 }
 
-static uint64_t fnv1a(const ncclUniqueId *id) {
+static uint64_t fnv1a(const ncclUniqueId *id)
+{
     uint64_t h = 0xcbf29ce484222325ull;
     for (size_t i = 0; i < sizeof id->internal; i++) {
         h ^= (uint8_t)id->internal[i];
@@ -700,7 +721,8 @@ static uint64_t fnv1a(const ncclUniqueId *id) {
     return h;
 }
 
-static void case_nccl(void) {
+static void case_nccl(void)
+{
     int v;
     CHECK_NCCL(ncclGetVersion(&v), ncclSuccess);
     CHECK(v == NCCL_VERSION_CODE, "NCCL version %d", v);
@@ -763,7 +785,8 @@ static void case_nccl(void) {
     CHECK_NCCL(ncclBcast(send[0], 4, ncclFloat, 0, comms[0], s[0]), ncclSuccess);
     CHECK_NCCL(ncclBroadcast(send[0], recv[0], 4, ncclFloat, 2, comms[0], s[0]), ncclInvalidArgument);
     CHECK_NCCL(ncclSend(send[0], 4, ncclFloat, -1, comms[0], s[0]), ncclInvalidArgument);
-    CHECK_NCCL(ncclReduce(send[0], host, 4, ncclFloat, ncclSum, 1, comms[0], s[0]), ncclSuccess); /* recvbuff: root's only */
+    CHECK_NCCL(ncclReduce(send[0], host, 4, ncclFloat, ncclSum, 1, comms[0], s[0]),
+               ncclSuccess); /* recvbuff: root's only */
     CHECK(!strcmp(ncclGetErrorString(ncclInvalidUsage), "invalid usage (run with NCCL_DEBUG=WARN for details)"),
           "error string");
 
@@ -787,15 +810,18 @@ static void case_nccl(void) {
     char line[160];
     snprintf(line, sizeof line, "gpu=1 stream=0 comm_init key=%" PRIx64 " rank=0 nranks=1", fnv1a(&id));
     CHECK(count_lines(log, line) == 1, "%s", line);
-    CHECK(count_lines(log, "gpu=0 stream=0 comm_init key=") == 1 && count_lines(log, "gpu=1 stream=0 comm_init key=") == 2,
+    CHECK(count_lines(log, "gpu=0 stream=0 comm_init key=") == 1 &&
+              count_lines(log, "gpu=1 stream=0 comm_init key=") == 2,
           "one CommInit per rank on its GPU");
     CHECK(count_lines(log, "nranks=2") == 2, "InitAll: two ranks of two");
-    CHECK(count_lines(log, "rank=0 seq=0 kind=0 bytes=4096") == 1 && count_lines(log, "rank=1 seq=0 kind=0 bytes=4096") == 1 &&
-              count_lines(log, "rank=0 seq=1 kind=0 bytes=4096") == 1 && count_lines(log, "rank=1 seq=1 kind=0 bytes=4096") == 1,
+    CHECK(count_lines(log, "rank=0 seq=0 kind=0 bytes=4096") == 1 &&
+              count_lines(log, "rank=1 seq=0 kind=0 bytes=4096") == 1 &&
+              count_lines(log, "rank=0 seq=1 kind=0 bytes=4096") == 1 &&
+              count_lines(log, "rank=1 seq=1 kind=0 bytes=4096") == 1,
           "AllReduce parts with per-rank sequence numbers");
     for (int i = 0; i < 2; i++) {
         static const char *const want[] = {
-            "seq=2 kind=1 bytes=64 root=0 group=3", "seq=3 kind=2 bytes=64 root=0 group=3",
+            "seq=2 kind=1 bytes=64 root=0 group=3",  "seq=3 kind=2 bytes=64 root=0 group=3",
             "seq=4 kind=3 bytes=100 root=1 group=3", "seq=5 kind=4 bytes=20 root=0 group=3",
             "seq=6 kind=7 bytes=32 root=0 group=3",
         };
@@ -817,10 +843,12 @@ static void case_nccl(void) {
 }
 
 /* Without HYSIM_ENDPOINT: clocks pass through; CUDA and NCCL fail with a message. */
-static void case_no_endpoint(void) {
+static void case_no_endpoint(void)
+{
     uint64_t a = ns_of(CLOCK_MONOTONIC), r = raw_ns(CLOCK_MONOTONIC);
     CHECK(r - a < 50000000, "CLOCK_MONOTONIC passes through (%" PRIu64 " vs %" PRIu64 ")", a, r);
-    CHECK(llabs((long long)time(NULL) - (long long)(raw_ns(CLOCK_REALTIME) / 1000000000)) <= 1, "time() passes through");
+    CHECK(llabs((long long)time(NULL) - (long long)(raw_ns(CLOCK_REALTIME) / 1000000000)) <= 1,
+          "time() passes through");
     int n = 7;
     CHECK_CUDA(cudaGetDeviceCount(&n), cudaErrorNoDevice);
     CHECK(n == 0, "device count %d", n);
@@ -836,7 +864,8 @@ static void case_no_endpoint(void) {
 }
 
 /* Synchronises until hysimd goes away: the process must end with status 1, not hang. */
-static void case_lost(void) {
+static void case_lost(void)
+{
     for (int i = 0; i < 10; i++) {
         void *p;
         CHECK_CUDA(cudaMalloc(&p, 16), cudaSuccess);
@@ -846,20 +875,23 @@ static void case_lost(void) {
     exit(3);
 }
 
-static void case_reply_error(void) {
+static void case_reply_error(void)
+{
     CHECK_CUDA(cudaDeviceSynchronize(), cudaErrorUnknown);
     CHECK_CUDA(cudaGetLastError(), cudaErrorUnknown);
     CHECK_CUDA(cudaStreamQuery(NULL), cudaSuccess); /* a query is still answered */
 }
 
-static void case_register_error(void) {
+static void case_register_error(void)
+{
     int n = 5;
     CHECK_CUDA(cudaGetDeviceCount(&n), cudaErrorNoDevice);
     CHECK_CUDA(cudaSetDevice(0), cudaErrorNoDevice);
 }
 
 /* Prints every cudaError value the library names, for the header comparison. */
-static void case_error_names(void) {
+static void case_error_names(void)
+{
     for (int i = 0; i < 20000; i++) {
         const char *n = cudaGetErrorName((cudaError_t)i);
         if (strcmp(n, "unrecognized error code"))
@@ -867,23 +899,39 @@ static void case_error_names(void) {
     }
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     const char *c = argc > 1 ? argv[1] : "";
-    if (!strcmp(c, "props")) case_props();
-    else if (!strcmp(c, "memory")) case_memory();
-    else if (!strcmp(c, "events")) case_events();
-    else if (!strcmp(c, "clock_zero")) case_clock_zero();
-    else if (!strcmp(c, "clock_fixed")) case_clock_fixed();
-    else if (!strcmp(c, "clock_setup")) case_clock_setup();
-    else if (!strcmp(c, "clock_real")) case_clock_real(argc > 2 ? atof(argv[2]) : 1.0);
-    else if (!strcmp(c, "order")) case_order();
-    else if (!strcmp(c, "nccl")) case_nccl();
-    else if (!strcmp(c, "no_endpoint")) case_no_endpoint();
-    else if (!strcmp(c, "lost")) case_lost();
-    else if (!strcmp(c, "reply_error")) case_reply_error();
-    else if (!strcmp(c, "register_error")) case_register_error();
-    else if (!strcmp(c, "error_names")) { case_error_names(); return 0; }
-    else {
+    if (!strcmp(c, "props"))
+        case_props();
+    else if (!strcmp(c, "memory"))
+        case_memory();
+    else if (!strcmp(c, "events"))
+        case_events();
+    else if (!strcmp(c, "clock_zero"))
+        case_clock_zero();
+    else if (!strcmp(c, "clock_fixed"))
+        case_clock_fixed();
+    else if (!strcmp(c, "clock_setup"))
+        case_clock_setup();
+    else if (!strcmp(c, "clock_real"))
+        case_clock_real(argc > 2 ? atof(argv[2]) : 1.0);
+    else if (!strcmp(c, "order"))
+        case_order();
+    else if (!strcmp(c, "nccl"))
+        case_nccl();
+    else if (!strcmp(c, "no_endpoint"))
+        case_no_endpoint();
+    else if (!strcmp(c, "lost"))
+        case_lost();
+    else if (!strcmp(c, "reply_error"))
+        case_reply_error();
+    else if (!strcmp(c, "register_error"))
+        case_register_error();
+    else if (!strcmp(c, "error_names")) {
+        case_error_names();
+        return 0;
+    } else {
         fprintf(stderr, "usage: client_test CASE\n");
         return 2;
     }

@@ -27,21 +27,21 @@
 
 #include "cublas_hgemm.h" /* C has no __half: the Hgemm family as libcublas defines it */
 
-#define CHECK_BLAS(call, want)                                                                     \
-    do {                                                                                           \
-        cublasStatus_t got_ = (call);                                                              \
-        CHECK(got_ == (want), "%s returned %s, expected %s", #call, cublasGetStatusName(got_),    \
-              cublasGetStatusName(want));                                                          \
+#define CHECK_BLAS(call, want)                                                                 \
+    do {                                                                                       \
+        cublasStatus_t got_ = (call);                                                          \
+        CHECK(got_ == (want), "%s returned %s, expected %s", #call, cublasGetStatusName(got_), \
+              cublasGetStatusName(want));                                                      \
     } while (0)
 #define CHECK_OK(call) CHECK_BLAS(call, CUBLAS_STATUS_SUCCESS)
 
-#define NN CUBLAS_OP_N, CUBLAS_OP_N
+#define NN  CUBLAS_OP_N, CUBLAS_OP_N
 #define BIG 3000000000LL /* past INT32_MAX: a size only the _64 forms can carry */
 
 static cublasHandle_t h;
 static cudaStream_t s;
-static void *d;                  /* device memory: no call reads it */
-static const void *ptrs[8];      /* the batched calls' pointer arrays */
+static void *d;             /* device memory: no call reads it */
+static const void *ptrs[8]; /* the batched calls' pointer arrays */
 static void *const *outs = (void *const *)ptrs;
 static const float onef = 1;
 static const double oned = 1;
@@ -119,17 +119,17 @@ static void ops_64(void)
     CHECK_OK(cublasHgemmStridedBatched_64(h, NN, 64, 16, 8, d, d, 64, 0, d, 8, 0, d, d, 64, 0, 6));
     EXPECT1("cublasHgemmStridedBatched_64", op("cublasHgemmStridedBatched_64", 64, 16, 8, 6, 1, 64, 8, 64));
 
-    CHECK_OK(cublasSgemmBatched_64(h, NN, 8, 8, 8, &onef, (const float *const *)ptrs, 8, (const float *const *)ptrs,
-                                   8, &onef, (float *const *)outs, 8, 7));
+    CHECK_OK(cublasSgemmBatched_64(h, NN, 8, 8, 8, &onef, (const float *const *)ptrs, 8, (const float *const *)ptrs, 8,
+                                   &onef, (float *const *)outs, 8, 7));
     EXPECT1("cublasSgemmBatched_64", op("cublasSgemmBatched_64", 8, 8, 8, 7, 0, 8, 8, 8));
-    CHECK_OK(cublasDgemmBatched_64(h, NN, 8, 8, 16, &oned, (const double *const *)ptrs, 8,
-                                   (const double *const *)ptrs, 16, &oned, (double *const *)outs, 8, 2));
+    CHECK_OK(cublasDgemmBatched_64(h, NN, 8, 8, 16, &oned, (const double *const *)ptrs, 8, (const double *const *)ptrs,
+                                   16, &oned, (double *const *)outs, 8, 2));
     EXPECT1("cublasDgemmBatched_64", op("cublasDgemmBatched_64", 8, 8, 16, 2, 3, 8, 16, 8));
     CHECK_OK(cublasHgemmBatched_64(h, NN, 8, 16, 8, d, ptrs, 8, ptrs, 8, d, outs, 8, 3));
     EXPECT1("cublasHgemmBatched_64", op("cublasHgemmBatched_64", 8, 16, 8, 3, 1, 8, 8, 8));
 
-    CHECK_OK(cublasGemmEx_64(h, NN, BIG, 64, 32, &onef, d, CUDA_R_16BF, BIG, d, CUDA_R_16BF, 32, &onef, d,
-                             CUDA_R_16BF, BIG, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    CHECK_OK(cublasGemmEx_64(h, NN, BIG, 64, 32, &onef, d, CUDA_R_16BF, BIG, d, CUDA_R_16BF, 32, &onef, d, CUDA_R_16BF,
+                             BIG, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     EXPECT1("cublasGemmEx_64", op("cublasGemmEx_64", BIG, 64, 32, 1, 2, BIG, 32, BIG));
     CHECK_OK(cublasGemmStridedBatchedEx_64(h, NN, 128, 64, 32, &onef, d, CUDA_R_32F, 128, 0, d, CUDA_R_32F, 32, 0,
                                            &onef, d, CUDA_R_32F, 128, 0, 4, CUBLAS_COMPUTE_32F_FAST_TF32,
@@ -160,8 +160,7 @@ static void ops_grouped(void)
                                  op("cublasSgemmGroupedBatched", 128, 8, 32, 1, 0, 130, 32, 128),
                                  op("cublasSgemmGroupedBatched", 32, 24, 16, 3, 0, 32, 16, 40)});
     CHECK_OK(cublasDgemmGroupedBatched(h, ops_n, ops_n, m, n, k, alphad, (const double *const *)ptrs, lda,
-                                       (const double *const *)ptrs, ldb, alphad, (double *const *)outs, ldc, 2,
-                                       size));
+                                       (const double *const *)ptrs, ldb, alphad, (double *const *)outs, ldc, 2, size));
     expect("cublasDgemmGroupedBatched", 2,
            (const char *const[]){op("cublasDgemmGroupedBatched", 64, 16, 8, 2, 3, 64, 8, 64),
                                  op("cublasDgemmGroupedBatched", 128, 8, 32, 1, 3, 130, 32, 128)});
@@ -192,8 +191,8 @@ static void ops_grouped(void)
                                  op("cublasGemmGroupedBatchedEx_64", 16, BIG, 8, 2, 5, 16, 8, 16)});
 
     /* no groups: nothing to check, nothing launched, even with no arrays */
-    CHECK_OK(cublasSgemmGroupedBatched(h, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-                                       NULL, 0, NULL));
+    CHECK_OK(cublasSgemmGroupedBatched(h, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                       0, NULL));
     CHECK_OK(cublasGemmGroupedBatchedEx_64(h, NULL, NULL, NULL, NULL, NULL, NULL, NULL, CUDA_R_16BF, NULL, NULL,
                                            CUDA_R_16BF, NULL, NULL, NULL, CUDA_R_16BF, NULL, 0, NULL,
                                            CUBLAS_COMPUTE_32F));
@@ -208,8 +207,8 @@ static void ops_errors(void)
     CHECK_BLAS(cublasGemmEx(h, NN, -1, 8, 8, &onef, d, CUDA_R_16BF, 8, d, CUDA_R_16BF, 8, &onef, d, CUDA_R_16BF, 8,
                             CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                INVALID);
-    CHECK_BLAS(cublasGemmEx_64(h, NN, -1, 8, 8, &onef, d, CUDA_R_16BF, 8, d, CUDA_R_16BF, 8, &onef, d, CUDA_R_16BF,
-                               8, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+    CHECK_BLAS(cublasGemmEx_64(h, NN, -1, 8, 8, &onef, d, CUDA_R_16BF, 8, d, CUDA_R_16BF, 8, &onef, d, CUDA_R_16BF, 8,
+                               CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                INVALID);
     CHECK_BLAS(cublasSgemm_64(h, NN, 8, 8, -BIG, &onef, d, 8, d, 8, &onef, d, 8), INVALID);
     CHECK_BLAS(cublasDgemmStridedBatched_64(h, NN, 8, 8, 8, &oned, d, 8, 0, d, 8, 0, &oned, d, 8, 0, -1), INVALID);
@@ -240,21 +239,21 @@ static void ops_errors(void)
                INVALID);
     CHECK_BLAS(cublasSgemmGroupedBatched(h, ops_n, ops_n, m, m, k, alpha, fa, ld, fa, ld, alpha, fc, ld, 2, NULL),
                INVALID);
-    CHECK_BLAS(cublasGemmGroupedBatchedEx(h, ops_n, ops_n, m, m, k, alpha, ptrs, CUDA_R_16BF, NULL, ptrs,
-                                          CUDA_R_16BF, ld, alpha, outs, CUDA_R_16BF, ld, 2, size, CUBLAS_COMPUTE_32F),
-               INVALID);
-    CHECK_BLAS(cublasGemmGroupedBatchedEx(h, NULL, ops_n, m, m, k, alpha, ptrs, CUDA_R_16BF, ld, ptrs, CUDA_R_16BF,
+    CHECK_BLAS(cublasGemmGroupedBatchedEx(h, ops_n, ops_n, m, m, k, alpha, ptrs, CUDA_R_16BF, NULL, ptrs, CUDA_R_16BF,
                                           ld, alpha, outs, CUDA_R_16BF, ld, 2, size, CUBLAS_COMPUTE_32F),
+               INVALID);
+    CHECK_BLAS(cublasGemmGroupedBatchedEx(h, NULL, ops_n, m, m, k, alpha, ptrs, CUDA_R_16BF, ld, ptrs, CUDA_R_16BF, ld,
+                                          alpha, outs, CUDA_R_16BF, ld, 2, size, CUBLAS_COMPUTE_32F),
                INVALID);
     const int64_t m64[2] = {8, 8}, k64[2] = {8, -BIG}, ld64[2] = {8, 8}, size64[2] = {1, 1};
     const double alphad[2] = {1, 1};
-    CHECK_BLAS(cublasDgemmGroupedBatched_64(h, ops_n, ops_n, m64, m64, k64, alphad, (const double *const *)ptrs,
-                                            ld64, (const double *const *)ptrs, ld64, alphad, (double *const *)outs,
-                                            ld64, 2, size64),
+    CHECK_BLAS(cublasDgemmGroupedBatched_64(h, ops_n, ops_n, m64, m64, k64, alphad, (const double *const *)ptrs, ld64,
+                                            (const double *const *)ptrs, ld64, alphad, (double *const *)outs, ld64, 2,
+                                            size64),
                INVALID); /* group 1's k */
-    CHECK_BLAS(cublasDgemmGroupedBatched_64(h, ops_n, ops_n, m64, m64, m64, alphad, (const double *const *)ptrs,
-                                            ld64, (const double *const *)ptrs, ld64, alphad, (double *const *)outs,
-                                            ld64, -BIG, size64),
+    CHECK_BLAS(cublasDgemmGroupedBatched_64(h, ops_n, ops_n, m64, m64, m64, alphad, (const double *const *)ptrs, ld64,
+                                            (const double *const *)ptrs, ld64, alphad, (double *const *)outs, ld64,
+                                            -BIG, size64),
                INVALID);
     CHECK_BLAS(cublasSgemmGroupedBatched_64(NULL, ops_n, ops_n, m64, m64, m64, alpha, fa, ld64, fa, ld64, alpha, fc,
                                             ld64, 1, size64),
@@ -277,11 +276,11 @@ static float end_ms(void)
     return ms;
 }
 
-#define TIMED(var, ...)      \
-    do {                     \
-        begin();             \
-        __VA_ARGS__;         \
-        var = end_ms();      \
+#define TIMED(var, ...) \
+    do {                \
+        begin();        \
+        __VA_ARGS__;    \
+        var = end_ms(); \
     } while (0)
 
 static void same_time(const char *what, float t32, float t64)
@@ -318,18 +317,17 @@ static void time_64(void)
     TIMED(b, CHECK_OK(cublasGemmEx_64(h, NN, 1100, N, K, &onef, d, CUDA_R_16BF, 1100, d, CUDA_R_16BF, K, &onef, d,
                                       CUDA_R_16BF, 1100, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)));
     same_time("cublasGemmEx (m 1100)", a, b);
-    TIMED(a, CHECK_OK(cublasGemmStridedBatchedEx(h, NN, M, N, K, &onef, d, CUDA_R_16F, M, 0, d, CUDA_R_16F, K, 0,
-                                                 &onef, d, CUDA_R_16F, M, 0, B, CUBLAS_COMPUTE_32F,
-                                                 CUBLAS_GEMM_DEFAULT)));
-    TIMED(b, CHECK_OK(cublasGemmStridedBatchedEx_64(h, NN, M, N, K, &onef, d, CUDA_R_16F, M, 0, d, CUDA_R_16F, K, 0,
-                                                    &onef, d, CUDA_R_16F, M, 0, B, CUBLAS_COMPUTE_32F,
-                                                    CUBLAS_GEMM_DEFAULT)));
+    TIMED(a, CHECK_OK(cublasGemmStridedBatchedEx(h, NN, M, N, K, &onef, d, CUDA_R_16F, M, 0, d, CUDA_R_16F, K, 0, &onef,
+                                                 d, CUDA_R_16F, M, 0, B, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)));
+    TIMED(b,
+          CHECK_OK(cublasGemmStridedBatchedEx_64(h, NN, M, N, K, &onef, d, CUDA_R_16F, M, 0, d, CUDA_R_16F, K, 0, &onef,
+                                                 d, CUDA_R_16F, M, 0, B, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)));
     same_time("cublasGemmStridedBatchedEx", a, b);
-    TIMED(a, CHECK_OK(cublasGemmBatchedEx(h, NN, M, N, K, &onef, ptrs, CUDA_R_32F, M, ptrs, CUDA_R_32F, K, &onef,
-                                          outs, CUDA_R_32F, M, B, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT)));
-    TIMED(b, CHECK_OK(cublasGemmBatchedEx_64(h, NN, M, N, K, &onef, ptrs, CUDA_R_32F, M, ptrs, CUDA_R_32F, K, &onef,
-                                             outs, CUDA_R_32F, M, B, CUBLAS_COMPUTE_32F_FAST_TF32,
-                                             CUBLAS_GEMM_DEFAULT)));
+    TIMED(a, CHECK_OK(cublasGemmBatchedEx(h, NN, M, N, K, &onef, ptrs, CUDA_R_32F, M, ptrs, CUDA_R_32F, K, &onef, outs,
+                                          CUDA_R_32F, M, B, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT)));
+    TIMED(b,
+          CHECK_OK(cublasGemmBatchedEx_64(h, NN, M, N, K, &onef, ptrs, CUDA_R_32F, M, ptrs, CUDA_R_32F, K, &onef, outs,
+                                          CUDA_R_32F, M, B, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT)));
     same_time("cublasGemmBatchedEx", a, b);
 }
 
@@ -341,15 +339,15 @@ static void time_grouped(void)
     const int64_t m64[3] = {4096, 1100, 2048}, n64[3] = {2048, 4096, 2048}, k64[3] = {1024, 2048, 4096},
                   size64[3] = {2, 1, 3};
     float grouped, grouped64, together, one[3];
-    TIMED(grouped, CHECK_OK(cublasGemmGroupedBatchedEx(h, ops_n, ops_n, m, n, k, &onef, ptrs, CUDA_R_16BF, m, ptrs,
-                                                       CUDA_R_16BF, k, &onef, outs, CUDA_R_16BF, m, 3, size,
-                                                       CUBLAS_COMPUTE_32F)));
+    TIMED(grouped,
+          CHECK_OK(cublasGemmGroupedBatchedEx(h, ops_n, ops_n, m, n, k, &onef, ptrs, CUDA_R_16BF, m, ptrs, CUDA_R_16BF,
+                                              k, &onef, outs, CUDA_R_16BF, m, 3, size, CUBLAS_COMPUTE_32F)));
     TIMED(grouped64, CHECK_OK(cublasGemmGroupedBatchedEx_64(h, ops_n, ops_n, m64, n64, k64, &onef, ptrs, CUDA_R_16BF,
                                                             m64, ptrs, CUDA_R_16BF, k64, &onef, outs, CUDA_R_16BF, m64,
                                                             3, size64, CUBLAS_COMPUTE_32F)));
-#define GROUP_AS_STRIDED(i)                                                                                       \
-    CHECK_OK(cublasGemmStridedBatchedEx(h, NN, m[i], n[i], k[i], &onef, d, CUDA_R_16BF, m[i], 0, d, CUDA_R_16BF,  \
-                                        k[i], 0, &onef, d, CUDA_R_16BF, m[i], 0, size[i], CUBLAS_COMPUTE_32F,     \
+#define GROUP_AS_STRIDED(i)                                                                                            \
+    CHECK_OK(cublasGemmStridedBatchedEx(h, NN, m[i], n[i], k[i], &onef, d, CUDA_R_16BF, m[i], 0, d, CUDA_R_16BF, k[i], \
+                                        0, &onef, d, CUDA_R_16BF, m[i], 0, size[i], CUBLAS_COMPUTE_32F,                \
                                         CUBLAS_GEMM_DEFAULT))
     TIMED(together, GROUP_AS_STRIDED(0); GROUP_AS_STRIDED(1); GROUP_AS_STRIDED(2));
     for (int i = 0; i < 3; i++)
@@ -366,9 +364,9 @@ static void time_grouped(void)
 
     /* cublasSgemmGroupedBatched against cublasSgemmStridedBatched, and its _64 form */
     float sgrouped, sgrouped64, stogether;
-    TIMED(sgrouped, CHECK_OK(cublasSgemmGroupedBatched(h, ops_n, ops_n, m, n, k, &onef, (const float *const *)ptrs, m,
-                                                       (const float *const *)ptrs, k, &onef, (float *const *)outs, m,
-                                                       3, size)));
+    TIMED(sgrouped,
+          CHECK_OK(cublasSgemmGroupedBatched(h, ops_n, ops_n, m, n, k, &onef, (const float *const *)ptrs, m,
+                                             (const float *const *)ptrs, k, &onef, (float *const *)outs, m, 3, size)));
     TIMED(sgrouped64, CHECK_OK(cublasSgemmGroupedBatched_64(h, ops_n, ops_n, m64, n64, k64, &onef,
                                                             (const float *const *)ptrs, m64, (const float *const *)ptrs,
                                                             k64, &onef, (float *const *)outs, m64, 3, size64)));
@@ -380,13 +378,12 @@ static void time_grouped(void)
           sgrouped, sgrouped64, stogether);
 
     float dgrouped, dgrouped64, dtogether;
-    TIMED(dgrouped, CHECK_OK(cublasDgemmGroupedBatched(h, ops_n, ops_n, m, n, k, &oned, (const double *const *)ptrs,
-                                                       m, (const double *const *)ptrs, k, &oned,
-                                                       (double *const *)outs, m, 3, size)));
-    TIMED(dgrouped64, CHECK_OK(cublasDgemmGroupedBatched_64(h, ops_n, ops_n, m64, n64, k64, &oned,
-                                                            (const double *const *)ptrs, m64,
-                                                            (const double *const *)ptrs, k64, &oned,
-                                                            (double *const *)outs, m64, 3, size64)));
+    TIMED(dgrouped, CHECK_OK(cublasDgemmGroupedBatched(h, ops_n, ops_n, m, n, k, &oned, (const double *const *)ptrs, m,
+                                                       (const double *const *)ptrs, k, &oned, (double *const *)outs, m,
+                                                       3, size)));
+    TIMED(dgrouped64, CHECK_OK(cublasDgemmGroupedBatched_64(
+                          h, ops_n, ops_n, m64, n64, k64, &oned, (const double *const *)ptrs, m64,
+                          (const double *const *)ptrs, k64, &oned, (double *const *)outs, m64, 3, size64)));
     TIMED(dtogether, for (int i = 0; i < 3; i++) CHECK_OK(cublasDgemmStridedBatched(
                          h, NN, m[i], n[i], k[i], &oned, d, m[i], 0, d, k[i], 0, &oned, d, m[i], 0, size[i])));
     printf("cublasDgemmGroupedBatched    %.6f ms, _64 %.6f ms; three single calls %.6f ms\n", dgrouped, dgrouped64,

@@ -15,14 +15,15 @@
 
 #include "test_check.h"
 
-#define CHECK_RAND(call, want)                                                 \
-    do {                                                                       \
-        curandStatus_t st_ = (call);                                           \
+#define CHECK_RAND(call, want)                                                            \
+    do {                                                                                  \
+        curandStatus_t st_ = (call);                                                      \
         CHECK(st_ == (want), "%s: status %d, expected %d", #call, (int)st_, (int)(want)); \
     } while (0)
 
 /* Simulated us of one generation of n uniforms on g's stream s. */
-static double uniform_us(curandGenerator_t g, cudaStream_t s, float *out, size_t n) {
+static double uniform_us(curandGenerator_t g, cudaStream_t s, float *out, size_t n)
+{
     cudaEvent_t a, b;
     float ms = -1;
     cudaEventCreate(&a);
@@ -37,7 +38,8 @@ static double uniform_us(curandGenerator_t g, cudaStream_t s, float *out, size_t
     return ms * 1e3;
 }
 
-int main(void) {
+int main(void)
+{
     /* host generator: uniforms in (0, 1] with mean 1/2, normals with the mean and deviation asked */
     enum { N = 100000 };
     static float u[N], v[N], z[N];
@@ -90,8 +92,8 @@ int main(void) {
     CHECK_RAND(curandSetStream(g, s), CURAND_STATUS_SUCCESS);
     double first = uniform_us(g, s, d, 1u << 24), then = uniform_us(g, s, d, 1u << 24);
     double want = 7.7 + (1u << 24) / 270.4e3;
-    CHECK(fabs(then - want) < 0.01 && fabs(first - (want + 281)) < 0.01, "XORWOW 2^24 uniforms: %g then %g us, expected %g then %g",
-          first, then, want + 281, want);
+    CHECK(fabs(then - want) < 0.01 && fabs(first - (want + 281)) < 0.01,
+          "XORWOW 2^24 uniforms: %g then %g us, expected %g then %g", first, then, want + 281, want);
     CHECK_RAND(curandSetPseudoRandomGeneratorSeed(g, 7), CURAND_STATUS_SUCCESS);
     double reseeded = uniform_us(g, s, d, 1u << 24);
     CHECK(fabs(reseeded - first) < 0.01, "after a new seed %g us, expected the set-up again (%g)", reseeded, first);

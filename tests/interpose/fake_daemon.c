@@ -30,8 +30,8 @@
 #include "transport.h"
 
 #define MAX_SESSIONS 16
-#define MAX_EVENTS 4096
-#define MAX_QUEUES 256
+#define MAX_EVENTS   4096
+#define MAX_QUEUES   256
 
 typedef struct queue {
     uint32_t gpu;
@@ -65,15 +65,16 @@ static struct {
 
 static FILE *g_log;
 
-static void die(const char *fmt, const char *arg) {
+static void die(const char *fmt, const char *arg)
+{
     fprintf(stderr, "fake_daemon: ");
     fprintf(stderr, fmt, arg);
     fputc('\n', stderr);
     exit(2);
 }
 
-
-static queue *queue_of(session *s, uint32_t gpu, uint64_t stream) {
+static queue *queue_of(session *s, uint32_t gpu, uint64_t stream)
+{
     for (int i = 0; i < s->nqueues; i++)
         if (s->queues[i].gpu == gpu && s->queues[i].stream == stream)
             return &s->queues[i];
@@ -86,7 +87,8 @@ static queue *queue_of(session *s, uint32_t gpu, uint64_t stream) {
     return q;
 }
 
-static const char *copy_kind(Hysim__CopyKind k) {
+static const char *copy_kind(Hysim__CopyKind k)
+{
     switch (k) {
     case HYSIM__COPY_KIND__H2D: return "H2D";
     case HYSIM__COPY_KIND__D2H: return "D2H";
@@ -96,20 +98,22 @@ static const char *copy_kind(Hysim__CopyKind k) {
     }
 }
 
-static void log_op(session *s, const Hysim__Op *op) {
+static void log_op(session *s, const Hysim__Op *op)
+{
     fprintf(g_log, "op host=%" PRIu64 " gpu=%u stream=%" PRIu64 " ", op->host_ns, op->gpu, op->stream);
     uint64_t done = op->host_ns + opt.work_ns;
     queue_of(s, op->gpu, op->stream)->done_ns = done;
     switch (op->kind_case) {
     case HYSIM__OP__KIND_KERNEL: {
         const Hysim__Kernel *k = op->kernel;
-        fprintf(g_log, "kernel name=%s grid=%u,%u,%u block=%u,%u,%u shared=%" PRIu64, k->name, k->grid_x,
-                k->grid_y, k->grid_z, k->block_x, k->block_y, k->block_z, k->shared_bytes);
+        fprintf(g_log, "kernel name=%s grid=%u,%u,%u block=%u,%u,%u shared=%" PRIu64, k->name, k->grid_x, k->grid_y,
+                k->grid_z, k->block_x, k->block_y, k->block_z, k->shared_bytes);
         if (k->gemm) /* a library GEMM: its shape, type and leading dimensions */
-            fprintf(g_log, " gemm=%" PRIu64 "x%" PRIu64 "x%" PRIu64 " batch=%" PRIu64 " dtype=%d ld=%" PRIu64
-                           ",%" PRIu64 ",%" PRIu64,
-                    k->gemm->m, k->gemm->n, k->gemm->k, k->gemm->batch, (int)k->gemm->dtype, k->gemm->lda,
-                    k->gemm->ldb, k->gemm->ldc);
+            fprintf(g_log,
+                    " gemm=%" PRIu64 "x%" PRIu64 "x%" PRIu64 " batch=%" PRIu64 " dtype=%d ld=%" PRIu64 ",%" PRIu64
+                    ",%" PRIu64,
+                    k->gemm->m, k->gemm->n, k->gemm->k, k->gemm->batch, (int)k->gemm->dtype, k->gemm->lda, k->gemm->ldb,
+                    k->gemm->ldc);
         fputc('\n', g_log);
         break;
     }
@@ -131,73 +135,70 @@ static void log_op(session *s, const Hysim__Op *op) {
         if (op->event_record->event < MAX_EVENTS)
             s->event_done[op->event_record->event] = done;
         break;
-    case HYSIM__OP__KIND_WAIT_EVENT:
-        fprintf(g_log, "wait_event event=%" PRIu64 "\n", op->wait_event->event);
-        break;
+    case HYSIM__OP__KIND_WAIT_EVENT: fprintf(g_log, "wait_event event=%" PRIu64 "\n", op->wait_event->event); break;
     case HYSIM__OP__KIND_STREAM_CREATE:
         fprintf(g_log, "stream_create nonblocking=%d priority=%d\n", op->stream_create->non_blocking,
                 op->stream_create->priority);
         break;
-    case HYSIM__OP__KIND_STREAM_DESTROY:
-        fprintf(g_log, "stream_destroy\n");
-        break;
+    case HYSIM__OP__KIND_STREAM_DESTROY: fprintf(g_log, "stream_destroy\n"); break;
     case HYSIM__OP__KIND_COMM_INIT:
-        fprintf(g_log, "comm_init key=%" PRIx64 " rank=%u nranks=%u\n", op->comm_init->comm_key,
-                op->comm_init->rank, op->comm_init->nranks);
+        fprintf(g_log, "comm_init key=%" PRIx64 " rank=%u nranks=%u\n", op->comm_init->comm_key, op->comm_init->rank,
+                op->comm_init->nranks);
         break;
     case HYSIM__OP__KIND_COMM_DESTROY:
-        fprintf(g_log, "comm_destroy key=%" PRIx64 " rank=%u\n", op->comm_destroy->comm_key,
-                op->comm_destroy->rank);
+        fprintf(g_log, "comm_destroy key=%" PRIx64 " rank=%u\n", op->comm_destroy->comm_key, op->comm_destroy->rank);
         break;
     case HYSIM__OP__KIND_COLLECTIVE: {
         const Hysim__Collective *c = op->collective;
-        fprintf(g_log, "collective key=%" PRIx64 " rank=%u seq=%" PRIu64 " kind=%d bytes=%" PRIu64 " root=%d group=%" PRIu64 "\n",
+        fprintf(g_log,
+                "collective key=%" PRIx64 " rank=%u seq=%" PRIu64 " kind=%d bytes=%" PRIu64 " root=%d group=%" PRIu64
+                "\n",
                 c->comm_key, c->rank, c->seq, (int)c->kind, c->bytes, c->root, c->group);
         break;
     }
-    default:
-        fprintf(g_log, "unknown kind=%d\n", (int)op->kind_case);
-        break;
+    default: fprintf(g_log, "unknown kind=%d\n", (int)op->kind_case); break;
     }
 }
 
 /* Is the waited-for condition true at time t? */
-static int holds(session *s, const Hysim__Wait *w, uint64_t t) {
+static int holds(session *s, const Hysim__Wait *w, uint64_t t)
+{
     switch (w->cond) {
-    case HYSIM__WAIT__COND__STREAM_IDLE:
-        return queue_of(s, w->gpu, w->stream)->done_ns <= t;
-    case HYSIM__WAIT__COND__EVENT_DONE:
-        return w->event >= MAX_EVENTS || s->event_done[w->event] <= t;
+    case HYSIM__WAIT__COND__STREAM_IDLE: return queue_of(s, w->gpu, w->stream)->done_ns <= t;
+    case HYSIM__WAIT__COND__EVENT_DONE: return w->event >= MAX_EVENTS || s->event_done[w->event] <= t;
     default:
         for (int i = 0; i < s->nqueues; i++)
-            if ((w->cond == HYSIM__WAIT__COND__PROCESS_IDLE || s->queues[i].gpu == w->gpu) &&
-                s->queues[i].done_ns > t)
+            if ((w->cond == HYSIM__WAIT__COND__PROCESS_IDLE || s->queues[i].gpu == w->gpu) && s->queues[i].done_ns > t)
                 return 0;
         return 1;
     }
 }
 
-static const char *cond_name(Hysim__Wait__Cond c) {
+static const char *cond_name(Hysim__Wait__Cond c)
+{
     static const char *names[] = {"stream_idle", "event_done", "device_idle", "process_idle"};
     return (unsigned)c < 4 ? names[c] : "?";
 }
 
-static void reply(session *s, Hysim__Reply *r) {
+static void reply(session *s, Hysim__Reply *r)
+{
     char err[256];
     fflush(g_log);
     if (hs_frame_send_reply(s->fd, r, err, sizeof err) != 0)
         fprintf(stderr, "fake_daemon: %s\n", err);
 }
 
-static void on_wait(session *s, const Hysim__Wait *w) {
+static void on_wait(session *s, const Hysim__Wait *w)
+{
     Hysim__Reply r = HYSIM__REPLY__INIT;
     Hysim__EventTime times[8], *ptimes[8];
     r.now_ns = w->query ? w->host_ns : w->host_ns + opt.wait_ns;
     r.done = w->query ? holds(s, w, w->host_ns) : 1;
     if (!w->query && opt.wait_error)
         r.error = (char *)opt.wait_error;
-    fprintf(g_log, "wait host=%" PRIu64 " cond=%s gpu=%u stream=%" PRIu64 " event=%" PRIu64
-                   " query=%d -> now=%" PRIu64 " done=%d",
+    fprintf(g_log,
+            "wait host=%" PRIu64 " cond=%s gpu=%u stream=%" PRIu64 " event=%" PRIu64 " query=%d -> now=%" PRIu64
+            " done=%d",
             w->host_ns, cond_name(w->cond), w->gpu, w->stream, w->event, w->query, r.now_ns, r.done);
     for (size_t i = 0; i < w->n_timed_events && i < 8; i++) {
         uint64_t ev = w->timed_events[i];
@@ -209,17 +210,16 @@ static void on_wait(session *s, const Hysim__Wait *w) {
         times[i].time_ps = times[i].done ? done * 1000 : 0;
         ptimes[i] = &times[i];
         r.n_event_times = i + 1;
-        fprintf(g_log, " [event=%" PRIu64 " done=%d time_ps=%" PRIu64 "]", ev, times[i].done,
-                times[i].time_ps);
+        fprintf(g_log, " [event=%" PRIu64 " done=%d time_ps=%" PRIu64 "]", ev, times[i].done, times[i].time_ps);
     }
     r.event_times = ptimes;
     fprintf(g_log, "\n");
     reply(s, &r);
 }
 
-static void on_register(session *s, const Hysim__Register *g) {
-    fprintf(g_log, "register server=%u pid=%u first_gpu=%u gpu_count=%u host=%" PRIu64
-                   " version=%u program=%s\n",
+static void on_register(session *s, const Hysim__Register *g)
+{
+    fprintf(g_log, "register server=%u pid=%u first_gpu=%u gpu_count=%u host=%" PRIu64 " version=%u program=%s\n",
             g->server, g->pid, g->first_gpu, g->gpu_count, g->host_ns, g->protocol_version, g->program);
     Hysim__Reply r = HYSIM__REPLY__INIT;
     Hysim__Setup setup = HYSIM__SETUP__INIT;
@@ -243,7 +243,8 @@ static void on_register(session *s, const Hysim__Register *g) {
 }
 
 /* Handles one message; returns 0 to keep the session, -1 to close it. */
-static int on_message(session *s, const uint8_t *body, size_t len) {
+static int on_message(session *s, const uint8_t *body, size_t len)
+{
     char err[256];
     Hysim__ClientMsg *m = hs_frame_decode_client_msg(body, len, err, sizeof err);
     if (!m) {
@@ -251,17 +252,13 @@ static int on_message(session *s, const uint8_t *body, size_t len) {
         return -1;
     }
     switch (m->msg_case) {
-    case HYSIM__CLIENT_MSG__MSG_REGISTER:
-        on_register(s, m->register_);
-        break;
+    case HYSIM__CLIENT_MSG__MSG_REGISTER: on_register(s, m->register_); break;
     case HYSIM__CLIENT_MSG__MSG_BATCH:
         fprintf(g_log, "batch n=%zu\n", m->batch->n_ops);
         for (size_t i = 0; i < m->batch->n_ops; i++)
             log_op(s, m->batch->ops[i]);
         break;
-    case HYSIM__CLIENT_MSG__MSG_WAIT:
-        on_wait(s, m->wait);
-        break;
+    case HYSIM__CLIENT_MSG__MSG_WAIT: on_wait(s, m->wait); break;
     case HYSIM__CLIENT_MSG__MSG_JOIN: { /* answered where the process is: this daemon simulates nothing */
         Hysim__Reply r = HYSIM__REPLY__INIT;
         r.id = m->join->id;
@@ -271,15 +268,12 @@ static int on_message(session *s, const uint8_t *body, size_t len) {
         break;
     }
     case HYSIM__CLIENT_MSG__MSG_BYE:
-        fprintf(g_log, "bye host=%" PRIu64 " kernels=%" PRIu64 " peaks=", m->bye->host_ns,
-                m->bye->kernels_launched);
+        fprintf(g_log, "bye host=%" PRIu64 " kernels=%" PRIu64 " peaks=", m->bye->host_ns, m->bye->kernels_launched);
         for (size_t i = 0; i < m->bye->n_peak_memory_bytes; i++)
             fprintf(g_log, "%s%" PRIu64, i ? "," : "", m->bye->peak_memory_bytes[i]);
         fprintf(g_log, "\n");
         break;
-    default:
-        fprintf(g_log, "unknown message %d\n", (int)m->msg_case);
-        break;
+    default: fprintf(g_log, "unknown message %d\n", (int)m->msg_case); break;
     }
     fflush(g_log);
     hysim__client_msg__free_unpacked(m, NULL);
@@ -290,7 +284,8 @@ static int on_message(session *s, const uint8_t *body, size_t len) {
     return 0;
 }
 
-static void close_session(session *s) {
+static void close_session(session *s)
+{
     fprintf(g_log, "closed\n");
     fflush(g_log);
     close(s->fd);
@@ -298,31 +293,46 @@ static void close_session(session *s) {
     s->fd = -1;
 }
 
-static void parse_args(int argc, char **argv) {
+static void parse_args(int argc, char **argv)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!v)
             die("%s needs a value", a);
         i++;
-        if (!strcmp(a, "--endpoint")) opt.endpoint = v;
-        else if (!strcmp(a, "--log")) opt.log_path = v;
-        else if (!strcmp(a, "--memory-bytes")) opt.memory_bytes = strtoull(v, NULL, 0);
-        else if (!strcmp(a, "--wait-ns")) opt.wait_ns = strtoull(v, NULL, 0);
-        else if (!strcmp(a, "--work-ns")) opt.work_ns = strtoull(v, NULL, 0);
-        else if (!strcmp(a, "--gpus-per-server")) opt.gpus_per_server = (uint32_t)atoi(v);
-        else if (!strcmp(a, "--total-gpus")) opt.total_gpus = (uint32_t)atoi(v);
-        else if (!strcmp(a, "--setup-fixed-ns")) opt.host_time = 2, opt.host_time_fixed_ns = strtoull(v, NULL, 0);
-        else if (!strcmp(a, "--drop-after")) opt.drop_after = (uint32_t)atoi(v);
-        else if (!strcmp(a, "--wait-error")) opt.wait_error = v;
-        else if (!strcmp(a, "--register-error")) opt.register_error = v;
-        else if (!strcmp(a, "--timeout")) opt.timeout_s = atoi(v);
-        else die("unknown option %s", a);
+        if (!strcmp(a, "--endpoint"))
+            opt.endpoint = v;
+        else if (!strcmp(a, "--log"))
+            opt.log_path = v;
+        else if (!strcmp(a, "--memory-bytes"))
+            opt.memory_bytes = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--wait-ns"))
+            opt.wait_ns = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--work-ns"))
+            opt.work_ns = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--gpus-per-server"))
+            opt.gpus_per_server = (uint32_t)atoi(v);
+        else if (!strcmp(a, "--total-gpus"))
+            opt.total_gpus = (uint32_t)atoi(v);
+        else if (!strcmp(a, "--setup-fixed-ns"))
+            opt.host_time = 2, opt.host_time_fixed_ns = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--drop-after"))
+            opt.drop_after = (uint32_t)atoi(v);
+        else if (!strcmp(a, "--wait-error"))
+            opt.wait_error = v;
+        else if (!strcmp(a, "--register-error"))
+            opt.register_error = v;
+        else if (!strcmp(a, "--timeout"))
+            opt.timeout_s = atoi(v);
+        else
+            die("unknown option %s", a);
     }
     if (!opt.endpoint || !opt.log_path)
         die("%s", "usage: fake_daemon --endpoint unix:PATH --log FILE [options]");
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     parse_args(argc, argv);
     signal(SIGPIPE, SIG_IGN);
     g_log = fopen(opt.log_path, "w");

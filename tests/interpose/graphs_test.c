@@ -30,9 +30,8 @@
 #include <nccl.h>
 
 void **__cudaRegisterFatBinary(void *fatCubin);
-void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
-                            dim3 *bDim, dim3 *gDim, int *wSize);
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
+                            int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
 
 static int failures;
 
@@ -46,20 +45,22 @@ static double g_k_ms; /* one kernel's simulated time */
 
 static void kernel_stub(void) {}
 
-static void register_kernel(void) {
+static void register_kernel(void)
+{
     static char fatbin[64];
     void **module = __cudaRegisterFatBinary(fatbin);
-    __cudaRegisterFunction(module, (const char *)kernel_stub, "_Z4workv", "_Z4workv", -1, NULL, NULL, NULL, NULL,
-                           NULL);
+    __cudaRegisterFunction(module, (const char *)kernel_stub, "_Z4workv", "_Z4workv", -1, NULL, NULL, NULL, NULL, NULL);
 }
 
-static void kernel(cudaStream_t s) {
+static void kernel(cudaStream_t s)
+{
     CHECK_CUDA(cudaLaunchKernel((const void *)kernel_stub, (dim3){4, 1, 1}, (dim3){128, 1, 1}, NULL, 0, s),
                cudaSuccess);
 }
 
 /* Simulated ms between two events on s around run(arg), after a synchronize. */
-static float timed(cudaStream_t s, void (*run)(void *), void *arg) {
+static float timed(cudaStream_t s, void (*run)(void *), void *arg)
+{
     cudaEvent_t a, b;
     float ms = -1;
     CHECK_CUDA(cudaEventCreate(&a), cudaSuccess);
@@ -79,13 +80,18 @@ static int near(double got, double want) { return fabs(got - want) < 1e-4 * want
 /* ---- host functions in graphs ---- */
 
 /* What a host function saw: how often it ran, and the simulated time of its last run. */
-typedef struct host_calls { int n; double at_ms; } host_calls;
-static double now_ms(void) {
+typedef struct host_calls {
+    int n;
+    double at_ms;
+} host_calls;
+static double now_ms(void)
+{
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
-static void CUDART_CB record_call(void *arg) {
+static void CUDART_CB record_call(void *arg)
+{
     host_calls *h = arg;
     h->n++;
     h->at_ms = now_ms();
@@ -97,7 +103,8 @@ static void CUDART_CB record_call(void *arg) {
  * runs the function once the kernel before it is done, and the kernel after
  * it follows.
  */
-static void test_host_nodes(void) {
+static void test_host_nodes(void)
+{
     cudaStream_t s;
     CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
     host_calls h = {0}, other = {0};
@@ -159,34 +166,51 @@ static void test_host_nodes(void) {
 /* ---- capture ---- */
 
 /* A 2D memset of 64-byte rows, 16384 of them (pitched rows), on s. */
-typedef struct memset_2d { void *p; size_t pitch; cudaStream_t s; cudaGraphExec_t exec; } memset_2d;
-static void issue_memset_2d(void *arg) {
+typedef struct memset_2d {
+    void *p;
+    size_t pitch;
+    cudaStream_t s;
+    cudaGraphExec_t exec;
+} memset_2d;
+static void issue_memset_2d(void *arg)
+{
     memset_2d *m = arg;
     CHECK_CUDA(cudaMemset2DAsync(m->p, m->pitch, 0, 64, 16384, m->s), cudaSuccess);
 }
-static void issue_memset_1d(void *arg) {
+static void issue_memset_1d(void *arg)
+{
     memset_2d *m = arg;
     CHECK_CUDA(cudaMemsetAsync(m->p, 0, 64 * 16384, m->s), cudaSuccess);
 }
-static void launch_memset_2d(void *arg) {
+static void launch_memset_2d(void *arg)
+{
     memset_2d *m = arg;
     CHECK_CUDA(cudaGraphLaunch(m->exec, m->s), cudaSuccess);
 }
 
 /* A 2D copy of the pitched rows into pinned host rows of 128 bytes (64 written, 64 padding). */
-typedef struct copy_2d { void *dev; size_t pitch; char *host; cudaStream_t s; cudaGraphExec_t exec; } copy_2d;
-static void issue_copy_2d(void *arg) {
+typedef struct copy_2d {
+    void *dev;
+    size_t pitch;
+    char *host;
+    cudaStream_t s;
+    cudaGraphExec_t exec;
+} copy_2d;
+static void issue_copy_2d(void *arg)
+{
     copy_2d *c = arg;
     CHECK_CUDA(cudaMemcpy2DAsync(c->host, 128, c->dev, c->pitch, 64, 4096, cudaMemcpyDeviceToHost, c->s), cudaSuccess);
 }
-static void launch_copy_2d(void *arg) {
+static void launch_copy_2d(void *arg)
+{
     copy_2d *c = arg;
     CHECK_CUDA(cudaGraphLaunch(c->exec, c->s), cudaSuccess);
 }
 
 /* Captured or as an explicit memcpy node of pitched pointers, a 2D copy keeps its rows: the same time as
  * issued directly, and each launch writes the host's rows (zeros: device memory) but not the padding. */
-static void test_copy_2d(void) {
+static void test_copy_2d(void)
+{
     copy_2d c = {0};
     CHECK_CUDA(cudaMallocPitch(&c.dev, &c.pitch, 64, 4096), cudaSuccess);
     CHECK_CUDA(cudaMallocHost((void **)&c.host, 128 * 4096), cudaSuccess);
@@ -224,7 +248,8 @@ static void test_copy_2d(void) {
 }
 
 /* Captured or as an explicit memset node, a 2D memset keeps its rows: the same time as issued directly. */
-static void test_memset_2d(void) {
+static void test_memset_2d(void)
+{
     memset_2d m = {0};
     CHECK_CUDA(cudaMallocPitch(&m.p, &m.pitch, 64, 16384), cudaSuccess);
     CHECK_CUDA(cudaStreamCreateWithFlags(&m.s, cudaStreamNonBlocking), cudaSuccess);
@@ -239,7 +264,8 @@ static void test_memset_2d(void) {
     CHECK(near(captured, direct), "captured 2D memset %.6f ms, issued directly %.6f", captured, direct);
     CHECK_CUDA(cudaGraphExecDestroy(m.exec), cudaSuccess);
     CHECK_CUDA(cudaGraphDestroy(g), cudaSuccess);
-    struct cudaMemsetParams p = {.dst = m.p, .pitch = m.pitch, .value = 0, .elementSize = 1, .width = 64, .height = 16384};
+    struct cudaMemsetParams p = {
+        .dst = m.p, .pitch = m.pitch, .value = 0, .elementSize = 1, .width = 64, .height = 16384};
     cudaGraphNode_t node;
     CHECK_CUDA(cudaGraphCreate(&g, 0), cudaSuccess);
     CHECK_CUDA(cudaGraphAddMemsetNode(&node, g, NULL, 0, &p), cudaSuccess);
@@ -260,7 +286,8 @@ typedef struct dag {
 } dag;
 
 /* s0: A, fork; s1: B, B; s0: C; s1: join; s0 waits, D. */
-static void issue_dag(void *arg) {
+static void issue_dag(void *arg)
+{
     dag *d = arg;
     kernel(d->s0);
     CHECK_CUDA(cudaEventRecord(d->fork, d->s0), cudaSuccess);
@@ -273,19 +300,22 @@ static void issue_dag(void *arg) {
     kernel(d->s0);
 }
 
-static void launch_dag(void *arg) {
+static void launch_dag(void *arg)
+{
     dag *d = arg;
     for (int i = 0; i < d->launches; i++)
         CHECK_CUDA(cudaGraphLaunch(d->exec, d->s0), cudaSuccess);
 }
 
 /* The graph, then one more kernel on the launch stream: it runs after the whole graph. */
-static void launch_then_kernel(void *arg) {
+static void launch_then_kernel(void *arg)
+{
     launch_dag(arg);
     kernel(((dag *)arg)->s0);
 }
 
-static void test_capture(void) {
+static void test_capture(void)
+{
     dag d = {0};
     CHECK_CUDA(cudaStreamCreateWithFlags(&d.s0, cudaStreamNonBlocking), cudaSuccess);
     CHECK_CUDA(cudaStreamCreateWithFlags(&d.s1, cudaStreamNonBlocking), cudaSuccess);
@@ -367,23 +397,27 @@ typedef struct mixed {
 
 #define GEMM_N 1024
 
-static void issue_mixed(void *arg) {
+static void issue_mixed(void *arg)
+{
     mixed *m = arg;
     const float one = 1, zero = 0;
     size_t bytes = (size_t)GEMM_N * GEMM_N * sizeof(float);
     CHECK_CUDA(cudaMemcpyAsync(m->a, m->host, bytes, cudaMemcpyHostToDevice, m->s), cudaSuccess);
     CHECK_CUDA(cudaMemsetAsync(m->c, 0, bytes, m->s), cudaSuccess);
     CHECK(cublasSgemm(m->blas, CUBLAS_OP_N, CUBLAS_OP_N, GEMM_N, GEMM_N, GEMM_N, &one, m->a, GEMM_N, m->b, GEMM_N,
-                      &zero, m->c, GEMM_N) == CUBLAS_STATUS_SUCCESS, "cublasSgemm failed");
+                      &zero, m->c, GEMM_N) == CUBLAS_STATUS_SUCCESS,
+          "cublasSgemm failed");
 }
 
-static void launch_mixed(void *arg) {
+static void launch_mixed(void *arg)
+{
     mixed *m = arg;
     CHECK_CUDA(cudaGraphLaunch(m->exec, m->s), cudaSuccess);
     CHECK_CUDA(cudaGraphLaunch(m->exec, m->s), cudaSuccess);
 }
 
-static void test_capture_library(void) {
+static void test_capture_library(void)
+{
     mixed m = {0};
     size_t bytes = (size_t)GEMM_N * GEMM_N * sizeof(float);
     CHECK_CUDA(cudaStreamCreate(&m.s), cudaSuccess);
@@ -428,12 +462,14 @@ typedef struct launch_arg {
     cudaStream_t s;
 } launch_arg;
 
-static void launch_one(void *arg) {
+static void launch_one(void *arg)
+{
     launch_arg *l = arg;
     CHECK_CUDA(cudaGraphLaunch(l->exec, l->s), cudaSuccess);
 }
 
-static void test_explicit(void) {
+static void test_explicit(void)
+{
     cudaStream_t s;
     CHECK_CUDA(cudaStreamCreate(&s), cudaSuccess);
     cudaGraph_t g;
@@ -460,8 +496,7 @@ static void test_explicit(void) {
     CHECK_CUDA(cudaMalloc(&dev_buf, 4096), cudaSuccess);
     CHECK_CUDA(cudaGraphAddEventRecordNode(&rec, g, &a, 1, ev), cudaSuccess);
     CHECK_CUDA(cudaGraphAddEventWaitNode(&wait, g, &rec, 1, ev), cudaSuccess);
-    CHECK_CUDA(cudaGraphAddMemcpyNode1D(&cp, g, NULL, 0, dev_buf, host_buf, 64, cudaMemcpyHostToDevice),
-               cudaSuccess);
+    CHECK_CUDA(cudaGraphAddMemcpyNode1D(&cp, g, NULL, 0, dev_buf, host_buf, 64, cudaMemcpyHostToDevice), cudaSuccess);
     struct cudaMemsetParams mp = {.dst = dev_buf, .value = 0, .elementSize = 4, .width = 16, .height = 1};
     CHECK_CUDA(cudaGraphAddMemsetNode(&ms, g, &cp, 1, &mp), cudaSuccess);
     CHECK_CUDA(cudaGraphAddDependencies(g, &wait, &dd, NULL, 1), cudaSuccess);
@@ -480,7 +515,8 @@ static void test_explicit(void) {
     k = 4;
     memset(ed, 0x55, sizeof ed);
     CHECK_CUDA(cudaGraphNodeGetDependencies(empty, nb, ed, &k), cudaSuccess);
-    CHECK(k == 2 && nb[0] == b && nb[1] == c && nb[2] == NULL && nb[3] == NULL && ed[1].type == 0 && ed[1].from_port == 0,
+    CHECK(k == 2 && nb[0] == b && nb[1] == c && nb[2] == NULL && nb[3] == NULL && ed[1].type == 0 &&
+              ed[1].from_port == 0,
           "the empty node's dependencies: %zu, B and C then NULL, plain edges", k);
     k = 4;
     CHECK_CUDA(cudaGraphNodeGetDependentNodes(a, nb, NULL, &k), cudaSuccess);
@@ -591,7 +627,8 @@ static void test_explicit(void) {
 /* ---- errors during capture ---- */
 
 /* cudaMalloc on another thread (which does not capture), with that thread's capture mode. */
-static void *malloc_on_thread(void *arg) {
+static void *malloc_on_thread(void *arg)
+{
     enum cudaStreamCaptureMode mode = *(enum cudaStreamCaptureMode *)arg;
     CHECK_CUDA(cudaThreadExchangeStreamCaptureMode(&mode), cudaSuccess);
     void *p = NULL;
@@ -602,7 +639,8 @@ static void *malloc_on_thread(void *arg) {
     return r;
 }
 
-static cudaError_t malloc_elsewhere(enum cudaStreamCaptureMode mode) {
+static cudaError_t malloc_elsewhere(enum cudaStreamCaptureMode mode)
+{
     pthread_t t;
     void *r = NULL;
     pthread_create(&t, NULL, malloc_on_thread, &mode);
@@ -612,7 +650,8 @@ static cudaError_t malloc_elsewhere(enum cudaStreamCaptureMode mode) {
     return e;
 }
 
-static void test_errors(void) {
+static void test_errors(void)
+{
     cudaStream_t s, s1;
     cudaEvent_t ev;
     cudaGraph_t g = (cudaGraph_t)1;
@@ -712,7 +751,7 @@ static void test_errors(void) {
 
 /* ---- NCCL ---- */
 
-#define NGPU 2
+#define NGPU  2
 #define COUNT (1 << 20)
 
 typedef struct ranks {
@@ -724,7 +763,8 @@ typedef struct ranks {
 } ranks;
 
 /* Both ranks' all-reduce and a send from rank 0 to rank 1, forked from and joined back into stream 0. */
-static void all_reduce(void *arg) {
+static void all_reduce(void *arg)
+{
     ranks *r = arg;
     CHECK_CUDA(cudaEventRecord(r->fork, r->s[0]), cudaSuccess);
     CHECK_CUDA(cudaStreamWaitEvent(r->s[1], r->fork, 0), cudaSuccess);
@@ -740,13 +780,15 @@ static void all_reduce(void *arg) {
     CHECK_CUDA(cudaStreamWaitEvent(r->s[0], r->join, 0), cudaSuccess);
 }
 
-static void launch_twice(void *arg) {
+static void launch_twice(void *arg)
+{
     ranks *r = arg;
     for (int i = 0; i < 2; i++)
         CHECK_CUDA(cudaGraphLaunch(r->exec, r->s[0]), cudaSuccess);
 }
 
-static void test_nccl(int check_time) {
+static void test_nccl(int check_time)
+{
     ranks r = {0};
     CHECK_NCCL(ncclCommInitAll(r.comm, NGPU, NULL));
     for (int d = 0; d < NGPU; d++) {
@@ -774,8 +816,8 @@ static void test_nccl(int check_time) {
     float twice = timed(r.s[0], launch_twice, &r); /* sequence numbers 1 and 2 */
     float after = timed(r.s[0], all_reduce, &r);   /* 3 */
     if (check_time) {
-        CHECK(direct > 0 && near(twice, 2 * direct), "two launches: %.6f ms, one direct all-reduce %.6f ms",
-              twice, direct);
+        CHECK(direct > 0 && near(twice, 2 * direct), "two launches: %.6f ms, one direct all-reduce %.6f ms", twice,
+              direct);
         CHECK(near(after, direct), "direct all-reduce after the launches: %.6f ms, before %.6f ms", after, direct);
     }
     CHECK_CUDA(cudaGraphExecDestroy(r.exec), cudaSuccess);
@@ -785,7 +827,8 @@ static void test_nccl(int check_time) {
     printf("nccl: direct %.3f ms, graph launched twice %.3f ms, direct again %.3f ms\n", direct, twice, after);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     const char *mode = argc > 1 ? argv[1] : "";
     g_k_ms = argc > 2 ? atof(argv[2]) / 1000.0 : 0;
     register_kernel();
@@ -795,8 +838,7 @@ int main(int argc, char **argv) {
         test_memset_2d();
         test_copy_2d();
         test_host_nodes();
-    }
-    else if (!strcmp(mode, "explicit") && g_k_ms > 0)
+    } else if (!strcmp(mode, "explicit") && g_k_ms > 0)
         test_explicit();
     else if (!strcmp(mode, "errors"))
         test_errors();

@@ -34,19 +34,17 @@
 
 void **__cudaRegisterFatBinary(void *fatCubin);
 void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
-void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
-                            dim3 *bDim, dim3 *gDim, int *wSize);
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
+                            int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
 
 #define FIXED_NS 1000u
 #define LAUNCHES 100
-#define RECORDS 50
+#define RECORDS  50
 
 static int failures;
 
 #define HS_CHECK_COUNTS
 #include "test_check.h"
-
 
 #define CHECK_OK(call) CHECK((call) == 0, "%s failed", #call)
 
@@ -57,7 +55,8 @@ static uint64_t readings[64];
 static size_t nreadings;
 
 /* The host clock, as the program sees it (an intercepted call, costing nothing). */
-static uint64_t now(void) {
+static uint64_t now(void)
+{
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     uint64_t v = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
@@ -70,15 +69,13 @@ static uint64_t now(void) {
  * What the clock must have moved by over `calls` intercepted calls and the
  * closing read, with `charged` calls (intercepted or not: cuBLAS) of `kind`.
  */
-static uint64_t expected(uint64_t calls, uint64_t charged, enum hs_api_call kind) {
+static uint64_t expected(uint64_t calls, uint64_t charged, enum hs_api_call kind)
+{
     switch (g_mode) {
     case MODE_CALLS:
-    case MODE_REAL:
-        return charged * hs_api_call_ns(kind);
-    case MODE_FIXED:
-        return (calls + 1) * FIXED_NS;
-    default:
-        return 0;
+    case MODE_REAL: return charged * hs_api_call_ns(kind);
+    case MODE_FIXED: return (calls + 1) * FIXED_NS;
+    default: return 0;
     }
 }
 
@@ -86,7 +83,8 @@ static uint64_t expected(uint64_t calls, uint64_t charged, enum hs_api_call kind
  * In a sanitizer build the sanitizer runtime reads the clock now and then
  * (client_test.c, case_clock_fixed): under fixed those reads add whole steps.
  */
-static int moved_as_expected(uint64_t d, uint64_t want) {
+static int moved_as_expected(uint64_t d, uint64_t want)
+{
     if (g_mode == MODE_REAL)
         return d >= want;
 #ifdef __SANITIZE_ADDRESS__
@@ -96,19 +94,20 @@ static int moved_as_expected(uint64_t d, uint64_t want) {
     return d == want;
 }
 
-#define STEP(what, calls, charged, kind, ...)                                                          \
-    do {                                                                                               \
-        uint64_t a_ = now();                                                                           \
-        __VA_ARGS__;                                                                                   \
-        uint64_t d_ = now() - a_, want_ = expected(calls, charged, kind);                              \
-        CHECK(moved_as_expected(d_, want_), "%s moved the clock %" PRIu64 " ns, expected %s%" PRIu64, \
-              what, d_, g_mode == MODE_REAL ? "at least " : "", want_);                                \
+#define STEP(what, calls, charged, kind, ...)                                                                   \
+    do {                                                                                                        \
+        uint64_t a_ = now();                                                                                    \
+        __VA_ARGS__;                                                                                            \
+        uint64_t d_ = now() - a_, want_ = expected(calls, charged, kind);                                       \
+        CHECK(moved_as_expected(d_, want_), "%s moved the clock %" PRIu64 " ns, expected %s%" PRIu64, what, d_, \
+              g_mode == MODE_REAL ? "at least " : "", want_);                                                   \
     } while (0)
 
 static void kernel_stub(float *x) { (void)x; }
 static char fatbin[64];
 
-static cudaError_t launch(cudaStream_t s) {
+static cudaError_t launch(cudaStream_t s)
+{
     float *arg = NULL;
     void *args[] = {&arg};
     dim3 g = {1, 1, 1}, b = {32, 1, 1};
@@ -116,7 +115,8 @@ static cudaError_t launch(cudaStream_t s) {
 }
 
 /* The ops of the first LAUNCHES kernels carry the clock at each launch's entry (t0: the read before their step). */
-static void check_stamps(uint64_t t0) {
+static void check_stamps(uint64_t t0)
+{
     const char *path = getenv("HYSIM_TEST_LOG");
     FILE *f = path ? fopen(path, "r") : NULL;
     if (!f)
@@ -144,7 +144,8 @@ static void check_stamps(uint64_t t0) {
  * so each op is issued after its call's cost: consecutive ops lie one call of the later one apart (the
  * first GemmEx one GEMM after the last Sgemm, not one Sgemm). Calls mode only; nothing without the log.
  */
-static void check_gemm_stamps(void) {
+static void check_gemm_stamps(void)
+{
     const char *path = getenv("HYSIM_TEST_LOG");
     FILE *f = path ? fopen(path, "r") : NULL;
     if (!f || g_mode != MODE_CALLS) {
@@ -162,15 +163,16 @@ static void check_gemm_stamps(void) {
     CHECK(n == 10, "%d GEMM ops of 16 x 16 x 16 in the log, expected 10", n);
     for (int i = 1; i < n; i++) {
         uint64_t want = hs_api_call_ns(i < 5 ? HS_CALL_SGEMM : HS_CALL_GEMM);
-        CHECK(h[i] - h[i - 1] == want, "GEMM op %d stamped %" PRIu64 " ns after the one before, expected %" PRIu64,
-              i, h[i] - h[i - 1], want);
+        CHECK(h[i] - h[i - 1] == want, "GEMM op %d stamped %" PRIu64 " ns after the one before, expected %" PRIu64, i,
+              h[i] - h[i - 1], want);
     }
 }
 
 /* An NCCL group of two all-reduces from this thread: two group devices on a 2-rank communicator's two
  * devices; two ungrouped calls' worth on a 1-rank communicator, nothing there in place (NCCL has nothing
  * to do). */
-static void check_groups(float *d0, float *d1) {
+static void check_groups(float *d0, float *d1)
+{
     int devs[2] = {0, 1}, dev0[2] = {0, 0};
     ncclComm_t pair[2], same;
     cudaStream_t st[2];
@@ -197,8 +199,8 @@ static void check_groups(float *d0, float *d1) {
         uint64_t want = g_mode == MODE_CALLS || g_mode == MODE_REAL ? per_group[c]
                         : g_mode == MODE_FIXED                      ? 5 * FIXED_NS
                                                                     : 0;
-        CHECK(moved_as_expected(d, want), "a group of 2 all-reduces %s moved the clock %" PRIu64 " ns, expected %" PRIu64,
-              what[c], d, want);
+        CHECK(moved_as_expected(d, want),
+              "a group of 2 all-reduces %s moved the clock %" PRIu64 " ns, expected %" PRIu64, what[c], d, want);
     }
     for (int d = 0; d < 2; d++) {
         CHECK_OK(cudaStreamSynchronize(st[d]));
@@ -208,7 +210,8 @@ static void check_groups(float *d0, float *d1) {
     CHECK_OK(ncclCommDestroy(same));
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char **argv)
+{
     const char *m = argc > 1 ? argv[1] : "";
     if (!strcmp(m, "calls") || !strcmp(m, "scaled0"))
         g_mode = MODE_CALLS;
@@ -223,8 +226,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     void **module = __cudaRegisterFatBinary(fatbin);
-    __cudaRegisterFunction(module, (const char *)kernel_stub, "_Z6kernelPf", "_Z6kernelPf", -1, NULL, NULL, NULL,
-                           NULL, NULL);
+    __cudaRegisterFunction(module, (const char *)kernel_stub, "_Z6kernelPf", "_Z6kernelPf", -1, NULL, NULL, NULL, NULL,
+                           NULL);
     __cudaRegisterFatBinaryEnd(module);
 
     cudaStream_t s;
@@ -278,13 +281,12 @@ int main(int argc, char **argv) {
     /* cuBLAS calls are no intercepted calls: under fixed they do not move the clock. */
     const float one = 1, zero_f = 0;
     STEP("cublasSgemm", 0, 5, HS_CALL_SGEMM,
-         for (int i = 0; i < 5; i++) CHECK_OK(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16, &one, d0, 16,
-                                                          d1, 16, &zero_f, d1, 16)));
+         for (int i = 0; i < 5; i++)
+             CHECK_OK(cublasSgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16, &one, d0, 16, d1, 16, &zero_f, d1, 16)));
     STEP("cublasGemmEx", 0, 5, HS_CALL_GEMM,
-         for (int i = 0; i < 5; i++) CHECK_OK(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16, &one, d0,
-                                                           CUDA_R_32F, 16, d1, CUDA_R_32F, 16, &zero_f, d1,
-                                                           CUDA_R_32F, 16, CUBLAS_COMPUTE_32F,
-                                                           CUBLAS_GEMM_DEFAULT)));
+         for (int i = 0; i < 5; i++)
+             CHECK_OK(cublasGemmEx(blas, CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16, &one, d0, CUDA_R_32F, 16, d1, CUDA_R_32F,
+                                   16, &zero_f, d1, CUDA_R_32F, 16, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)));
     uint64_t t1 = now();
     CHECK_OK(cudaStreamSynchronize(s)); /* a Wait: the clock jumps to the answer */
     uint64_t t2 = now();
@@ -308,10 +310,10 @@ int main(int argc, char **argv) {
     if (g_mode == MODE_CALLS) /* every cost above, and the two Waits, and nothing else */
         CHECK(t1 - t0 == LAUNCHES * hs_api_call_ns(HS_CALL_KERNEL_LAUNCH) +
                              RECORDS * hs_api_call_ns(HS_CALL_EVENT_RECORD) +
-                             20 * hs_api_call_ns(HS_CALL_STREAM_WAIT_EVENT) +
-                             10 * hs_api_call_ns(HS_CALL_EVENT_QUERY) + 20 * hs_api_call_ns(HS_CALL_MEMCPY_ASYNC) +
-                             10 * hs_api_call_ns(HS_CALL_MEMSET) + 5 * hs_api_call_ns(HS_CALL_NCCL) +
-                             5 * hs_api_call_ns(HS_CALL_SGEMM) + 5 * hs_api_call_ns(HS_CALL_GEMM),
+                             20 * hs_api_call_ns(HS_CALL_STREAM_WAIT_EVENT) + 10 * hs_api_call_ns(HS_CALL_EVENT_QUERY) +
+                             20 * hs_api_call_ns(HS_CALL_MEMCPY_ASYNC) + 10 * hs_api_call_ns(HS_CALL_MEMSET) +
+                             5 * hs_api_call_ns(HS_CALL_NCCL) + 5 * hs_api_call_ns(HS_CALL_SGEMM) +
+                             5 * hs_api_call_ns(HS_CALL_GEMM),
               "the whole sequence: %" PRIu64 " ns", t1 - t0);
 
     /* Synchronizes that find the work done (a blocked one pays the wake-up after its answer instead).

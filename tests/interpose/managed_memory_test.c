@@ -26,15 +26,16 @@ static int failures;
 #include "test_check.h"
 #include "cuda_test_check.h"
 
-#define CHECK_NCCL(call, want)                                                                       \
-    do {                                                                                             \
-        ncclResult_t got_ = (call);                                                                  \
-        CHECK(got_ == (want), "%s returned %s", #call, ncclGetErrorString(got_));                    \
+#define CHECK_NCCL(call, want)                                                    \
+    do {                                                                          \
+        ncclResult_t got_ = (call);                                               \
+        CHECK(got_ == (want), "%s returned %s", #call, ncclGetErrorString(got_)); \
     } while (0)
 
 #define N (4u << 20) /* bytes: a multiple of the allocation granule, so the accounting is exact */
 
-static size_t free_bytes(void) {
+static size_t free_bytes(void)
+{
     size_t f = 0, t = 0;
     CHECK_CUDA(cudaMemGetInfo(&f, &t), cudaSuccess);
     return f;
@@ -43,14 +44,16 @@ static size_t free_bytes(void) {
 static struct cudaMemLocation device_loc(int d) { return (struct cudaMemLocation){cudaMemLocationTypeDevice, d}; }
 static struct cudaMemLocation host_loc(void) { return (struct cudaMemLocation){cudaMemLocationTypeHost, 0}; }
 
-static int range_int(enum cudaMemRangeAttribute a, const void *p) {
+static int range_int(enum cudaMemRangeAttribute a, const void *p)
+{
     int v = -100;
     CHECK_CUDA(cudaMemRangeGetAttribute(&v, sizeof v, a, p, 64), cudaSuccess);
     return v;
 }
 
 /* Allocation, host access, pointer attributes and accounting. */
-static void test_allocation(void) {
+static void test_allocation(void)
+{
     int attr = 0;
     CHECK_CUDA(cudaDeviceGetAttribute(&attr, cudaDevAttrManagedMemory, 0), cudaSuccess);
     CHECK(attr == 1, "cudaDevAttrManagedMemory %d", attr);
@@ -92,7 +95,8 @@ static void test_allocation(void) {
 }
 
 /* Copies and memsets: managed data moves, plain device memory reads as zeros. */
-static void test_copies(void) {
+static void test_copies(void)
+{
     uint8_t *m1, *m2, *dev, host[256];
     CHECK_CUDA(cudaMallocManaged((void **)&m1, 4096, cudaMemAttachGlobal), cudaSuccess);
     CHECK_CUDA(cudaMallocManaged((void **)&m2, 4096, cudaMemAttachGlobal), cudaSuccess);
@@ -134,14 +138,16 @@ static void test_copies(void) {
     CHECK_CUDA(cudaFree(m1), cudaSuccess);
 }
 
-static float elapsed(cudaEvent_t a, cudaEvent_t b) {
+static float elapsed(cudaEvent_t a, cudaEvent_t b)
+{
     float ms = -1;
     CHECK_CUDA(cudaEventElapsedTime(&ms, a, b), cudaSuccess);
     return ms;
 }
 
 /* A prefetch there and back takes what a cudaMemcpyAsync of the same bytes each way takes. */
-static void test_prefetch(void) {
+static void test_prefetch(void)
+{
     cudaStream_t s;
     cudaEvent_t ev[6];
     CHECK_CUDA(cudaStreamCreate(&s), cudaSuccess);
@@ -230,7 +236,8 @@ static void test_prefetch(void) {
 }
 
 /* A 2-GPU all-reduce on managed buffers, each of its communicator's GPU; another GPU's is refused. */
-static void test_nccl(void) {
+static void test_nccl(void)
+{
     enum { COUNT = 1 << 20 };
     ncclComm_t comm[2];
     cudaStream_t s[2];
@@ -248,8 +255,7 @@ static void test_nccl(void) {
     CHECK_CUDA(cudaEventRecord(start, s[0]), cudaSuccess);
     CHECK_NCCL(ncclGroupStart(), ncclSuccess);
     for (int d = 0; d < 2; d++)
-        CHECK_NCCL(ncclAllReduce(buf[d] + 16, buf[d] + 16, COUNT - 16, ncclFloat, ncclSum, comm[d], s[d]),
-                   ncclSuccess);
+        CHECK_NCCL(ncclAllReduce(buf[d] + 16, buf[d] + 16, COUNT - 16, ncclFloat, ncclSum, comm[d], s[d]), ncclSuccess);
     CHECK_NCCL(ncclGroupEnd(), ncclSuccess);
     CHECK_CUDA(cudaEventRecord(stop, s[0]), cudaSuccess);
     for (int d = 0; d < 2; d++)
@@ -266,7 +272,8 @@ static void test_nccl(void) {
 }
 
 /* Peak resident memory of this process, KiB (/proc/self/status VmHWM), or 0. */
-static long peak_kib(void) {
+static long peak_kib(void)
+{
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
     long kib = 0;
@@ -283,7 +290,8 @@ static long peak_kib(void) {
  * never touched, prefetched to the device and back, leaves the process's peak
  * resident memory where it was (a scratch buffer the copy zeroed would add 1 GiB).
  */
-static void test_prefetch_leaves_host_alone(void) {
+static void test_prefetch_leaves_host_alone(void)
+{
     const size_t big = (size_t)1 << 30;
     char *m;
     CHECK_CUDA(cudaMallocManaged((void **)&m, big, cudaMemAttachGlobal), cudaSuccess);
@@ -292,12 +300,13 @@ static void test_prefetch_leaves_host_alone(void) {
     CHECK_CUDA(cudaMemPrefetchAsync(m, big, host_loc(), 0, NULL), cudaSuccess);
     CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess);
     long after = peak_kib();
-    CHECK(before > 0 && after - before < 64 * 1024, "a 1 GiB prefetch and back raised the peak resident memory by %ld KiB",
-          after - before);
+    CHECK(before > 0 && after - before < 64 * 1024,
+          "a 1 GiB prefetch and back raised the peak resident memory by %ld KiB", after - before);
     CHECK_CUDA(cudaFree(m), cudaSuccess);
 }
 
-int main(void) {
+int main(void)
+{
     test_allocation();
     test_copies();
     test_prefetch();

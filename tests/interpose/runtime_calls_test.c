@@ -16,16 +16,15 @@
 #include <cuda_runtime_api.h>
 
 #define WAIT_NS ((uint64_t)5000000) /* the fake daemon's answer to a Wait */
-#define GIB ((size_t)1 << 30)
-#define MEMORY (80 * GIB)           /* the fake daemon's GPUs */
+#define GIB     ((size_t)1 << 30)
+#define MEMORY  (80 * GIB) /* the fake daemon's GPUs */
 
 void **__cudaRegisterFatBinary(void *fatCubin);
 void __cudaUnregisterFatBinary(void **fatCubinHandle);
-void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName,
-                       int ext, size_t size, int constant, int global);
-void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
-                            dim3 *bDim, dim3 *gDim, int *wSize);
+void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName, int ext,
+                       size_t size, int constant, int global);
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
+                            int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
 /* The per-thread default stream entry points (declared only with CUDA_API_PER_THREAD_DEFAULT_STREAM). */
 cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream);
 cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t hStream, unsigned int *flags);
@@ -36,14 +35,16 @@ static int failures;
 #include "test_check.h"
 #include "cuda_test_check.h"
 
-static uint64_t now_ns(void) {
+static uint64_t now_ns(void)
+{
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The fake daemon's log: the lines containing needle, counted. */
-static int log_count(const char *needle) {
+static int log_count(const char *needle)
+{
     const char *path = getenv("HYSIM_TEST_LOG");
     FILE *f = path ? fopen(path, "r") : NULL;
     char line[1024];
@@ -58,19 +59,20 @@ static int log_count(const char *needle) {
 static void kernel_stub(void) {}
 static void unregistered_stub(void) {}
 
-static uint64_t pool_u64(cudaMemPool_t pool, enum cudaMemPoolAttr attr) {
+static uint64_t pool_u64(cudaMemPool_t pool, enum cudaMemPoolAttr attr)
+{
     uint64_t v = UINT64_MAX;
     CHECK_CUDA(cudaMemPoolGetAttribute(pool, attr, &v), cudaSuccess);
     return v;
 }
 
-static void test_pools(void) {
+static void test_pools(void)
+{
     cudaMemPool_t pool0, pool1, cur, mine;
     CHECK_CUDA(cudaDeviceGetDefaultMemPool(&pool0, 0), cudaSuccess);
     CHECK_CUDA(cudaDeviceGetDefaultMemPool(&pool1, 1), cudaSuccess);
     CHECK_CUDA(cudaDeviceGetMemPool(&cur, 0), cudaSuccess);
-    CHECK(cur == pool0 && pool0 != pool1, "current %p, default pools %p %p", (void *)cur, (void *)pool0,
-          (void *)pool1);
+    CHECK(cur == pool0 && pool0 != pool1, "current %p, default pools %p %p", (void *)cur, (void *)pool0, (void *)pool1);
     CHECK_CUDA(cudaDeviceGetDefaultMemPool(&cur, 2), cudaErrorInvalidDevice);
 
     CHECK(pool_u64(pool0, cudaMemPoolAttrReleaseThreshold) == 0, "default release threshold");
@@ -141,7 +143,8 @@ static void test_pools(void) {
     CHECK_CUDA(cudaStreamDestroy(s), cudaSuccess);
 }
 
-static void test_peers_and_pointers(void) {
+static void test_peers_and_pointers(void)
+{
     int can = -1;
     CHECK_CUDA(cudaDeviceCanAccessPeer(&can, 0, 1), cudaSuccess);
     CHECK(can == 1, "0 → 1: %d", can);
@@ -173,7 +176,8 @@ static void test_peers_and_pointers(void) {
     struct cudaPointerAttributes pa;
     CHECK_CUDA(cudaPointerGetAttributes(&pa, (char *)d1 + 100), cudaSuccess);
     CHECK(pa.type == cudaMemoryTypeDevice && pa.device == 1 && pa.devicePointer == (char *)d1 + 100 &&
-              pa.hostPointer == NULL, "device pointer: type %d device %d", pa.type, pa.device);
+              pa.hostPointer == NULL,
+          "device pointer: type %d device %d", pa.type, pa.device);
     char *pinned;
     CHECK_CUDA(cudaMallocHost((void **)&pinned, 8192), cudaSuccess);
     CHECK_CUDA(cudaPointerGetAttributes(&pa, pinned + 4000), cudaSuccess);
@@ -183,7 +187,8 @@ static void test_peers_and_pointers(void) {
     int local;
     CHECK_CUDA(cudaPointerGetAttributes(&pa, &local), cudaSuccess);
     CHECK(pa.type == cudaMemoryTypeUnregistered && pa.device == -2 && pa.hostPointer == &local &&
-              pa.devicePointer == NULL, "host pointer: type %d device %d", pa.type, pa.device);
+              pa.devicePointer == NULL,
+          "host pointer: type %d device %d", pa.type, pa.device);
     CHECK_CUDA(cudaPointerGetAttributes(NULL, &local), cudaErrorInvalidValue);
     CHECK_CUDA(cudaStreamDestroy(s), cudaSuccess);
     CHECK_CUDA(cudaFree(d0), cudaSuccess);
@@ -194,13 +199,15 @@ static void host_fn(void *arg) { *(uint64_t *)arg = now_ns(); }
 
 static cudaStream_t cb_stream;
 static cudaError_t cb_status = cudaErrorUnknown;
-static void CUDART_CB callback(cudaStream_t stream, cudaError_t status, void *arg) {
+static void CUDART_CB callback(cudaStream_t stream, cudaError_t status, void *arg)
+{
     cb_stream = stream;
     cb_status = status;
     *(uint64_t *)arg = now_ns();
 }
 
-static void test_streams(void) {
+static void test_streams(void)
+{
     int least = 1, greatest = 1, p = 1, dev = -1;
     unsigned flags = 9;
     CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest), cudaSuccess);
@@ -247,8 +254,8 @@ static void test_streams(void) {
     CHECK_CUDA(cudaStreamAddCallback(s, callback, &ran, 0), cudaSuccess);
     CHECK(ran == t0 + 2 * WAIT_NS && cb_stream == s && cb_status == cudaSuccess, "callback at %" PRIu64, ran);
     CHECK_CUDA(cudaStreamAddCallback(s, callback, &ran, 1), cudaErrorInvalidValue);
-    CHECK(log_count("cond=stream_idle") == waits + 2, "stream waits %d, expected %d",
-          log_count("cond=stream_idle"), waits + 2);
+    CHECK(log_count("cond=stream_idle") == waits + 2, "stream waits %d, expected %d", log_count("cond=stream_idle"),
+          waits + 2);
 
     /* The per-thread default stream is its own stream, not the legacy one (stream 0). */
     void *d;
@@ -262,7 +269,8 @@ static void test_streams(void) {
     CHECK_CUDA(cudaStreamDestroy(t), cudaSuccess);
 }
 
-static void test_functions(void) {
+static void test_functions(void)
+{
     static char fatbin[64];
     static void **module; /* kept: the module stays registered */
     module = __cudaRegisterFatBinary(fatbin);
@@ -282,8 +290,8 @@ static void test_functions(void) {
         int block;
         size_t shared;
         int want;
-    } occ[] = {{256, 0, 8}, {1024, 0, 2}, {32, 0, 32}, {96, 0, 21}, {2048, 0, 0}, {128, 40000, 5}, {128, 60000, 0},
-               {128, 100000, 0}};
+    } occ[] = {{256, 0, 8},  {1024, 0, 2},    {32, 0, 32},     {96, 0, 21},
+               {2048, 0, 0}, {128, 40000, 5}, {128, 60000, 0}, {128, 100000, 0}};
     for (size_t i = 0; i < sizeof occ / sizeof occ[0]; i++) {
         int n = -1;
         CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, occ[i].block, occ[i].shared), cudaSuccess);
@@ -292,8 +300,9 @@ static void test_functions(void) {
     }
     CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 100000), cudaSuccess);
     CHECK_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 300000), cudaErrorInvalidValue);
-    CHECK_CUDA(cudaFuncSetAttribute((const void *)unregistered_stub, cudaFuncAttributePreferredSharedMemoryCarveout, 50),
-               cudaErrorInvalidDeviceFunction);
+    CHECK_CUDA(
+        cudaFuncSetAttribute((const void *)unregistered_stub, cudaFuncAttributePreferredSharedMemoryCarveout, 50),
+        cudaErrorInvalidDeviceFunction);
     int n = -1;
     CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&n, k, 128, 100000, cudaOccupancyDefault),
                cudaSuccess);
@@ -304,7 +313,8 @@ static void test_functions(void) {
     CHECK(fa.maxDynamicSharedSizeBytes == 100000, "dynamic shared after setting it: %d", fa.maxDynamicSharedSizeBytes);
 }
 
-static void test_devices(void) {
+static void test_devices(void)
+{
     char id[32];
     int dev = -1, bus = -1;
     CHECK_CUDA(cudaDeviceGetPCIBusId(id, sizeof id, 1), cudaSuccess);
@@ -346,7 +356,8 @@ static void test_devices(void) {
 /* A 256-byte __device__ variable, registered as nvcc's start-up code does. */
 static char shadow[256];
 
-static void test_symbols(void) {
+static void test_symbols(void)
+{
     static char fatbin[64];
     void **module = __cudaRegisterFatBinary(fatbin);
     __cudaRegisterVar(module, shadow, "v", "v", 0, sizeof shadow, 0, 0);
@@ -375,12 +386,12 @@ static void test_symbols(void) {
           "device-to-host from a symbol reads what the host copy put there, zeros before it");
     CHECK_CUDA(cudaMemcpyFromSymbol(host, shadow, 40, 0, cudaMemcpyHostToDevice), cudaErrorInvalidMemcpyDirection);
     CHECK_CUDA(cudaMemcpyToSymbol(host, host, 4, 0, cudaMemcpyHostToDevice), cudaErrorInvalidSymbol);
-    CHECK(log_count("copy kind=H2D bytes=48 ") == 1 && log_count("copy kind=D2H bytes=40 ") == 1,
-          "one copy each way");
+    CHECK(log_count("copy kind=H2D bytes=48 ") == 1 && log_count("copy kind=D2H bytes=40 ") == 1, "one copy each way");
     __cudaUnregisterFatBinary(module); /* as nvcc's exit-time code does */
 }
 
-int main(void) {
+int main(void)
+{
     test_pools();
     test_peers_and_pointers();
     test_streams();

@@ -45,13 +45,12 @@
 #include "real_sleep.h"
 
 void **__cudaRegisterFatBinary(void *fatCubin);
-void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
-                            dim3 *bDim, dim3 *gDim, int *wSize);
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
+                            int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
 
 #define NS_PER_S 1000000000ll
-#define K_NS 1000000ll /* timed_join.yaml's kernel */
-#define KERNELS 5
+#define K_NS     1000000ll /* timed_join.yaml's kernel */
+#define KERNELS  5
 
 static void kernel_stub(void) {}
 
@@ -59,8 +58,7 @@ static void register_kernel(void)
 {
     static char fatbin[64];
     void **module = __cudaRegisterFatBinary(fatbin);
-    __cudaRegisterFunction(module, (const char *)kernel_stub, "_Z4workv", "_Z4workv", -1, NULL, NULL, NULL, NULL,
-                           NULL);
+    __cudaRegisterFunction(module, (const char *)kernel_stub, "_Z4workv", "_Z4workv", -1, NULL, NULL, NULL, NULL, NULL);
 }
 
 static long long now_ns(clockid_t clock)
@@ -83,8 +81,7 @@ static void gpu_work(void)
     CHECK(cudaSetDevice(0) == cudaSuccess, "cudaSetDevice");
     CHECK(cudaStreamCreate(&s) == cudaSuccess, "cudaStreamCreate");
     for (int i = 0; i < KERNELS; i++)
-        CHECK(cudaLaunchKernel((const void *)kernel_stub, (dim3){1, 1, 1}, (dim3){32, 1, 1}, NULL, 0, s) ==
-                  cudaSuccess,
+        CHECK(cudaLaunchKernel((const void *)kernel_stub, (dim3){1, 1, 1}, (dim3){32, 1, 1}, NULL, 0, s) == cudaSuccess,
               "kernel %d", i);
     CHECK(cudaStreamSynchronize(s) == cudaSuccess, "cudaStreamSynchronize");
     CHECK(cudaStreamDestroy(s) == cudaSuccess, "cudaStreamDestroy");
@@ -201,8 +198,8 @@ static void check_gpu_join(const char *what, int (*join)(pthread_t, void **))
     CHECK(rc == 0 && v == (void *)99, "%s of a GPU worker: %d, value %p", what, rc, v);
     CHECK(after == g_worker_exit_ns, "%s returned at %lld ns, the worker exited at %lld ns", what, after,
           g_worker_exit_ns);
-    CHECK(after - before >= KERNELS * K_NS, "%s returned %lld ns after it began, before the worker's %d kernels",
-          what, after - before, KERNELS);
+    CHECK(after - before >= KERNELS * K_NS, "%s returned %lld ns after it began, before the worker's %d kernels", what,
+          after - before, KERNELS);
     printf("%s: returned %lld ns after it began\n", what, after - before);
 }
 
@@ -246,8 +243,8 @@ static void run_late(int clock)
     long long after = now_ns(id);
     printf("timed_join late: returned %s %lld ns after it began\n", rc == ETIMEDOUT ? "ETIMEDOUT" : "other",
            after - before);
-    CHECK(rc == ETIMEDOUT && after - before == K_NS, "the timed join returned %d after %lld ns, want ETIMEDOUT after %lld",
-          rc, after - before, (long long)K_NS);
+    CHECK(rc == ETIMEDOUT && after - before == K_NS,
+          "the timed join returned %d after %lld ns, want ETIMEDOUT after %lld", rc, after - before, (long long)K_NS);
     CHECK(pthread_join(t, &v) == 0 && v == (void *)5, "the join afterwards");
     CHECK(now_ns(CLOCK_MONOTONIC) == g_worker_exit_ns, "the join afterwards returned when the worker exited");
     printf("timed_join late: ok\n");

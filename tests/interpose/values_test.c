@@ -11,14 +11,16 @@
 #include "test_check.h"
 #include "values.h"
 
-static int all(const uint8_t *p, size_t n, uint8_t v) {
+static int all(const uint8_t *p, size_t n, uint8_t v)
+{
     for (size_t i = 0; i < n; i++)
         if (p[i] != v)
             return 0;
     return 1;
 }
 
-int main(void) {
+int main(void)
+{
     uint8_t buf[256], out[256];
     memset(buf, 0xab, sizeof buf);
 

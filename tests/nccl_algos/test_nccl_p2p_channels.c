@@ -30,7 +30,6 @@
 #include "collective_tuner.h"
 #include "test_check.h"
 
-
 static const Hysim__CollKind SR = HYSIM__COLL_KIND__SEND, A2A = HYSIM__COLL_KIND__ALL_TO_ALL;
 
 /* One H200 server of bench/real (NVLink 3600 Gb/s, 8 NICs of 400 Gb/s), NCCL left to choose. */
@@ -82,7 +81,8 @@ static void test_count(void)
         CHECK(p2p_with_channels(forced[i][0]) == (uint32_t)forced[i][1], "nccl.channels %d: %u p2p channels, want %d",
               forced[i][0], p2p_with_channels(forced[i][0]), forced[i][1]);
     setenv("NCCL_MAX_NCHANNELS", "3", 1);
-    CHECK(plan(&sc, SR, 1 << 30, 2, 1).p2p_channels == 4, "NCCL_MAX_NCHANNELS=3: %u", plan(&sc, SR, 1 << 30, 2, 1).p2p_channels);
+    CHECK(plan(&sc, SR, 1 << 30, 2, 1).p2p_channels == 4, "NCCL_MAX_NCHANNELS=3: %u",
+          plan(&sc, SR, 1 << 30, 2, 1).p2p_channels);
     sc.nccl.channels = 16; /* the scenario's key wins over the environment */
     CHECK(plan(&sc, SR, 1 << 30, 2, 1).p2p_channels == 16, "nccl.channels 16 with MAX=3: %u",
           plan(&sc, SR, 1 << 30, 2, 1).p2p_channels);
@@ -100,7 +100,8 @@ static void test_count(void)
           plan(&sc, SR, 1 << 30, 2, 1).p2p_channels);
     no_env();
     CHECK(plan(&sc, HYSIM__COLL_KIND__ALL_REDUCE, 1 << 30, 2, 1).p2p_channels == 0, "a collective has p2p channels");
-    CHECK(plan(&sc, SR, 1 << 30, 2, 2).p2p_channels == 8, "two servers: %u, one per NIC rail", plan(&sc, SR, 1 << 30, 2, 2).p2p_channels);
+    CHECK(plan(&sc, SR, 1 << 30, 2, 2).p2p_channels == 8, "two servers: %u, one per NIC rail",
+          plan(&sc, SR, 1 << 30, 2, 2).p2p_channels);
     /* the small-size channel drop of the collectives does not apply: NCCL's p2p count is the communicator's */
     CHECK(plan(&sc, SR, 4096, 2, 1).p2p_channels == 32, "4 KiB Send/Recv: %u", plan(&sc, SR, 4096, 2, 1).p2p_channels);
 }
@@ -116,7 +117,11 @@ static hs_nccl_plan with_channels(int channels, Hysim__CollKind k, uint64_t byte
 static void test_parts(void)
 {
     no_env();
-    static const struct { int channels; uint64_t bytes; uint32_t ranks, parts; } cases[] = {
+    static const struct {
+        int channels;
+        uint64_t bytes;
+        uint32_t ranks, parts;
+    } cases[] = {
         {1, 1ull << 30, 2, 1},   {2, 64ull << 20, 2, 2},  {4, 16ull << 20, 2, 2},  {4, 64ull << 20, 2, 4},
         {8, 64ull << 20, 2, 4},  {8, 256ull << 20, 2, 8}, {16, 64ull << 20, 2, 8}, {24, 64ull << 20, 2, 16},
         {24, 1ull << 30, 2, 32}, {24, 64 << 10, 2, 1},    {24, 200 << 10, 2, 4},   {24, 16ull << 20, 8, 4},
@@ -124,9 +129,9 @@ static void test_parts(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         hs_nccl_plan p = with_channels(cases[i].channels, SR, cases[i].bytes, cases[i].ranks);
-        CHECK(p.p2p_parts == cases[i].parts && p.p2p_sharing == 1, "%d channels, %llu B, %u ranks: %u parts (%u shared), want %u",
-              cases[i].channels, (unsigned long long)cases[i].bytes, cases[i].ranks, p.p2p_parts, p.p2p_sharing,
-              cases[i].parts);
+        CHECK(p.p2p_parts == cases[i].parts && p.p2p_sharing == 1,
+              "%d channels, %llu B, %u ranks: %u parts (%u shared), want %u", cases[i].channels,
+              (unsigned long long)cases[i].bytes, cases[i].ranks, p.p2p_parts, p.p2p_sharing, cases[i].parts);
     }
     /* AllToAll, 2 ranks, 4 channels: 32 MiB a peer on channels {1, 3} apart from the own GPU's {0, 2};
        512 MiB on all four, shared with it */
@@ -150,7 +155,8 @@ static void test_cap(void)
 {
     no_env();
     double sr4 = cap(4, SR, 2), sr16 = cap(16, SR, 2), sr3 = cap(3, SR, 2);
-    CHECK(sr4 > 0 && sr16 > 3.999 * sr4 && sr16 < 4.001 * sr4, "Send/Recv cap: %.2f GB/s on 4, %.2f on 16 channels", sr4, sr16);
+    CHECK(sr4 > 0 && sr16 > 3.999 * sr4 && sr16 < 4.001 * sr4, "Send/Recv cap: %.2f GB/s on 4, %.2f on 16 channels",
+          sr4, sr16);
     CHECK(sr3 == sr4, "3 channels cap at %.2f, 4 at %.2f: P rounds 3 up to 4", sr3, sr4);
     CHECK(cap(1, A2A, 2) * 8 > 0.999 * cap(8, A2A, 2) && cap(1, A2A, 2) * 8 < 1.001 * cap(8, A2A, 2),
           "AllToAll: 8 channels do not cap 8 times 1");
@@ -204,7 +210,10 @@ static void test_override(void)
 
 int main(int argc, char **argv)
 {
-    static const struct { const char *name; void (*fn)(void); } cases[] = {
+    static const struct {
+        const char *name;
+        void (*fn)(void);
+    } cases[] = {
         {"p2p_count", test_count},     {"p2p_parts", test_parts},       {"p2p_cap", test_cap},
         {"p2p_default", test_default}, {"p2p_override", test_override},
     };

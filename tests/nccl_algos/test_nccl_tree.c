@@ -23,10 +23,10 @@
 #include "daemon_test.h"
 #include "test_scenario.h"
 
-#define COMM 0x7ee0ull
-#define NV_GBPS 800
-#define NV_LAT_NS 500
-#define NIC_GBPS 400
+#define COMM       0x7ee0ull
+#define NV_GBPS    800
+#define NV_LAT_NS  500
+#define NIC_GBPS   400
 #define NIC_LAT_NS 1000
 
 void dt_scenario(hs_scenario *sc)
@@ -239,7 +239,7 @@ static void test_env_algo(void)
     tree_arg a = {.servers = 2, .gpus = 2, .bytes = 64 << 10, .env_algo = HS_NCCL_ALGO_TREE};
     uint64_t flows;
     uint64_t t = run_tree(&sc, &a, &flows);
-    CHECK_EQ(flows, 2 * 2 * 3); /* the tree's: 3 up and 3 down per channel */
+    CHECK_EQ(flows, 2 * 2 * 3);       /* the tree's: 3 up and 3 down per channel */
     sc.nccl.algo = HS_NCCL_ALGO_RING; /* the scenario wins over NCCL_ALGO */
     uint64_t ring = run_tree(&sc, &a, &flows);
     CHECK_EQ(flows, 2 * 2 * 3 * 4); /* the ring's: 2(n−1) steps of n flows per channel */
@@ -248,11 +248,8 @@ static void test_env_algo(void)
 }
 
 static const dt_case cases[] = {
-    {"tree_tuner", test_tuner},
-    {"tree_latency", test_latency},
-    {"tree_pipeline", test_pipeline},
-    {"tree_vs_ring", test_vs_ring},
-    {"tree_env_algo", test_env_algo},
+    {"tree_tuner", test_tuner},     {"tree_latency", test_latency},   {"tree_pipeline", test_pipeline},
+    {"tree_vs_ring", test_vs_ring}, {"tree_env_algo", test_env_algo},
 };
 
 int main(int argc, char **argv)

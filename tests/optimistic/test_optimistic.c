@@ -118,8 +118,8 @@ static void test_late_flow(void)
     CHECK_EQ(ex->sum.optimistic_answers, 0);
     CHECK_EQ(ex->sum.answers_revised, 0);
     CHECK(op->sum.optimistic_answers >= 1, "no optimistic answer");
-    CHECK(a_opt < a_exact, "optimistic answer %llu ns is not earlier than the exact %llu ns",
-          (unsigned long long)a_opt, (unsigned long long)a_exact);
+    CHECK(a_opt < a_exact, "optimistic answer %llu ns is not earlier than the exact %llu ns", (unsigned long long)a_opt,
+          (unsigned long long)a_exact);
     CHECK_EQ(op->sum.answers_revised, 1);
     CHECK_EQ(op->sum.max_revision_ns, a_exact - a_opt);
     /* B's answer includes both flows either way; the authoritative simulation is the exact one */

@@ -83,12 +83,12 @@ int main(void)
     cublasStatus_t direct = real_sgemm(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, &x, 8, &x, 8, &one, &x, 8);
     printf("cublasSgemm_v2(NULL handle): %d through the wrapper, %d directly\n", (int)via, (int)direct);
     CHECK_COND(via == direct && via != CUBLAS_STATUS_SUCCESS);
-    typedef cublasStatus_t (*ex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
-                                    const void *, const void *, cudaDataType, int, const void *, cudaDataType, int,
-                                    const void *, void *, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+    typedef cublasStatus_t (*ex_fn)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void *,
+                                    const void *, cudaDataType, int, const void *, cudaDataType, int, const void *,
+                                    void *, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
     ex_fn real_ex = (ex_fn)(uintptr_t)dlsym(blas, "cublasGemmEx");
-    via = cublasGemmEx(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, &x, CUDA_R_16BF, 8, &x, CUDA_R_16BF, 8, &one,
-                       &x, CUDA_R_16BF, 8, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    via = cublasGemmEx(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, &x, CUDA_R_16BF, 8, &x, CUDA_R_16BF, 8, &one, &x,
+                       CUDA_R_16BF, 8, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     direct = real_ex(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, &x, CUDA_R_16BF, 8, &x, CUDA_R_16BF, 8, &one, &x,
                      CUDA_R_16BF, 8, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     printf("cublasGemmEx(NULL handle): %d through the wrapper, %d directly\n", (int)via, (int)direct);
@@ -100,8 +100,8 @@ int main(void)
     ex64_fn real_ex64 = (ex64_fn)(uintptr_t)dlsym(blas, "cublasGemmEx_64");
     via = cublasGemmEx_64(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, &x, CUDA_R_16BF, 8, &x, CUDA_R_16BF, 8, &one,
                           &x, CUDA_R_16BF, 8, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    direct = real_ex64(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, &x, CUDA_R_16BF, 8, &x, CUDA_R_16BF, 8, &one,
-                       &x, CUDA_R_16BF, 8, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    direct = real_ex64(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 8, 8, 8, &one, &x, CUDA_R_16BF, 8, &x, CUDA_R_16BF, 8, &one, &x,
+                       CUDA_R_16BF, 8, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     printf("cublasGemmEx_64(NULL handle): %d through the wrapper, %d directly\n", (int)via, (int)direct);
     CHECK_COND(via == direct && via != CUBLAS_STATUS_SUCCESS);
     typedef cublasStatus_t (*lt_fn)(cublasLtHandle_t, cublasLtMatmulDesc_t, const void *, const void *,

@@ -26,7 +26,7 @@
 static int failures;
 #include "test_check.h"
 
-#define GPU "NVIDIA H200"
+#define GPU  "NVIDIA H200"
 #define N(a) (sizeof a / sizeof a[0])
 
 /* The calls, in the order the program makes them (their ids are 1, 2, ...). */
@@ -52,10 +52,9 @@ typedef struct record {
  * launch; correlation 900's kernel ran outside any GEMM call, 901 names an
  * id no call has. */
 static const record records[] = {
-    {0, 100, 1, 0},     {0, 100, 1, 0},     {1, 100, 0, 90000}, {0, 101, 1, 0},   {1, 101, 0, 11000},
-    {0, 110, 2, 0},     {1, 110, 0, 99000}, {0, 120, 3, 0},     {1, 120, 0, 40000}, {0, 130, 4, 0},
-    {1, 130, 0, 97000}, {0, 140, 5, 0},     {1, 140, 0, 5000},  {1, 900, 0, 1234}, {0, 901, 77, 0},
-    {1, 901, 0, 4321},  {0, 150, 6, 0},
+    {0, 100, 1, 0},     {0, 100, 1, 0},    {1, 100, 0, 90000}, {0, 101, 1, 0},    {1, 101, 0, 11000}, {0, 110, 2, 0},
+    {1, 110, 0, 99000}, {0, 120, 3, 0},    {1, 120, 0, 40000}, {0, 130, 4, 0},    {1, 130, 0, 97000}, {0, 140, 5, 0},
+    {1, 140, 0, 5000},  {1, 900, 0, 1234}, {0, 901, 77, 0},    {1, 901, 0, 4321}, {0, 150, 6, 0},
 };
 /* bf16 4096x2048x1024 samples: 101000 (calls 1), 99000, 97000: median 99 us */
 static const hs_profile_key k_bf16 = {GPU, "gemm:bf16", {4096, 2048, 1024}, {1, 1, 1}, 0};
@@ -160,8 +159,8 @@ static void check_graph_launches(int reversed)
     hs_prof_stats s;
     CHECK_COND(hs_prof_agg_keys(a) == 2);
     /* bf16: 35, 38, 40 us, both nodes of each launch summed */
-    CHECK_COND(hs_prof_agg_stats(a, &k_bf16, &s) == 0 && s.launches == 3 && s.median_us == 38.0 &&
-               s.min_us == 35.0 && s.max_us == 40.0);
+    CHECK_COND(hs_prof_agg_stats(a, &k_bf16, &s) == 0 && s.launches == 3 && s.median_us == 38.0 && s.min_us == 35.0 &&
+               s.max_us == 40.0);
     CHECK_COND(hs_prof_agg_stats(a, &k_fp32, &s) == 0 && s.launches == 3 && s.median_us == 21.0);
     hs_profile_key fp16 = {GPU, "gemm:fp16", {256, 256, 256}, {1, 1, 1}, 0};
     CHECK_COND(hs_prof_agg_stats(a, &fp16, &s) == -1); /* the failed call */
@@ -211,8 +210,8 @@ static void check_key(void)
     char name[16];
     hs_profile_key k;
     CHECK_COND(hs_profile_gemm_key(GPU, "bf16", 1, 2, 3, 4, name, sizeof name, &k) && !strcmp(k.kernel, "gemm:bf16") &&
-          k.grid[0] == 1 && k.grid[1] == 2 && k.grid[2] == 3 && k.block[0] == 4 && k.block[1] == 1 &&
-          k.block[2] == 1 && k.shared_bytes == 0 && !strcmp(k.gpu, GPU));
+               k.grid[0] == 1 && k.grid[1] == 2 && k.grid[2] == 3 && k.block[0] == 4 && k.block[1] == 1 &&
+               k.block[2] == 1 && k.shared_bytes == 0 && !strcmp(k.gpu, GPU));
     CHECK_COND(hs_profile_gemm_key(GPU, "bf16", UINT32_MAX, UINT32_MAX, UINT32_MAX, UINT32_MAX, name, sizeof name, &k));
     CHECK_COND(!hs_profile_gemm_key(GPU, "bf16", 1, 2, (uint64_t)UINT32_MAX + 1, 1, name, sizeof name, &k));
     CHECK_COND(!hs_profile_gemm_key(GPU, "bf16", 1, 2, 3, 0, name, sizeof name, &k));

@@ -27,8 +27,8 @@ static int failures;
 static const hs_profile_key k_scale = {GPU, "_Z5scalePffi", {4096, 1, 1}, {256, 1, 1}, 0};
 static const hs_profile_key k_scale_big = {GPU, "_Z5scalePffi", {8192, 1, 1}, {256, 1, 1}, 0};
 static const hs_profile_key k_reduce = {GPU, "_Z6reducePKfPfi", {64, 2, 1}, {128, 2, 1}, 4096};
-static const uint64_t d_scale[] = {7300, 7100, 9900, 7250, 7200};   /* median 7250 */
-static const uint64_t d_scale_big[] = {14000, 12000};               /* median 13000 */
+static const uint64_t d_scale[] = {7300, 7100, 9900, 7250, 7200}; /* median 7250 */
+static const uint64_t d_scale_big[] = {14000, 12000};             /* median 13000 */
 static const uint64_t d_reduce[] = {2001};
 /* a key the format cannot hold: left out of the file, counted */
 static const hs_profile_key k_comma = {GPU, "void f<1, 2>()", {1, 1, 1}, {32, 1, 1}, 0};

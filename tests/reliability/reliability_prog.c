@@ -42,22 +42,22 @@ static int server(void)
     return s ? atoi(s) : 0;
 }
 
-#define CUDA_OK(call)                                                                              \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "reliability_prog: %s: %s\n", #call, cudaGetErrorString(e_));          \
-            return 1;                                                                              \
-        }                                                                                          \
+#define CUDA_OK(call)                                                                     \
+    do {                                                                                  \
+        cudaError_t e_ = (call);                                                          \
+        if (e_ != cudaSuccess) {                                                          \
+            fprintf(stderr, "reliability_prog: %s: %s\n", #call, cudaGetErrorString(e_)); \
+            return 1;                                                                     \
+        }                                                                                 \
     } while (0)
 
-#define NCCL_OK(call)                                                                              \
-    do {                                                                                           \
-        ncclResult_t r_ = (call);                                                                  \
-        if (r_ != ncclSuccess) {                                                                   \
-            fprintf(stderr, "reliability_prog: %s: %s\n", #call, ncclGetErrorString(r_));          \
-            return 1;                                                                              \
-        }                                                                                          \
+#define NCCL_OK(call)                                                                     \
+    do {                                                                                  \
+        ncclResult_t r_ = (call);                                                         \
+        if (r_ != ncclSuccess) {                                                          \
+            fprintf(stderr, "reliability_prog: %s: %s\n", #call, ncclGetErrorString(r_)); \
+            return 1;                                                                     \
+        }                                                                                 \
     } while (0)
 
 static int busy(double seconds, const char *dir)

@@ -24,14 +24,14 @@ static int failures;
 #include "test_check.h"
 
 /* In the child: a failed check ends it with status 1 (the parent checks the status). */
-#define CHILD_CHECK(cond, ...)                                                                     \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "child: CHECK(%s) failed: ", #cond);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            _exit(1);                                                                              \
-        }                                                                                          \
+#define CHILD_CHECK(cond, ...)                                   \
+    do {                                                         \
+        if (!(cond)) {                                           \
+            fprintf(stderr, "child: CHECK(%s) failed: ", #cond); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fputc('\n', stderr);                                 \
+            _exit(1);                                            \
+        }                                                        \
     } while (0)
 
 static const char SCENARIO[] = "servers: {count: 1, gpus_per_server: 1}\nrun: {host_time: zero}\n";
@@ -181,15 +181,13 @@ int main(void)
     CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the client's checks failed (status 0x%x)", status);
     CHECK(sum.sessions == 1, "%llu sessions registered, expected 1", (unsigned long long)sum.sessions);
     CHECK(sum.rejected_token == 1, "rejected_token %llu, expected 1", (unsigned long long)sum.rejected_token);
-    CHECK(sum.rejected_oversize == 1, "rejected_oversize %llu, expected 1",
-          (unsigned long long)sum.rejected_oversize);
+    CHECK(sum.rejected_oversize == 1, "rejected_oversize %llu, expected 1", (unsigned long long)sum.rejected_oversize);
     CHECK(sum.rejected_unknown == 1, "rejected_unknown %llu, expected 1", (unsigned long long)sum.rejected_unknown);
 
     rc = run_one(child_registered_oversize, &sum, &status);
     CHECK(rc == -1 && strstr(sum.error, "bad frame (too large)"), "registered oversize: rc %d, error \"%s\"", rc,
           sum.error);
-    CHECK(sum.rejected_oversize == 1, "rejected_oversize %llu, expected 1",
-          (unsigned long long)sum.rejected_oversize);
+    CHECK(sum.rejected_oversize == 1, "rejected_oversize %llu, expected 1", (unsigned long long)sum.rejected_oversize);
 
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);

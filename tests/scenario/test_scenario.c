@@ -26,7 +26,6 @@ static int failures;
 #define HS_CHECK_COUNTS
 #include "test_check.h"
 
-
 #define NEAR(a, b) (fabs((double)(a) - (double)(b)) <= 1e-9 * (fabs((double)(b)) + 1))
 
 static char errbuf[16384];
@@ -180,8 +179,8 @@ static int case_defaults(void)
     CHECK(NEAR(sc.fabric.ecn.kmin_kb, 400) && NEAR(sc.fabric.ecn.kmax_kb, 1600), "%g %g", sc.fabric.ecn.kmin_kb,
           sc.fabric.ecn.kmax_kb);
     CHECK(sc.fabric.topology == HS_TOPOLOGY_LEAF_SPINE && sc.fabric.leaves == 2 && sc.fabric.spines == 1, "topo");
-    CHECK(parse("servers: {count: 2, gpus_per_server: 8}\nnics: {gbps: 800}\nfabric:\n  ecn: {kmax_kb: 9000}\n",
-                &sc) == 0,
+    CHECK(parse("servers: {count: 2, gpus_per_server: 8}\nnics: {gbps: 800}\nfabric:\n  ecn: {kmax_kb: 9000}\n", &sc) ==
+              0,
           "ecn 800");
     CHECK(NEAR(sc.fabric.ecn.kmin_kb, 1600) && NEAR(sc.fabric.ecn.kmax_kb, 9000), "%g %g", sc.fabric.ecn.kmin_kb,
           sc.fabric.ecn.kmax_kb);
@@ -322,8 +321,7 @@ static int case_shipped(void)
 
     hs_scenario a, b, c;
     CHECK(hs_scenario_load(HS_SHIPPED_DIR "/h200x8.yaml", &a, errbuf, sizeof errbuf) == 0, "%s", errbuf);
-    CHECK(hs_scenario_load(HS_SHIPPED_DIR "/h200x8-deterministic.yaml", &b, errbuf, sizeof errbuf) == 0, "%s",
-          errbuf);
+    CHECK(hs_scenario_load(HS_SHIPPED_DIR "/h200x8-deterministic.yaml", &b, errbuf, sizeof errbuf) == 0, "%s", errbuf);
     CHECK(hs_scenario_load(HS_SHIPPED_DIR "/h200x16-2srv.yaml", &c, errbuf, sizeof errbuf) == 0, "%s", errbuf);
     CHECK(!strcmp(a.path, HS_SHIPPED_DIR "/h200x8.yaml"), "path %s", a.path);
 
@@ -345,7 +343,8 @@ static int case_shipped(void)
     CHECK(c.servers.count == 2 && c.servers.gpus_per_server == 8 && hs_scenario_gpu_count(&c) == 16, "2srv shape");
     CHECK(c.fabric.present && c.fabric.topology == HS_TOPOLOGY_RAIL_OPTIMIZED, "2srv fabric");
     CHECK(c.nics.per_server == 8 && c.nics.gbps == 400 && c.nics.rail_aligned, "2srv nics");
-    CHECK(c.fabric.leaves == 8 && c.fabric.spines == 0 && c.fabric.mtu == 4096 && c.fabric.pfc && c.fabric.dcqcn, "2srv fabric keys");
+    CHECK(c.fabric.leaves == 8 && c.fabric.spines == 0 && c.fabric.mtu == 4096 && c.fabric.pfc && c.fabric.dcqcn,
+          "2srv fabric keys");
     return failures != 0;
 }
 
@@ -372,8 +371,7 @@ static int case_api(void)
 
     /* A file that cannot be opened, and a directory. */
     n = hs_scenario_load(HS_TEST_DATA_DIR "/no-such-file.yaml", &sc, errbuf, sizeof errbuf);
-    CHECK(n == 1 && strstr(errbuf, "no-such-file.yaml: cannot open: No such file or directory\n"), "%d %s", n,
-          errbuf);
+    CHECK(n == 1 && strstr(errbuf, "no-such-file.yaml: cannot open: No such file or directory\n"), "%d %s", n, errbuf);
     check_defaults(&sc);
     n = hs_scenario_load(HS_TEST_DATA_DIR "/bad", &sc, errbuf, sizeof errbuf);
     CHECK(n == 1 && strstr(errbuf, "/bad: cannot open: Is a directory\n"), "%d %s", n, errbuf);
@@ -381,9 +379,9 @@ static int case_api(void)
     /* An empty text, text with no NUL after it, NULL and tiny error buffers. */
     n = hs_scenario_parse("", 0, "empty.yaml", &sc, errbuf, sizeof errbuf);
     CHECK(n == 1 && strstr(errbuf, "empty.yaml:1:1: empty file"), "%d %s", n, errbuf);
-    static const char unterminated[] = {'s', 'e', 'r', 'v', 'e', 'r', 's', ':', ' ', '{', 'c', 'o', 'u', 'n', 't',
-                                        ':', ' ', '1', ',', ' ', 'g', 'p', 'u', 's', '_', 'p', 'e', 'r', '_', 's',
-                                        'e', 'r', 'v', 'e', 'r', ':', ' ', '2', '}'};
+    static const char unterminated[] = {'s', 'e', 'r', 'v', 'e', 'r', 's', ':', ' ', '{', 'c', 'o', 'u',
+                                        'n', 't', ':', ' ', '1', ',', ' ', 'g', 'p', 'u', 's', '_', 'p',
+                                        'e', 'r', '_', 's', 'e', 'r', 'v', 'e', 'r', ':', ' ', '2', '}'};
     CHECK(hs_scenario_parse(unterminated, sizeof unterminated, "x.yaml", &sc, errbuf, sizeof errbuf) == 0, "%s",
           errbuf);
     CHECK(sc.servers.gpus_per_server == 2, "%d", sc.servers.gpus_per_server);
@@ -408,7 +406,8 @@ static int case_api(void)
     CHECK(!strcmp(hs_topology_name(HS_TOPOLOGY_SINGLE_SWITCH), "single_switch"), "topology name");
     CHECK(!strcmp(hs_topology_name(HS_TOPOLOGY_LEAF_SPINE), "leaf_spine"), "topology name");
     CHECK(!strcmp(hs_topology_name(HS_TOPOLOGY_FAT_TREE), "fat_tree"), "topology name");
-    CHECK(!strcmp(hs_host_time_name(HS_HOST_TIME_REAL), "real") && !strcmp(hs_host_time_name(HS_HOST_TIME_ZERO), "zero") &&
+    CHECK(!strcmp(hs_host_time_name(HS_HOST_TIME_REAL), "real") &&
+              !strcmp(hs_host_time_name(HS_HOST_TIME_ZERO), "zero") &&
               !strcmp(hs_host_time_name(HS_HOST_TIME_FIXED), "fixed") &&
               !strcmp(hs_host_time_name(HS_HOST_TIME_SCALED), "scaled"),
           "host time names");
@@ -446,7 +445,8 @@ static int case_background(void)
     CHECK(sc.background.nflows == 2, "%d flows", sc.background.nflows);
     CHECK(sc.background.flows[0].src_gpu == 1 && sc.background.flows[0].dst_gpu == 9, "flow 0 endpoints");
     CHECK(sc.background.flows[0].bytes == 65536 && sc.background.flows[0].start_ns == 2500 &&
-              sc.background.flows[0].repeat_ns == 40000, "flow 0 size and times");
+              sc.background.flows[0].repeat_ns == 40000,
+          "flow 0 size and times");
     CHECK(sc.background.flows[1].repeat_ns == 0 && sc.background.flows[1].start_ns == 0, "flow 1 defaults");
     CHECK(sc.background.pattern == HS_BG_INCAST && sc.background.target_gpu == 12, "pattern");
     CHECK(NEAR(sc.background.load, 0.25) && sc.background.message_bytes == 65536, "load, message");

@@ -67,8 +67,7 @@ static void buffer_edge(const char *text)
     char mib[64];
     snprintf(mib, sizeof mib, "%.17g", (double)need / 1048576.0);
     CHECK(load(text, mib, &sc) == 1 && strstr(errbuf, "smaller than the"), "%s MiB: %s", mib, errbuf);
-    CHECK(!fabric_builds(&sc, "smaller than the PFC headroom"), "the fabric built a buffer of %" PRIu64 " bytes",
-          need);
+    CHECK(!fabric_builds(&sc, "smaller than the PFC headroom"), "the fabric built a buffer of %" PRIu64 " bytes", need);
     snprintf(mib, sizeof mib, "%.17g", (double)(need + 1) / 1048576.0);
     CHECK(load(text, mib, &sc) == 0, "%s MiB: %s", mib, errbuf);
     CHECK(fabric_builds(&sc, NULL), "the fabric refused a buffer of %" PRIu64 " bytes", need + 1);

@@ -23,9 +23,9 @@
 #include "daemon_test.h"
 
 #define COPY_BYTES 2000000ull
-#define ROUNDS 4
-#define STALL_US 100000 /* B's wall-time stall before each copy */
-#define TRIES 3
+#define ROUNDS     4
+#define STALL_US   100000 /* B's wall-time stall before each copy */
+#define TRIES      3
 
 void dt_scenario(hs_scenario *sc)
 {
@@ -87,8 +87,8 @@ static void expect_same(const dt_result *a, const dt_result *b)
     for (int i = 0; i < 2; i++) {
         CHECK_EQ(b->nvalues[i], a->nvalues[i]);
         for (int k = 0; k < a->nvalues[i]; k++)
-            CHECK(a->values[i][k] == b->values[i][k], "process %d, round %d: %llu ns with speculation, %llu inline",
-                  i, k, (unsigned long long)b->values[i][k], (unsigned long long)a->values[i][k]);
+            CHECK(a->values[i][k] == b->values[i][k], "process %d, round %d: %llu ns with speculation, %llu inline", i,
+                  k, (unsigned long long)b->values[i][k], (unsigned long long)a->values[i][k]);
     }
     CHECK_EQ(b->sum.sim_end_ps, a->sum.sim_end_ps);
     CHECK_EQ(b->sum.flows, a->sum.flows);

@@ -10,14 +10,14 @@
 #include "fabric_test_util.h"
 
 #define KIB 1024ull
-#define US 1000000ull /* ps */
+#define US  1000000ull /* ps */
 
 /* Every sample of every link, in delivery order. */
 typedef struct {
     uint64_t *t;
     hs_fabric_link_sample *links; /* nlinks per sample */
     size_t n, cap, nlinks;
-    uint64_t safe_ps;   /* the worker run's safe time: no sample above it may arrive */
+    uint64_t safe_ps;    /* the worker run's safe time: no sample above it may arrive */
     uint64_t above_safe; /* samples delivered above it */
     hs_fabric *fabric;   /* read from the sampling function, as hysimd does */
     uint64_t unnamed;    /* links it could not read there */
@@ -43,8 +43,7 @@ static void on_sample(void *ctx, uint64_t t_ps, const hs_fabric_link_sample *lin
     g->n++;
 }
 
-static hs_fabric *create(const hs_scenario *sc, int worker, uint64_t interval_ps, sample_log *g,
-                         uint64_t sample_ps)
+static hs_fabric *create(const hs_scenario *sc, int worker, uint64_t interval_ps, sample_log *g, uint64_t sample_ps)
 {
     hs_fabric_options o = {.worker = worker, .checkpoint_interval_ps = interval_ps, .checkpoints_max = 32};
     char err[512] = "";
@@ -81,8 +80,7 @@ static void run_reference(const hs_scenario *sc, const fab_test_flow *fl, size_t
     for (size_t i = 0; i < n; i++)
         add(f, &fl[i]);
     hs_flow_done d;
-    while (hs_fabric_next_completion(f, UINT64_MAX, &d) == 1) {
-    }
+    while (hs_fabric_next_completion(f, UINT64_MAX, &d) == 1) {}
     g->fabric = NULL;
     hs_fabric_destroy(f);
 }
@@ -105,8 +103,7 @@ static uint64_t run_speculative(const hs_scenario *sc, fab_test_flow *fl, size_t
     hs_flow_done d;
     uint64_t late = 0;
     for (size_t i = 0; i < n; i++) {
-        while (hs_fabric_next_completion(f, fl[i].arrive, &d) == 1) {
-        }
+        while (hs_fabric_next_completion(f, fl[i].arrive, &d) == 1) {}
         late += fl[i].start < hs_fabric_now_ps(f);
         add(f, &fl[i]);
         g->safe_ps = suffix_min[i + 1] == UINT64_MAX ? fl[i].arrive : suffix_min[i + 1];
@@ -115,8 +112,7 @@ static uint64_t run_speculative(const hs_scenario *sc, fab_test_flow *fl, size_t
             exit(1);
         }
     }
-    while (hs_fabric_next_completion(f, UINT64_MAX, &d) == 1) {
-    }
+    while (hs_fabric_next_completion(f, UINT64_MAX, &d) == 1) {}
     FAB_CHECK(hs_fabric_flows_in_flight(f) == 0, "flows in flight at the end");
     g->safe_ps = hs_fabric_now_ps(f);
     FAB_CHECK(hs_fabric_set_safe_time(f, g->safe_ps, err, sizeof err) == 0, "%s", err);

@@ -50,7 +50,7 @@
 #include "test_check.h"
 #include "gpu_thread_kit.h"
 
-#define NT 3
+#define NT    3
 #define ITERS 4
 
 enum mode { M_BARRIER, M_CONDVAR, M_SEM, M_LOADER, M_QUIET, M_FUTEX };
@@ -65,10 +65,10 @@ static sem_t g_in, g_out;
 static pthread_cond_t g_item_cv = PTHREAD_COND_INITIALIZER;
 static int g_items, g_taken; /* loader: items on offer, items taken */
 
-static long long g_start_ns[NT];           /* when each thread left the first meeting */
-static long long g_sync_ns[NT][ITERS];     /* when its sync returned */
-static long long g_met_ns[NT][ITERS];      /* when it left the barrier after it */
-static long long g_quiet_ns[ITERS];        /* quiet: the main thread's clock after each sync */
+static long long g_start_ns[NT];       /* when each thread left the first meeting */
+static long long g_sync_ns[NT][ITERS]; /* when its sync returned */
+static long long g_met_ns[NT][ITERS];  /* when it left the barrier after it */
+static long long g_quiet_ns[ITERS];    /* quiet: the main thread's clock after each sync */
 static unsigned long g_quiet_sum[NT];
 
 /* The mutex + condition variable barrier: the last of NT to arrive starts a new generation. */

@@ -55,12 +55,12 @@
 #include "gpu_thread_kit.h"
 #include "real_sleep.h"
 
-#define NGPU 4
-#define ITERS 5
-#define BATCH 10
-#define K_NS 1000000ll /* barrier_gpus.yaml: compute.default_kernel_us */
-#define LATE_US 30000ull
-#define HELPER_SYNCS 40
+#define NGPU                 4
+#define ITERS                5
+#define BATCH                10
+#define K_NS                 1000000ll /* barrier_gpus.yaml: compute.default_kernel_us */
+#define LATE_US              30000ull
+#define HELPER_SYNCS         40
 #define HELPER_REAL_LIMIT_NS 5000000000ll /* 40 graces would be 10 s */
 
 static long long g_start_ns;
@@ -144,8 +144,7 @@ static void released(void)
     CHECK(pthread_join(t, NULL) == 0, "join");
     for (int g = 0; g < 2; g++) {
         printf("GPU %d ends at %lld ns\n", g, g_end_ns[g]);
-        CHECK(g_end_ns[g] == 2 * BATCH * K_NS, "GPU %d ended at %lld ns, not %lld", g, g_end_ns[g],
-              2 * BATCH * K_NS);
+        CHECK(g_end_ns[g] == 2 * BATCH * K_NS, "GPU %d ended at %lld ns, not %lld", g, g_end_ns[g], 2 * BATCH * K_NS);
     }
 }
 
@@ -156,8 +155,7 @@ static void *helper_thread(void *arg)
 {
     (void)arg;
     char c;
-    while (read(g_pipe[0], &c, 1) > 0) {
-    }
+    while (read(g_pipe[0], &c, 1) > 0) {}
     return NULL;
 }
 

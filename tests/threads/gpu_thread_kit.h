@@ -12,9 +12,8 @@
 #include <cuda_runtime_api.h>
 
 void **__cudaRegisterFatBinary(void *fatCubin);
-void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
-                            dim3 *bDim, dim3 *gDim, int *wSize);
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
+                            int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
 
 static inline void kernel_stub(void) {}
 
@@ -22,8 +21,7 @@ static inline void register_kernel(void)
 {
     static char fatbin[64];
     void **module = __cudaRegisterFatBinary(fatbin);
-    __cudaRegisterFunction(module, (const char *)kernel_stub, "_Z4workv", "_Z4workv", -1, NULL, NULL, NULL, NULL,
-                           NULL);
+    __cudaRegisterFunction(module, (const char *)kernel_stub, "_Z4workv", "_Z4workv", -1, NULL, NULL, NULL, NULL, NULL);
 }
 
 static inline long long now_ns(void)
@@ -37,8 +35,7 @@ static inline long long now_ns(void)
 static inline void launch(cudaStream_t s, int n)
 {
     for (int i = 0; i < n; i++)
-        CHECK(cudaLaunchKernel((const void *)kernel_stub, (dim3){1, 1, 1}, (dim3){32, 1, 1}, NULL, 0, s) ==
-                  cudaSuccess,
+        CHECK(cudaLaunchKernel((const void *)kernel_stub, (dim3){1, 1, 1}, (dim3){32, 1, 1}, NULL, 0, s) == cudaSuccess,
               "kernel %d", i);
 }
 

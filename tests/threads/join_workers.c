@@ -34,8 +34,8 @@
 
 #include "test_check.h"
 
-#define NGPU 4
-#define ITERS 2
+#define NGPU   4
+#define ITERS  2
 #define FLOATS (16u << 20) /* 64 MiB per all-reduce */
 
 static ncclComm_t g_comm[NGPU];
@@ -167,8 +167,7 @@ static void run_serial(void)
 int main(int argc, char **argv)
 {
     const char *mode = argc == 2 ? argv[1] : "";
-    CHECK(!strcmp(mode, "threads") || !strcmp(mode, "nested") || !strcmp(mode, "serial") ||
-              !strcmp(mode, "condvar"),
+    CHECK(!strcmp(mode, "threads") || !strcmp(mode, "nested") || !strcmp(mode, "serial") || !strcmp(mode, "condvar"),
           "usage: %s threads|nested|serial|condvar", argv[0]);
     setup();
     long long before = host_ns();

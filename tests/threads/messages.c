@@ -40,10 +40,7 @@ static void read_full(int fd, void *p, size_t n)
     }
 }
 
-static void write_full(int fd, const void *p, size_t n)
-{
-    CHECK(write(fd, p, n) == (ssize_t)n, "write");
-}
+static void write_full(int fd, const void *p, size_t n) { CHECK(write(fd, p, n) == (ssize_t)n, "write"); }
 
 /* The sender: GPU work on GPU 0, its clock run ahead, then its clock sent on fd. */
 static void send_clock(int fd)
@@ -71,8 +68,7 @@ static void receive_clock(const char *mode, int fd, int poll_first)
     else
         read_full(fd, &sent, sizeof sent);
     long long now = now_ns();
-    CHECK(now >= sent, "%s: the reader's clock (%lld ns) is before the sender's at sending (%lld ns)", mode, now,
-          sent);
+    CHECK(now >= sent, "%s: the reader's clock (%lld ns) is before the sender's at sending (%lld ns)", mode, now, sent);
     printf("%s: the reader's clock is %lld ms past the sender's\n", mode, (now - sent) / 1000000);
     fflush(stdout);
 }

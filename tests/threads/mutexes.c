@@ -60,9 +60,9 @@
 #include "gpu_thread_kit.h"
 #include "real_sleep.h"
 
-#define NT 3
+#define NT    3
 #define ITERS 4
-#define K_NS 1000000ll /* barrier_gpus.yaml's kernel */
+#define K_NS  1000000ll /* barrier_gpus.yaml's kernel */
 
 static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
 static int g_sleep; /* held sleeping: the holder sleeps its section instead of running kernels */
@@ -191,8 +191,10 @@ static void run_held(void)
     }
     long long all = (long long)ITERS * NT * (NT + 1) / 2 * K_NS;
     printf("%s: %d sections, the last ended at +%lld ns (all of them: %lld)\n",
-           g_sleep ? "sleeping" : g_spin ? "spin" : "held", NT * ITERS,
-           end - t0, all);
+           g_sleep  ? "sleeping"
+           : g_spin ? "spin"
+                    : "held",
+           NT * ITERS, end - t0, all);
     CHECK(end - t0 == all, "the sections ended at +%lld ns, not +%lld", end - t0, all);
     CHECK(pthread_barrier_destroy(&g_start) == 0, "pthread_barrier_destroy");
 }
@@ -216,7 +218,7 @@ static void *handover_worker(void *arg)
         while (!g_flag)
             CHECK(pthread_cond_wait(&g_cv, &g_mutex) == 0, "pthread_cond_wait");
         CHECK(pthread_mutex_unlock(&g_mutex) == 0, "pthread_mutex_unlock");
-    } else if (g == 1) { /* B */
+    } else if (g == 1) {                  /* B */
         while (sem_wait(&g_a_holds) != 0) /* a wait hysim sees: a poll would hold the simulation at B's clock */
             CHECK(errno == EINTR, "sem_wait");
         CHECK(pthread_mutex_lock(&g_mutex) == 0, "pthread_mutex_lock");
@@ -239,7 +241,8 @@ static void run_handover(void)
 {
     pthread_t t[3];
     CHECK(pthread_barrier_init(&g_three, NULL, 3) == 0 && sem_init(&g_a_holds, 0, 0) == 0 &&
-              sem_init(&g_c_go, 0, 0) == 0, "init");
+              sem_init(&g_c_go, 0, 0) == 0,
+          "init");
     for (long g = 0; g < 3; g++)
         CHECK(pthread_create(&t[g], NULL, handover_worker, (void *)g) == 0, "pthread_create");
     for (int g = 0; g < 3; g++)
@@ -350,8 +353,7 @@ int main(int argc, char **argv)
         g_spin = !strcmp(mode, "spin");
         CHECK(pthread_spin_init(&g_spinlock, PTHREAD_PROCESS_PRIVATE) == 0, "pthread_spin_init");
         run_held();
-    }
-    else if (!strcmp(mode, "handover"))
+    } else if (!strcmp(mode, "handover"))
         run_handover();
     else if (!strcmp(mode, "quiet"))
         run_quiet();

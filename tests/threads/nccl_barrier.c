@@ -32,8 +32,8 @@
 #include "test_check.h"
 #include "gpu_thread_kit.h" /* now_ns */
 
-#define NGPU 8
-#define ITERS 20
+#define NGPU   8
+#define ITERS  20
 #define FLOATS (1u << 20) /* 4 MiB per all-reduce */
 
 static ncclUniqueId g_id;
@@ -41,8 +41,8 @@ static ncclComm_t g_comm[NGPU];
 static cudaStream_t g_stream[NGPU];
 static float *g_buf[NGPU];
 static cudaEvent_t g_start[NGPU], g_done[NGPU][ITERS];
-static long long g_start_ns[NGPU];        /* each thread's clock as it issues its first all-reduce */
-static long long g_met_ns[NGPU][ITERS];   /* as it leaves the barrier after iteration k */
+static long long g_start_ns[NGPU];      /* each thread's clock as it issues its first all-reduce */
+static long long g_met_ns[NGPU][ITERS]; /* as it leaves the barrier after iteration k */
 
 static void setup_gpu(int g)
 {
@@ -114,8 +114,9 @@ static void run_threads(void)
               g_start_ns[0]);
     for (int k = 0; k < ITERS; k++)
         for (int g = 1; g < NGPU; g++)
-            CHECK(g_met_ns[g][k] == g_met_ns[0][k], "iteration %d: thread %d left the barrier at %lld ns, thread 0 at %lld",
-                  k, g, g_met_ns[g][k], g_met_ns[0][k]);
+            CHECK(g_met_ns[g][k] == g_met_ns[0][k],
+                  "iteration %d: thread %d left the barrier at %lld ns, thread 0 at %lld", k, g, g_met_ns[g][k],
+                  g_met_ns[0][k]);
 }
 
 static void run_serial(void)

@@ -36,7 +36,7 @@
 #include "test_check.h"
 #include "gpu_thread_kit.h"
 
-#define NT 3
+#define NT   3
 #define K_NS 1000000ll /* barrier_gpus.yaml: compute.default_kernel_us */
 
 static cudaStream_t g_stream[NT];

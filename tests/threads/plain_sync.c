@@ -23,7 +23,7 @@
 
 #include "test_check.h"
 
-#define NT 4
+#define NT     4
 #define ROUNDS 2000
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;

@@ -25,7 +25,7 @@
 #include "test_check.h"
 #include "gpu_thread_kit.h"
 
-#define K_NS 1000000ll /* barrier_gpus.yaml: compute.default_kernel_us */
+#define K_NS    1000000ll /* barrier_gpus.yaml: compute.default_kernel_us */
 #define SPIN_NS 1000000ll
 
 static long long g_start;

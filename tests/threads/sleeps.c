@@ -51,7 +51,7 @@
 #include "real_sleep.h"
 
 #define K_NS 1000000ll /* barrier_gpus.yaml's kernel */
-#define MS 1000000ll
+#define MS   1000000ll
 
 static struct timespec ts_of(long long ns) { return (struct timespec){ns / 1000000000ll, ns % 1000000000ll}; }
 
@@ -303,14 +303,14 @@ static void *sem_waiter(void *unused)
     rc = sem_error(sem_timedwait(&g_sem_quiet, &at));
     t = now_ns() - g_t0;
     snprintf(g_lines[0][1], sizeof g_lines[0][1], "unposted 2 ms sem_timedwait returned %d at +%lld ns", rc, t);
-    CHECK(rc == ETIMEDOUT && t == 5 * MS, "the unposted wait returned %d at +%lld ns, want ETIMEDOUT at +%lld", rc,
-          t, 5 * MS);
+    CHECK(rc == ETIMEDOUT && t == 5 * MS, "the unposted wait returned %d at +%lld ns, want ETIMEDOUT at +%lld", rc, t,
+          5 * MS);
     at = ts_of(clock_ns(CLOCK_MONOTONIC) + 1 * MS);
     rc = sem_error(sem_clockwait(&g_sem_quiet, CLOCK_MONOTONIC, &at));
     t = now_ns() - g_t0;
     snprintf(g_lines[0][2], sizeof g_lines[0][2], "unposted 1 ms sem_clockwait returned %d at +%lld ns", rc, t);
-    CHECK(rc == ETIMEDOUT && t == 6 * MS, "the sem_clockwait returned %d at +%lld ns, want ETIMEDOUT at +%lld", rc,
-          t, 6 * MS);
+    CHECK(rc == ETIMEDOUT && t == 6 * MS, "the sem_clockwait returned %d at +%lld ns, want ETIMEDOUT at +%lld", rc, t,
+          6 * MS);
     CHECK(sem_post(&g_sem_quiet) == 0, "sem_post");
     at = ts_of(clock_ns(CLOCK_REALTIME) + 5 * MS);
     rc = sem_error(sem_timedwait(&g_sem_quiet, &at));
@@ -343,7 +343,8 @@ static void *fresh_worker(void *unused)
 
 static void fresh(void)
 {
-    CHECK_CUDA(cudaDeviceSynchronize(), cudaSuccess); /* the main thread issued work: the threads it starts are new to hysimd */
+    CHECK_CUDA(cudaDeviceSynchronize(),
+               cudaSuccess); /* the main thread issued work: the threads it starts are new to hysimd */
     g_t0 = now_ns();
     pthread_t w;
     CHECK(pthread_create(&w, NULL, fresh_worker, NULL) == 0, "worker");
@@ -359,15 +360,14 @@ static void fresh(void)
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 
 /* A timed wait that times out after `ms` of the simulated clock `c`, as a real wait of that long. */
-#define EXPECT_REAL_WAIT(what, ms, call)                                                                  \
-    do {                                                                                                  \
-        long long r0 = real_ns();                                                                         \
-        int rc_ = (call);                                                                                 \
-        long long waited = real_ns() - r0;                                                                \
-        printf("%s: %s\n", what, rc_ == ETIMEDOUT ? "timed out" : "returned");                            \
-        CHECK(rc_ == ETIMEDOUT, "%s returned %d, not ETIMEDOUT", what, rc_);                              \
-        CHECK(waited >= (ms) * MS, "%s returned after %lld ns of real time, before its %d ms", what, waited, \
-              ms);                                                                                        \
+#define EXPECT_REAL_WAIT(what, ms, call)                                                                        \
+    do {                                                                                                        \
+        long long r0 = real_ns();                                                                               \
+        int rc_ = (call);                                                                                       \
+        long long waited = real_ns() - r0;                                                                      \
+        printf("%s: %s\n", what, rc_ == ETIMEDOUT ? "timed out" : "returned");                                  \
+        CHECK(rc_ == ETIMEDOUT, "%s returned %d, not ETIMEDOUT", what, rc_);                                    \
+        CHECK(waited >= (ms)*MS, "%s returned after %lld ns of real time, before its %d ms", what, waited, ms); \
     } while (0)
 
 static int sem_rc(int r) { return r == 0 ? 0 : errno; }

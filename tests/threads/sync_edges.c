@@ -71,7 +71,7 @@
 #include "test_check.h"
 #include "gpu_thread_kit.h"
 
-#define NT 3
+#define NT    3
 #define ITERS 4
 
 enum mode { M_MIX, M_TIMED, M_SEM, M_FORK, M_CANCEL, M_FORKS, M_PSHARED };
@@ -365,7 +365,10 @@ static void pshared(void)
             CHECK(rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD, "pthread_barrier_wait: %d", rc);
         }
         CHECK(cudaStreamSynchronize(s) == cudaSuccess, "sync");
-        printf("pshared %s: sync returned at +%lld ns\n", w == 0 ? "semaphore" : w == 1 ? "condvar" : "barrier",
+        printf("pshared %s: sync returned at +%lld ns\n",
+               w == 0   ? "semaphore"
+               : w == 1 ? "condvar"
+                        : "barrier",
                now_ns() - start);
     }
     int status = 0;

@@ -34,8 +34,8 @@
 #include "test_check.h"
 #include "real_sleep.h"
 
-#define NGPU 4
-#define ITERS 3
+#define NGPU   4
+#define ITERS  3
 #define FLOATS (16u << 20) /* 64 MiB per all-reduce */
 
 static ncclUniqueId g_id;

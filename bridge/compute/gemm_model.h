@@ -10,17 +10,8 @@
 
 #include <stdint.h>
 
+#include "hysim/gemm_dtype.h"
 #include "hysim/scenario.h"
-
-/* hysim.proto GemmDtype */
-enum hs_gemm_dtype {
-    HS_GEMM_FP32 = 0,
-    HS_GEMM_FP16 = 1,
-    HS_GEMM_BF16 = 2,
-    HS_GEMM_FP64 = 3,
-    HS_GEMM_TF32 = 4,
-    HS_GEMM_FP8 = 5,
-};
 
 typedef struct hs_gemm_shape {
     uint64_t m, n, k;

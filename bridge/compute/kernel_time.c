@@ -2,8 +2,8 @@
  * Kernel durations by source (kernel_time.h). All GPUs of a scenario are the
  * same model, so the profile database is searched under gpu.model's name; a
  * library GEMM under its GEMM key (profile_db.h) before the roofline; a
- * kernel a library times itself (Kernel.model_ns) takes that time unless
- * profiled.
+ * cuRAND generation (Kernel.random) its measured model's time
+ * (random_time.c) unless profiled.
  */
 #include "kernel_time.h"
 
@@ -15,6 +15,16 @@
 #include "daemon_internal.h"
 #include "gemm_model.h"
 #include "profile_db.h"
+#include "random_time.h"
+
+/* The GEMM types the interposer sends (include/hysim/gemm_dtype.h) are the wire's. */
+_Static_assert((int)HS_GEMM_FP32 == (int)HYSIM__GEMM_DTYPE__GEMM_FP32 &&
+                   (int)HS_GEMM_FP16 == (int)HYSIM__GEMM_DTYPE__GEMM_FP16 &&
+                   (int)HS_GEMM_BF16 == (int)HYSIM__GEMM_DTYPE__GEMM_BF16 &&
+                   (int)HS_GEMM_FP64 == (int)HYSIM__GEMM_DTYPE__GEMM_FP64 &&
+                   (int)HS_GEMM_TF32 == (int)HYSIM__GEMM_DTYPE__GEMM_TF32 &&
+                   (int)HS_GEMM_FP8 == (int)HYSIM__GEMM_DTYPE__GEMM_FP8,
+               "hysim/gemm_dtype.h and hysim.proto's GemmDtype differ");
 
 int hs_kernel_time_init(hs_daemon *d, char *err, size_t errlen)
 {
@@ -63,10 +73,10 @@ enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const Hys
         *dur_ps = us_to_ps(hs_gemm_kernel_us(&d->sc, &g));
         return HS_KERNEL_ROOFLINE;
     }
-    if (k->model_ns) {
-        /* a library's own model (cuRAND), counted with the GEMM roofline's; measured between two events,
-         * like the GEMMs, it holds the launch gap of its time (HS_GEMM_FIT_GAP_US), which the GPU adds */
-        uint64_t ps = hs_ns_to_ps(k->model_ns), gap = us_to_ps(HS_GEMM_FIT_GAP_US);
+    if (k->random) {
+        /* cuRAND's measured model, counted with the GEMM roofline's; measured between two events, like the
+         * GEMMs, it holds the launch gap of its time (HS_GEMM_FIT_GAP_US), which the GPU adds */
+        uint64_t ps = hs_ns_to_ps(hs_random_time_ns(d->sc.gpu.model, k->random)), gap = us_to_ps(HS_GEMM_FIT_GAP_US);
         *dur_ps = ps > gap ? ps - gap : 0;
         return HS_KERNEL_ROOFLINE;
     }

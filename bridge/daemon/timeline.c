@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy_time.h"
 #include "daemon_internal.h"
 #include "kernel_time.h"
 #include "run_stats.h"
@@ -201,46 +202,9 @@ static int stream_destroy(hs_daemon *d, hs_session *s, const Hysim__Op *m)
     return 0;
 }
 
-/* ------------------------------------------------------------- durations */
+/* ------------------------------------------------------------- durations (bridge/compute/copy_time.c) */
 
-/* bytes at `gbps` Gb/s, in ps */
-static uint64_t bits_ps(uint64_t bytes, double gbps)
-{
-    if (bytes == 0 || gbps <= 0)
-        return 0;
-    double ps = (double)bytes * 8000.0 / gbps;
-    return ps >= 1.8e19 ? HS_TIME_INF : (uint64_t)(ps + 0.5);
-}
-
-/* bytes moved through HBM at `gBps` GB/s, in ps */
-static uint64_t hbm_ps(uint64_t bytes, double gBps) { return bits_ps(bytes, gBps * 8.0); }
-
-uint64_t hs_tl_local_copy_ps(const hs_daemon *d, uint64_t bytes)
-{
-    return 2 * hbm_ps(bytes, d->sc.gpu.hbm_gbps); /* read + write */
-}
-
-/*
- * 2D copies and memsets (cudaMemcpy2D, cudaMemset2D) go row by row: besides
- * their bytes' time they take at least this long per row, which is what
- * bounds narrow rows (measured on an H100, bench/real/pitched_copies_real.sh,
- * bench/RESULTS.md "Pitched memory"). A row narrower than a 32-byte sector
- * written to the GPU costs more (the GPU reads and rewrites the sector).
- */
-#define HS_COPY_ROW_PS        1400
-#define HS_COPY_SECTOR_ROW_PS 3400
-#define HS_COPY_SECTOR_BYTES  32
-#define HS_MEMSET_ROW_PS      600
-
-/*
- * A host copy's fixed cost (pcie.copy_latency_ns) is partly done while the
- * work before it on its stream runs: queued behind other work a pinned H2D
- * copy takes 1.2-1.6 us less than one between two events on an H100 and an
- * H200 (4 KiB - 1 MiB, bench/real/pitched_copies_real.sh), so of the 4 us
- * 2.7 remain. As for memsets (below), the rest is taken before the op may
- * start, from when it reaches the GPU.
- */
-#define HS_COPY_QUEUED_PS 2700000
+uint64_t hs_tl_local_copy_ps(const hs_daemon *d, uint64_t bytes) { return hs_copy_time_local(&d->sc, bytes); }
 
 /* The part of an op's fixed cost that overlaps the work before it: it may start no sooner than this after
  * it reaches the GPU, and its duration holds the rest. */
@@ -248,54 +212,6 @@ static void take_early(hs_op *op, uint64_t early)
 {
     op->ready_ps = op->ready_ps > HS_TIME_INF - early ? HS_TIME_INF : op->ready_ps + early;
 }
-
-/* A 2D op's rows as the wire gives them: 0 or 1, or more rows than bytes, is one contiguous range. */
-static uint64_t op_rows(uint64_t rows, uint64_t bytes) { return rows > 1 && rows <= bytes ? rows : 1; }
-
-/* A 2D op's time: its bytes' time or its rows' floor, whichever is longer (rows from op_rows). */
-static uint64_t rows_floor_ps(uint64_t bytes_ps, uint64_t rows, uint64_t row_ps)
-{
-    if (rows <= 1)
-        return bytes_ps;
-    uint64_t floor = rows > HS_TIME_INF / row_ps ? HS_TIME_INF : rows * row_ps;
-    return hs_max_u64(bytes_ps, floor);
-}
-
-/*
- * A memset is a kernel of the driver's: a fixed cost, 2.8 us up to 4 KiB and
- * 5.5 us beyond (a different kernel), then its bytes at 95 % of the HBM rate
- * (measured between two events on an H100 and an H200, 1 KiB to 256 MiB,
- * bench/real/pitched_copies_real.sh, bench/RESULTS.md "Pitched memory").
- * Queued behind other work of its stream, all but 1.5 us of the fixed cost
- * is done while that work runs (back to back a memset takes its bytes and
- * 1.1 to 2.6 us more on both GPUs; one behind a copy, 1.7 us: "Driver API
- * programs"): that part is taken before the memset may start, from when it
- * reaches the GPU (take_early), the rest with its bytes.
- */
-#define HS_MEMSET_SMALL_BYTES 4096
-#define HS_MEMSET_SMALL_PS    2800000
-#define HS_MEMSET_PS          5500000
-#define HS_MEMSET_QUEUED_PS   1500000
-#define HS_MEMSET_HBM_SHARE   0.95
-
-/* A memset's fixed cost and, into *body_ps, the time of its bytes (2D: rows > 1). */
-static uint64_t memset_fixed_ps(uint64_t bytes, uint64_t rows, double hbm_gbps, uint64_t *body_ps)
-{
-    *body_ps =
-        bytes ? rows_floor_ps(hbm_ps(bytes, HS_MEMSET_HBM_SHARE * hbm_gbps), op_rows(rows, bytes), HS_MEMSET_ROW_PS)
-              : 0;
-    return !bytes ? 0 : bytes <= HS_MEMSET_SMALL_BYTES ? HS_MEMSET_SMALL_PS : HS_MEMSET_PS;
-}
-
-/*
- * A cudaMemcpy within one GPU's memory: at least 5.5 us (its kernel's fixed
- * cost), else its bytes read and written at 87 % of the HBM rate, whichever
- * is longer (measured between two events on an H100 and an H200, 4 KiB to
- * 256 MiB, bench/real/memcpy_kinds_real.sh, bench/RESULTS.md "Host copies").
- * NCCL's copies to self run inside its kernels: hs_tl_local_copy_ps.
- */
-#define HS_DEVICE_COPY_PS        5500000
-#define HS_DEVICE_COPY_HBM_SHARE 0.87
 
 /* Fills kind and duration of a copy op; -1 after failing on a bad message. */
 static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op)
@@ -306,19 +222,12 @@ static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op
     op->kind = HS_OP_COPY;
     op->copy_kind = (uint8_t)c->kind;
     op->bytes = c->bytes;
-    uint64_t rows = op_rows(c->rows, c->bytes);
     switch (c->kind) {
     case HYSIM__COPY_KIND__H2D:
     case HYSIM__COPY_KIND__D2H: {
-        /* a copy engine's DMA from pinned memory, or the host's staging of pageable memory, which is slower */
-        uint64_t row_ps = c->kind == HYSIM__COPY_KIND__H2D && c->bytes / rows < HS_COPY_SECTOR_BYTES
-                              ? HS_COPY_SECTOR_ROW_PS
-                              : HS_COPY_ROW_PS;
-        uint64_t bytes_ps = bits_ps(c->bytes, c->pageable ? sc->pcie.pageable_gbps : sc->pcie.copy_gbps);
-        uint64_t fixed = c->bytes ? hs_ns_to_ps(sc->pcie.copy_latency_ns) : 0;
-        uint64_t queued = hs_min_u64(fixed, HS_COPY_QUEUED_PS);
-        op->dur_ps = c->bytes ? rows_floor_ps(bytes_ps, rows, row_ps) + queued : 0;
-        take_early(op, fixed - queued);
+        hs_copy_time t = hs_copy_time_host(sc, c->kind == HYSIM__COPY_KIND__H2D, c->pageable, c->bytes, c->rows);
+        op->dur_ps = t.dur_ps;
+        take_early(op, t.early_ps);
         return 0;
     }
     case HYSIM__COPY_KIND__H2H:
@@ -331,8 +240,7 @@ static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op
             return -1;
         }
         if (c->peer_gpu == m->gpu) {
-            uint64_t bytes_ps = 2 * hbm_ps(c->bytes, HS_DEVICE_COPY_HBM_SHARE * sc->gpu.hbm_gbps);
-            op->dur_ps = hs_max_u64(HS_DEVICE_COPY_PS, rows_floor_ps(bytes_ps, rows, HS_COPY_ROW_PS));
+            op->dur_ps = hs_copy_time_device(sc, c->bytes, c->rows);
             return 0;
         }
         op->kind = HS_OP_PEER_COPY;
@@ -459,10 +367,9 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
     case HYSIM__OP__KIND_MEMSET: {
         op->kind = HS_OP_MEMSET;
         op->bytes = m->memset->bytes;
-        uint64_t body, fixed = memset_fixed_ps(op->bytes, m->memset->rows, d->sc.gpu.hbm_gbps, &body);
-        uint64_t queued = hs_min_u64(fixed, HS_MEMSET_QUEUED_PS), early = fixed - queued;
-        op->dur_ps = body + queued;
-        take_early(op, early);
+        hs_copy_time t = hs_copy_time_memset(&d->sc, op->bytes, m->memset->rows);
+        op->dur_ps = t.dur_ps;
+        take_early(op, t.early_ps);
         break;
     }
     case HYSIM__OP__KIND_EVENT_RECORD: op->kind = HS_OP_RECORD; break;

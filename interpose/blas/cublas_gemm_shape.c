@@ -3,33 +3,32 @@
 
 #include <cublas_api.h>
 
+#include "hysim/gemm_dtype.h"
+
 int hs_cublas_dtype(cudaDataType ab, int compute, int tf32_math)
 {
     switch (compute) {
-    case CUBLAS_COMPUTE_32F_FAST_TF32: return 4; /* GEMM_TF32 */
-    case CUBLAS_COMPUTE_32F_FAST_16BF: return 2; /* GEMM_BF16 */
-    case CUBLAS_COMPUTE_32F_FAST_16F: return 1;  /* GEMM_FP16 */
+    case CUBLAS_COMPUTE_32F_FAST_TF32: return HS_GEMM_TF32;
+    case CUBLAS_COMPUTE_32F_FAST_16BF: return HS_GEMM_BF16;
+    case CUBLAS_COMPUTE_32F_FAST_16F: return HS_GEMM_FP16;
     default: break;
     }
     switch (ab) {
     case CUDA_R_32F:
-    case CUDA_C_32F: return tf32_math ? 4 : 0;
-    case CUDA_R_16F: return 1;
-    case CUDA_R_16BF: return 2;
+    case CUDA_C_32F: return tf32_math ? HS_GEMM_TF32 : HS_GEMM_FP32;
+    case CUDA_R_16F: return HS_GEMM_FP16;
+    case CUDA_R_16BF: return HS_GEMM_BF16;
     case CUDA_R_64F:
-    case CUDA_C_64F: return 3;
+    case CUDA_C_64F: return HS_GEMM_FP64;
     case CUDA_R_8F_E4M3:
-    case CUDA_R_8F_E5M2: return 5;
+    case CUDA_R_8F_E5M2: return HS_GEMM_FP8;
     default: return -1;
     }
 }
 
 int hs_cublas_tf32_math(int math_mode) { return (math_mode & 0xf) == CUBLAS_TF32_TENSOR_OP_MATH; }
 
-int hs_cublas_sgemm_dtype(int math_mode)
-{
-    return hs_cublas_tf32_math(math_mode) ? 4 /* GEMM_TF32 */ : 0 /* GEMM_FP32 */;
-}
+int hs_cublas_sgemm_dtype(int math_mode) { return hs_cublas_tf32_math(math_mode) ? HS_GEMM_TF32 : HS_GEMM_FP32; }
 
 int hs_cublaslt_gemm(const hs_cublaslt_operands *o, hs_cublas_gemm *g)
 {

@@ -126,7 +126,8 @@ typedef struct pending_op {
         struct {
             Hysim__Kernel kernel;
             Hysim__Gemm gemm;
-        } gemm; /* a library GEMM: a Kernel carrying its shape */
+            Hysim__RandomGeneration random;
+        } gemm; /* a library kernel: a Kernel carrying a GEMM's shape or a generation's numbers */
         Hysim__Copy copy;
         Hysim__Memset memset;
         Hysim__EventRecord event_record;
@@ -2526,16 +2527,20 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
 /*
  * A kernel a library launches, named by it (a string that outlives the
  * process's ops), on a 1 x 1 x 1 grid: a cuBLAS GEMM (g: its shape, for the
- * roofline) or a kernel the library times itself (g NULL, model_ns > 0).
+ * roofline), a cuRAND generation (r), or neither.
  */
-static cudaError_t library_kernel(const char *name, const hs_gemm_call *g, uint64_t model_ns, cudaStream_t stream)
+static cudaError_t library_kernel(const char *name, const hs_gemm_call *g, const hs_random_generation *r,
+                                  cudaStream_t stream)
 {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
     if (CAPTURE_ON()) {
-        hs_stream_op op = g ? (hs_stream_op){.kind = HS_SOP_GEMM, .stream = stream, .u.gemm = {name, *g}}
-                            : (hs_stream_op){.kind = HS_SOP_MODEL, .stream = stream, .u.model = {name, model_ns}};
+        hs_stream_op op = {.kind = g ? HS_SOP_GEMM : HS_SOP_LIBRARY, .stream = stream};
+        if (g)
+            op.u.gemm = (__typeof__(op.u.gemm)){name, *g};
+        else
+            op.u.library = (__typeof__(op.u.library)){name, r != NULL, r ? *r : (hs_random_generation){0}};
         if (captured(&op, &e))
             return e;
     }
@@ -2550,7 +2555,15 @@ static cudaError_t library_kernel(const char *name, const hs_gemm_call *g, uint6
         kk->name = (char *)name;
         kk->grid_x = kk->grid_y = kk->grid_z = 1;
         kk->block_x = kk->block_y = kk->block_z = 1;
-        kk->model_ns = model_ns;
+        if (r) {
+            Hysim__RandomGeneration *rr = &p->u.gemm.random;
+            hysim__random_generation__init(rr);
+            rr->generator = (Hysim__RngGenerator)r->generator;
+            rr->output = (Hysim__RngOutput)r->output;
+            rr->count = r->count;
+            rr->first = r->first != 0;
+            kk->random = rr;
+        }
         if (g) {
             Hysim__Gemm *gg = &p->u.gemm.gemm;
             hysim__gemm__init(gg);
@@ -2575,19 +2588,19 @@ static cudaError_t library_kernel(const char *name, const hs_gemm_call *g, uint6
     return e;
 }
 
-cudaError_t hs_client_model_kernel(const char *name, uint64_t ns, cudaStream_t stream)
+cudaError_t hs_client_random_kernel(const char *name, const hs_random_generation *r, cudaStream_t stream)
 {
-    return library_kernel(name, NULL, ns ? ns : 1 /* 0 would read as "no model" */, stream);
+    return library_kernel(name, NULL, r, stream);
 }
 
 cudaError_t hs_client_library_kernel(const char *name, cudaStream_t stream)
 {
-    return library_kernel(name, NULL, 0, stream);
+    return library_kernel(name, NULL, NULL, stream);
 }
 
 cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaStream_t stream)
 {
-    return library_kernel(name, g, 0, stream);
+    return library_kernel(name, g, NULL, stream);
 }
 
 /* ---- NCCL ---- */

@@ -207,11 +207,17 @@ typedef struct hs_gemm_call {
     uint64_t lda, ldb, ldc; /* leading dimensions (elements); 0: not known */
 } hs_gemm_call;
 HS_API cudaError_t hs_client_gemm(const char *name, const hs_gemm_call *g, cudaStream_t stream);
-/* A library kernel its library times by its own model (cuRAND's generation): name (a string that
- * outlives the process's ops: a literal) and its duration on the GPU; a profile database entry
- * under name with a 1 x 1 x 1 grid and block wins. */
-HS_API cudaError_t hs_client_model_kernel(const char *name, uint64_t ns, cudaStream_t stream);
-/* A library kernel hysim has no model for (name as for hs_client_model_kernel): timed by a profile
+/* A cuRAND generation (hysim.proto RandomGeneration): hysimd times it (bridge/compute/random_time.c). */
+typedef struct hs_random_generation {
+    uint32_t generator; /* hysim.proto RngGenerator */
+    uint32_t output;    /* hysim.proto RngOutput */
+    uint64_t count;     /* numbers generated */
+    int first;          /* the generator's first generation since it was created or seeded */
+} hs_random_generation;
+/* A generation as one kernel named name (a string that outlives the process's ops: a literal); a
+ * profile database entry under name with a 1 x 1 x 1 grid and block wins over the model. */
+HS_API cudaError_t hs_client_random_kernel(const char *name, const hs_random_generation *r, cudaStream_t stream);
+/* A library kernel hysim has no model for (name as for hs_client_random_kernel): timed by a profile
  * database entry under name with a 1 x 1 x 1 grid and block, else by the per-kernel default. */
 HS_API cudaError_t hs_client_library_kernel(const char *name, cudaStream_t stream);
 
@@ -274,8 +280,8 @@ enum hs_stream_op_kind {
     HS_SOP_EVENT_RECORD,
     HS_SOP_WAIT_EVENT,
     HS_SOP_COLLECTIVE,
-    HS_SOP_HOST,  /* a host function (cudaLaunchHostFunc, a graph's host node): cudart_graphs.c runs it */
-    HS_SOP_MODEL, /* a library kernel with its library's own duration (hs_client_model_kernel) */
+    HS_SOP_HOST,    /* a host function (cudaLaunchHostFunc, a graph's host node): cudart_graphs.c runs it */
+    HS_SOP_LIBRARY, /* a library kernel without a GEMM (hs_client_library_kernel, hs_client_random_kernel) */
 };
 typedef struct hs_stream_op {
     enum hs_stream_op_kind kind;
@@ -309,8 +315,9 @@ typedef struct hs_stream_op {
         } host;
         struct {
             const char *name;
-            uint64_t ns;
-        } model;
+            int random; /* a cuRAND generation, as r says */
+            hs_random_generation r;
+        } library;
         struct {
             uint64_t comm_key, seq, bytes, group;
             int rank, device, root;

@@ -931,7 +931,9 @@ static cudaError_t issue(const xnode *v, cudaStream_t s, uint64_t *groups, size_
     case HS_SOP_KERNEL:
         return hs_client_launch(op->u.kernel.kernel, op->u.kernel.grid, op->u.kernel.block, op->u.kernel.shared, s);
     case HS_SOP_GEMM: return hs_client_gemm(op->u.gemm.name, &op->u.gemm.g, s);
-    case HS_SOP_MODEL: return hs_client_model_kernel(op->u.model.name, op->u.model.ns, s);
+    case HS_SOP_LIBRARY:
+        return op->u.library.random ? hs_client_random_kernel(op->u.library.name, &op->u.library.r, s)
+                                    : hs_client_library_kernel(op->u.library.name, s);
     case HS_SOP_COPY: {
         /* a graph's launch never waits for its copies, whatever their host memory */
         if (op->u.copy.rows > 1) {

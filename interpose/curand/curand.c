@@ -3,10 +3,7 @@
  * of the CUDA runtime, which hysim cannot see, so hysim replaces it.
  *
  * A device generator's generation is one kernel on the generator's stream,
- * timed by cuRAND's own measured costs (bench/RESULTS.md, "cuRAND", a real
- * H100 and H200): a fixed cost plus the count at the generator's and distribution's
- * rate, and, on a generator's first generation after it was created or
- * seeded, the set-up of its states. Device memory holds no data, so nothing
+ * which hysimd times from what it generates (bridge/compute/random_time.c). Device memory holds no data, so nothing
  * is written. A host generator (curandCreateGeneratorHost) writes real
  * numbers of the right distribution into host memory on the calling thread
  * (its own generator, not cuRAND's sequence), and costs the GPU nothing.
@@ -42,87 +39,24 @@ struct curandDiscreteDistribution_st {
     double lambda;
 };
 
-/* ---- the cost model (real H100 and H200, bench/real/data/curand_gen_h{100,200}.txt) ---- */
-
-enum dist { UNIFORM, NORMAL, UNIFORM_DOUBLE, UINT32, NDISTS };
-
-typedef struct gen_costs {
-    double setup_us; /* a first generation's set-up of the states */
-    struct {
-        double fixed_us, per_us;
-    } d[NDISTS]; /* fixed cost and numbers per us */
-} gen_costs;
-
-typedef struct gpu_costs {
-    gen_costs xorwow, philox, mrg32k3a, mtgp32, sobol32;
-} gpu_costs;
-
-/*
- * Fitted on the medians of 2^24 and 2^28 numbers; the set-up is the median of
- * first - median (bench/interpose/curand_fit.sh prints each GPU's rows). The
- * H200 generates Philox's numbers, Sobol32's and double uniforms 16-33 %
- * faster than the H100 (whose memory bound them); the rest alike.
- */
-static const gpu_costs H100_COSTS = {
-    .xorwow = {284, {{7.9, 269.8e3}, {9.0, 66.2e3}, {6.3, 88.1e3}, {7.8, 355.8e3}}},
-    .philox = {83, {{9.2, 769.8e3}, {8.4, 509.6e3}, {3.3, 195.5e3}, {9.7, 776.3e3}}},
-    .mrg32k3a = {835, {{11.1, 365.4e3}, {10.6, 292.7e3}, {13.2, 319.0e3}, {11.3, 365.0e3}}},
-    .mtgp32 = {346, {{18.2, 167.1e3}, {14.9, 121.7e3}, {16.2, 157.3e3}, {17.3, 170.1e3}}},
-    .sobol32 = {7, {{13.5, 730.4e3}, {71.6, 574.3e3}, {10.9, 403.0e3}, {12.0, 728.1e3}}},
-};
-static const gpu_costs H200_COSTS = {
-    .xorwow = {281, {{7.7, 270.4e3}, {8.2, 66.0e3}, {8.1, 87.9e3}, {6.2, 356.2e3}}},
-    .philox = {54, {{8.1, 937.4e3}, {7.3, 514.0e3}, {1.3, 228.0e3}, {8.5, 967.3e3}}},
-    .mrg32k3a = {820, {{8.6, 364.7e3}, {8.3, 292.5e3}, {8.3, 368.5e3}, {9.0, 365.1e3}}},
-    .mtgp32 = {320, {{13.0, 167.4e3}, {14.5, 122.1e3}, {15.4, 158.2e3}, {14.9, 171.0e3}}},
-    .sobol32 = {4, {{18.4, 904.4e3}, {71.1, 559.5e3}, {7.8, 531.4e3}, {16.2, 899.1e3}}},
-};
-
-/* A GPU named H200 takes the H200's costs, any other GPU the H100's (as the GEMM curves). MT19937 is
- * timed as MTGP32 and the 64-bit and scrambled Sobol generators as Sobol32: not measured. */
-static const gen_costs *costs_of(curandRngType_t t)
-{
-    const hs_gpu_info *info = hs_client_gpu_info(); /* set: the output is device memory */
-    const gpu_costs *gpu = info && strstr(info->model, "H200") ? &H200_COSTS : &H100_COSTS;
-    switch (t) {
-    case CURAND_RNG_PSEUDO_PHILOX4_32_10: return &gpu->philox;
-    case CURAND_RNG_PSEUDO_MRG32K3A: return &gpu->mrg32k3a;
-    case CURAND_RNG_PSEUDO_MTGP32:
-    case CURAND_RNG_PSEUDO_MT19937: return &gpu->mtgp32;
-    case CURAND_RNG_QUASI_DEFAULT:
-    case CURAND_RNG_QUASI_SOBOL32:
-    case CURAND_RNG_QUASI_SCRAMBLED_SOBOL32:
-    case CURAND_RNG_QUASI_SOBOL64:
-    case CURAND_RNG_QUASI_SCRAMBLED_SOBOL64: return &gpu->sobol32;
-    default: return &gpu->xorwow;
-    }
-}
-
-/*
- * A generation's GPU time in ns. Kinds not measured borrow a measured one:
- * double normals the double uniforms' rate scaled by normal / uniform of the
- * same generator, log-normals the normals', Poisson numbers the normals',
- * 64-bit integers half the 32-bit rate.
- */
+/* What a generation produces, as hysim.proto's RngOutput numbers them (log-normal numbers: the normals). */
 enum kind { K_UINT32, K_UINT64, K_UNIFORM, K_UNIFORM_DOUBLE, K_NORMAL, K_NORMAL_DOUBLE, K_POISSON };
 
-static uint64_t generation_ns(const struct curandGenerator_st *g, enum kind k, size_t n)
+/* The generator as hysim.proto's RngGenerator numbers them. */
+static uint32_t wire_generator(curandRngType_t t)
 {
-    const gen_costs *c = costs_of(g->type);
-    double fixed, per_us;
-    switch (k) {
-    case K_UINT32: fixed = c->d[UINT32].fixed_us, per_us = c->d[UINT32].per_us; break;
-    case K_UINT64: fixed = c->d[UINT32].fixed_us, per_us = c->d[UINT32].per_us / 2; break;
-    case K_UNIFORM: fixed = c->d[UNIFORM].fixed_us, per_us = c->d[UNIFORM].per_us; break;
-    case K_UNIFORM_DOUBLE: fixed = c->d[UNIFORM_DOUBLE].fixed_us, per_us = c->d[UNIFORM_DOUBLE].per_us; break;
-    case K_NORMAL_DOUBLE:
-        fixed = c->d[UNIFORM_DOUBLE].fixed_us;
-        per_us = c->d[UNIFORM_DOUBLE].per_us * c->d[NORMAL].per_us / c->d[UNIFORM].per_us;
-        break;
-    default: fixed = c->d[NORMAL].fixed_us, per_us = c->d[NORMAL].per_us; break; /* normal, log-normal, Poisson */
+    switch (t) {
+    case CURAND_RNG_PSEUDO_MRG32K3A: return 1;
+    case CURAND_RNG_PSEUDO_MTGP32: return 2;
+    case CURAND_RNG_PSEUDO_MT19937: return 3;
+    case CURAND_RNG_PSEUDO_PHILOX4_32_10: return 4;
+    case CURAND_RNG_QUASI_DEFAULT:
+    case CURAND_RNG_QUASI_SOBOL32: return 5;
+    case CURAND_RNG_QUASI_SCRAMBLED_SOBOL32: return 6;
+    case CURAND_RNG_QUASI_SOBOL64: return 7;
+    case CURAND_RNG_QUASI_SCRAMBLED_SOBOL64: return 8;
+    default: return 0; /* XORWOW, the default */
     }
-    double us = fixed + (double)n / per_us + (g->states_ready ? 0 : c->setup_us);
-    return (uint64_t)llround(us * 1e3);
 }
 
 /* ---- host generators: splitmix64, then the distributions ---- */
@@ -348,8 +282,8 @@ static curandStatus_t generate(curandGenerator_t g, enum kind k, void *out, size
     }
     if (hs_client_device_of(out) < 0)
         return CURAND_STATUS_LAUNCH_FAILURE; /* a device generator writes device memory */
-    uint64_t ns = generation_ns(g, k, n);
-    if (hs_client_model_kernel(KERNEL_NAMES[k], ns, g->stream) != cudaSuccess)
+    hs_random_generation r = {wire_generator(g->type), (uint32_t)k, n, !g->states_ready};
+    if (hs_client_random_kernel(KERNEL_NAMES[k], &r, g->stream) != cudaSuccess)
         return CURAND_STATUS_LAUNCH_FAILURE;
     g->states_ready = 1;
     return CURAND_STATUS_SUCCESS;
@@ -433,8 +367,8 @@ curandStatus_t curandGenerateSeeds(curandGenerator_t generator)
         return CURAND_STATUS_NOT_INITIALIZED;
     if (generator->host || generator->states_ready)
         return CURAND_STATUS_SUCCESS;
-    uint64_t ns = (uint64_t)llround(costs_of(generator->type)->setup_us * 1e3);
-    if (hs_client_model_kernel("curandGenerateSeeds", ns, generator->stream) != cudaSuccess)
+    hs_random_generation r = {wire_generator(generator->type), K_UINT32, 0, 1}; /* no numbers: the set-up alone */
+    if (hs_client_random_kernel("curandGenerateSeeds", &r, generator->stream) != cudaSuccess)
         return CURAND_STATUS_LAUNCH_FAILURE;
     generator->states_ready = 1;
     return CURAND_STATUS_SUCCESS;

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v clang-format >/dev/null || { echo "FAIL: clang-format is not installed (tools/install-deps.sh)"; exit 1; }
-mapfile -t files < <(git ls-files '*.c' '*.h' '*.cc')
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cc')
 if [[ ${1:-} == --fix ]]; then
   clang-format -i "${files[@]}"
   exit 0

@@ -97,8 +97,8 @@ hs_copy_time hs_copy_time_memset(const hs_scenario *sc, uint64_t bytes, uint64_t
 {
     if (!bytes)
         return (hs_copy_time){0, 0};
-    uint64_t body = rows_floor_ps(hbm_ps(bytes, HS_MEMSET_HBM_SHARE * sc->gpu.hbm_gbps), op_rows(rows, bytes),
-                                  HS_MEMSET_ROW_PS);
+    uint64_t body =
+        rows_floor_ps(hbm_ps(bytes, HS_MEMSET_HBM_SHARE * sc->gpu.hbm_gbps), op_rows(rows, bytes), HS_MEMSET_ROW_PS);
     uint64_t fixed = bytes <= HS_MEMSET_SMALL_BYTES ? HS_MEMSET_SMALL_PS : HS_MEMSET_PS;
     uint64_t queued = min_u64(fixed, HS_MEMSET_QUEUED_PS);
     return (hs_copy_time){body + queued, fixed - queued};

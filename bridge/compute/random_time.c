@@ -6,7 +6,6 @@
 
 /* ---- cuRAND's costs, measured on a real H100 and H200 (bench/real/data/curand_gen_h{100,200}.txt) ---- */
 
-
 enum dist { UNIFORM, NORMAL, UNIFORM_DOUBLE, UINT32, NDISTS };
 
 typedef struct gen_costs {
@@ -75,7 +74,9 @@ uint64_t hs_random_time_ns(const char *gpu_model, const Hysim__RandomGeneration 
     case HYSIM__RNG_OUTPUT__RNG_UINT32: fixed = c->d[UINT32].fixed_us, per_us = c->d[UINT32].per_us; break;
     case HYSIM__RNG_OUTPUT__RNG_UINT64: fixed = c->d[UINT32].fixed_us, per_us = c->d[UINT32].per_us / 2; break;
     case HYSIM__RNG_OUTPUT__RNG_UNIFORM: fixed = c->d[UNIFORM].fixed_us, per_us = c->d[UNIFORM].per_us; break;
-    case HYSIM__RNG_OUTPUT__RNG_UNIFORM_DOUBLE: fixed = c->d[UNIFORM_DOUBLE].fixed_us, per_us = c->d[UNIFORM_DOUBLE].per_us; break;
+    case HYSIM__RNG_OUTPUT__RNG_UNIFORM_DOUBLE:
+        fixed = c->d[UNIFORM_DOUBLE].fixed_us, per_us = c->d[UNIFORM_DOUBLE].per_us;
+        break;
     case HYSIM__RNG_OUTPUT__RNG_NORMAL_DOUBLE:
         fixed = c->d[UNIFORM_DOUBLE].fixed_us;
         per_us = c->d[UNIFORM_DOUBLE].per_us * c->d[NORMAL].per_us / c->d[UNIFORM].per_us;

@@ -118,9 +118,10 @@ static void print_kernel_sources(const hs_scenario *sc, const hs_run_summary *s)
     if (!s->kernels)
         return;
     fprintf(stderr,
-            "hysim: kernel time by source: profile %llu kernels %.3f ms, roofline %llu kernels %.3f ms, "
-            "default %llu kernels %.3f ms\n",
+            "hysim: kernel time by source: profile %llu kernels %.3f ms, family %llu kernels "
+            "%.3f ms, roofline %llu kernels %.3f ms, default %llu kernels %.3f ms\n",
             (unsigned long long)s->kernels_profile, (double)s->kernel_ps_profile * 1e-9,
+            (unsigned long long)s->kernels_family, (double)s->kernel_ps_family * 1e-9,
             (unsigned long long)s->kernels_roofline, (double)s->kernel_ps_roofline * 1e-9,
             (unsigned long long)s->kernels_default, (double)s->kernel_ps_default * 1e-9);
     double gpu_ps = (double)s->sim_end_ps * (double)sc->servers.count * (double)sc->servers.gpus_per_server;

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # `hysim profile` on a machine with a real NVIDIA GPU: builds the profile
-# recorder (interpose/profile/, libhysim_profile.so, against the CUPTI found
-# there) and `hysim profile` alone (tools/profile_main.c: the GPU machine
+# recorder and `hysim profile` alone (build_profiler.sh: the GPU machine
 # needs no ns-3), builds an example with nvcc, runs it once as is (its own
 # timings) and once under the recorder, and leaves the profile database and
 # the log in OUT_DIR (bench/real/data/profile_*, bench/RESULTS.md).
@@ -30,15 +29,7 @@ if [ ${#args[@]} -eq 0 ]; then
 fi
 export NCCL_NVLS_ENABLE=0 # NVLink SHARP (multicast) stays off on shared hosts
 
-nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-cuda=$(cd "$(dirname "$nvcc")/.." && pwd)
-first() { find "$@" -print -quit 2>/dev/null || true; } # the first match only
-cupti_h=$(first "$cuda/include/" "$cuda/extras/CUPTI/include/" -name cupti.h) # / : lib64, include are often links
-cupti_so=$(first "$cuda/lib64/" "$cuda/extras/CUPTI/lib64/" "$cuda/lib/" -name 'libcupti.so*')
-nccl_h=$(dirname "$(first / -name nccl.h -path '*include*')")
-nccl_so=$(dirname "$(first / -name 'libnccl.so.2*')")
-w=/tmp/hysim-profile
-mkdir -p "$w/bin" "$w/lib"
+source "$root/bench/real/build_profiler.sh"
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | sed 's/^NVIDIA //; s/ .*//' | tr 'A-Z' 'a-z')
 log=$out/profile_${gpu}_${example}.log
 {
@@ -46,16 +37,6 @@ log=$out/profile_${gpu}_${example}.log
   echo "# $("$nvcc" --version | tail -1); CUPTI $cupti_h, $cupti_so; gcc $(gcc -dumpfullversion)"
 } | tee "$log"
 
-cflags=(-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -I"$root/interpose/profile" -I"$root/bridge" -I"$root/tools")
-gcc "${cflags[@]}" -shared -fPIC -fvisibility=hidden -I"$root/interpose" -I"$root/include" \
-  -I"$(dirname "$cupti_h")" -I"$cuda/include" \
-  -o "$w/lib/libhysim_profile.so" "$root/interpose/profile/cupti_recorder.c" \
-  "$root/interpose/profile/cublas_forward.c" "$root/interpose/blas/cublas_gemm_shape.c" \
-  "$root/interpose/profile/gemm_join.c" "$root/interpose/profile/profile_aggregate.c" \
-  "$root/bridge/compute/profile_db.c" "$root/bridge/compute/gemm_dtype.c" \
-  -L"$(dirname "$cupti_so")" -Wl,-rpath,"$(dirname "$cupti_so")" -lcupti -L"$cuda/lib64/stubs" -lcuda -lpthread -ldl
-gcc "${cflags[@]}" -o "$w/bin/hysim-profile" "$root/tools/profile_main.c" "$root/tools/profile.c" \
-  "$root/bridge/compute/profile_db.c" -ldl
 "$nvcc" -O2 -std=c++17 -cudart shared -arch=sm_90 -I"$nccl_h" -L"$nccl_so" -o "$w/bin/$example" \
   "$source_cu" -lcublas -lcublasLt -lnccl
 export LD_LIBRARY_PATH=$nccl_so:$cuda/lib64:${LD_LIBRARY_PATH:-}

@@ -73,6 +73,10 @@ enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const Hys
         *dur_ps = us_to_ps(hs_gemm_kernel_us(&d->sc, &g));
         return HS_KERNEL_ROOFLINE;
     }
+    if (d->profiles && !k->random && hs_profile_db_scaled(d->profiles, &key, &us)) {
+        *dur_ps = us_to_ps(us);
+        return HS_KERNEL_FAMILY;
+    }
     if (k->random) {
         /* cuRAND's measured model, counted with the GEMM roofline's; measured between two events, like the
          * GEMMs, it holds the launch gap of its time (HS_GEMM_FIT_GAP_US), which the GPU adds */
@@ -95,6 +99,10 @@ void hs_kernel_time_count(hs_daemon *d, int source, uint64_t dur_ps)
     case HS_KERNEL_ROOFLINE:
         d->sum.kernels_roofline++;
         d->sum.kernel_ps_roofline += dur_ps;
+        break;
+    case HS_KERNEL_FAMILY:
+        d->sum.kernels_family++;
+        d->sum.kernel_ps_family += dur_ps;
         break;
     default:
         d->sum.kernels_default++;

@@ -225,6 +225,113 @@ bool hs_profile_db_lookup(const hs_profile_db *db, const hs_profile_key *key, do
     return false;
 }
 
+/* The first entry of gpu whose kernel name sorts at or after name's first len bytes (the entries are sorted). */
+static size_t first_from(const hs_profile_db *db, const char *gpu, const char *name, size_t len)
+{
+    size_t lo = 0, hi = db->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(db->e[mid].gpu, gpu);
+        if (!c)
+            c = strncmp(db->e[mid].kernel, name, len);
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static double threads(const uint32_t grid[3], const uint32_t block[3])
+{
+    return (double)grid[0] * grid[1] * grid[2] * (double)block[0] * block[1] * block[2];
+}
+
+static bool same_block(const entry *e, const hs_profile_key *k)
+{
+    return e->block[0] == k->block[0] && e->block[1] == k->block[1] && e->block[2] == k->block[2] &&
+           e->shared_bytes == k->shared_bytes;
+}
+
+/* Whether e is of key's GPU and its kernel's name begins with key's first len bytes (all of it: exact). */
+static bool matches(const entry *e, const hs_profile_key *k, size_t len, bool exact)
+{
+    return !strcmp(e->gpu, k->gpu) && (exact ? !strcmp(e->kernel, k->kernel) : !strncmp(e->kernel, k->kernel, len));
+}
+
+/* The scaled time among the entries matches() takes (hs_profile_db_scaled); false when there are none. */
+static bool scaled_among(const hs_profile_db *db, const hs_profile_key *key, size_t len, bool exact, double *us)
+{
+    size_t plen = exact ? strlen(key->kernel) : len; /* the entries that may match begin with these bytes */
+    size_t first = first_from(db, key->gpu, key->kernel, plen), end = first;
+    bool any_block = false;
+    while (end < db->n && matches(&db->e[end], key, plen, false)) {
+        any_block |= matches(&db->e[end], key, len, exact) && same_block(&db->e[end], key);
+        end++;
+    }
+    double w = threads(key->grid, key->block);
+    /* the entries just below and above w in work, and the smallest and largest */
+    const entry *below = NULL, *above = NULL, *smallest = NULL, *largest = NULL;
+    for (size_t i = first; i < end; i++) {
+        const entry *e = &db->e[i];
+        if (!matches(e, key, len, exact) || (any_block && !same_block(e, key)))
+            continue;
+        double we = threads(e->grid, e->block);
+        if (!smallest || we < threads(smallest->grid, smallest->block))
+            smallest = e;
+        if (!largest || we > threads(largest->grid, largest->block))
+            largest = e;
+        if (we <= w && (!below || we > threads(below->grid, below->block)))
+            below = e;
+        if (we >= w && (!above || we < threads(above->grid, above->block)))
+            above = e;
+    }
+    if (!smallest)
+        return false;
+    if (!below) {
+        *us = smallest->us;
+    } else if (!above) {
+        double wl = threads(largest->grid, largest->block);
+        *us = wl > 0 ? largest->us * w / wl : largest->us;
+    } else {
+        double wb = threads(below->grid, below->block), wa = threads(above->grid, above->block);
+        *us = wa > wb ? below->us + (above->us - below->us) * (w - wb) / (wa - wb) : below->us;
+    }
+    return *us > 0;
+}
+
+size_t hs_profile_family_length(const char *kernel)
+{
+    const char *p = kernel;
+    if (strncmp(p, "_Z", 2) != 0)
+        return 0;
+    p += 2;
+    bool nested = *p == 'N';
+    p += nested;
+    size_t parts = 0;
+    while (*p >= '1' && *p <= '9') { /* <length><identifier>, one per scope */
+        char *end;
+        unsigned long n = strtoul(p, &end, 10);
+        if (strnlen(end, n) < n)
+            return 0;
+        p = end + n;
+        parts++;
+        if (!nested)
+            break;
+    }
+    return parts && *p == 'I' ? (size_t)(p - kernel) + 1 : 0; /* a template: its name and the I opening its arguments */
+}
+
+int hs_profile_db_scaled(const hs_profile_db *db, const hs_profile_key *key, double *us)
+{
+    if (!db || !db->n || !key->kernel)
+        return 0;
+    if (scaled_among(db, key, 0, true, us))
+        return 1;
+    size_t len = hs_profile_family_length(key->kernel);
+    return len && scaled_among(db, key, len, false, us) ? 2 : 0;
+}
+
 size_t hs_profile_db_size(const hs_profile_db *db) { return db ? db->n : 0; }
 
 void hs_profile_db_free(hs_profile_db *db)

@@ -49,6 +49,22 @@ hs_profile_db *hs_profile_db_load(const char *path, char *err, size_t errlen);
 /* true and *us when the key is in the database. */
 bool hs_profile_db_lookup(const hs_profile_db *db, const hs_profile_key *key, double *us);
 
+/*
+ * A kernel the database lacks, timed from its family (docs/compute.md,
+ * "Kernels"): 1 and *us from the entries of the same GPU and kernel name at
+ * other launch sizes; else 2 and *us from those of the same template (a
+ * mangled name's template without its arguments: every
+ * at::native::vectorized_elementwise_kernel, whatever its functor); else 0.
+ * Its work is its threads (grid x block); among the entries with its block
+ * and shared memory (else all of them) the time is interpolated linearly in
+ * work between the two that bracket it, kept at the smallest's below them,
+ * and proportional to work above the largest (a large launch is bound by
+ * its throughput).
+ */
+int hs_profile_db_scaled(const hs_profile_db *db, const hs_profile_key *key, double *us);
+/* The length of a mangled template kernel's name without its template arguments; 0 when it is not one. */
+size_t hs_profile_family_length(const char *kernel);
+
 size_t hs_profile_db_size(const hs_profile_db *db);
 
 /*

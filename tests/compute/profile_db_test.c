@@ -4,6 +4,7 @@
  * the reason.
  * usage: profile_db_test TMPDIR
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,69 @@ static void test_refused(void)
             ":4: kernel _Z1kv on NVIDIA H200 with this grid, block and shared memory is already on line 2");
 }
 
+/* A kernel the database holds at other launch sizes: interpolated in threads, floored, proportional above. */
+static void test_scaled(void)
+{
+    const char *text = "# hysim-profile 1\n"
+                       "NVIDIA H200,_Z3addPf,10,1,1,128,1,1,0,10\n"
+                       "NVIDIA H200,_Z3addPf,100,1,1,128,1,1,0,28\n"
+                       "NVIDIA H200,_Z3addPf,40,1,1,64,1,1,0,99\n"
+                       "NVIDIA H200,_Z3mulPf,8,1,1,256,1,1,0,4\n"
+                       "NVIDIA H100 80GB HBM3,_Z3addPf,1000,1,1,128,1,1,0,500\n";
+    char err[512] = "";
+    hs_profile_db *db = hs_profile_db_load(write_file("scaled.csv", text), err, sizeof err);
+    CHECK_COND(db != NULL);
+    if (!db)
+        return;
+    double us = 0;
+    hs_profile_key k = {"NVIDIA H200", "_Z3addPf", {55, 1, 1}, {128, 1, 1}, 0};
+    CHECK(hs_profile_db_scaled(db, &k, &us) && fabs(us - 19) < 1e-9, "between two sizes: %g, not 19", us);
+    k.grid[0] = 5;
+    CHECK(hs_profile_db_scaled(db, &k, &us) && us == 10, "below the smallest: %g, not 10", us);
+    k.grid[0] = 50, k.grid[1] = 4; /* 200 blocks of the same block: above the largest, proportional */
+    CHECK(hs_profile_db_scaled(db, &k, &us) && fabs(us - 56) < 1e-9, "above the largest: %g, not 56", us);
+    k.grid[0] = 100, k.grid[1] = 1, k.block[0] = 32; /* no entry with this block: all of the name, by threads */
+    double want = 99 + (28 - 99) * (3200.0 - 2560) / (12800 - 2560); /* between 40 x 64 and 100 x 128 threads */
+    CHECK(hs_profile_db_scaled(db, &k, &us) && fabs(us - want) < 1e-9, "another block: %g, not %g", us, want);
+    k.kernel = "_Z3subPf";
+    CHECK_COND(!hs_profile_db_scaled(db, &k, &us)); /* a name the database lacks */
+    k.kernel = "_Z3mulPf", k.gpu = "NVIDIA H100 80GB HBM3";
+    CHECK_COND(!hs_profile_db_scaled(db, &k, &us)); /* another GPU's entries do not count */
+    CHECK_COND(!hs_profile_db_scaled(NULL, &k, &us));
+    hs_profile_db_free(db);
+}
+
+/* A kernel of a template the database has with other arguments: the template's entries, by threads. */
+static void test_family(void)
+{
+    CHECK_COND(hs_profile_family_length("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_3MulEEEviT0_") == 45);
+    CHECK_COND(hs_profile_family_length("_Z6kernelIfEvPT_") == 10);
+    CHECK_COND(hs_profile_family_length("_Z4stepPf") == 0); /* not a template */
+    CHECK_COND(hs_profile_family_length("cudnn_fused_graph") == 0);
+    const char *text =
+        "# hysim-profile 1\n"
+        "NVIDIA H200,_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_3AddEEEviT0_,100,1,1,128,1,1,0,8\n"
+        "NVIDIA H200,_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_4GeluEEEviT0_,400,1,1,128,1,1,0,20\n"
+        "NVIDIA H200,_ZN2at6native18elementwise_kernelILi128ELi4ENS0_3AddEEEviT1_,300,1,1,128,1,1,0,99\n";
+    char err[512] = "";
+    hs_profile_db *db = hs_profile_db_load(write_file("family.csv", text), err, sizeof err);
+    CHECK_COND(db != NULL);
+    if (!db)
+        return;
+    double us = 0;
+    hs_profile_key k = {"NVIDIA H200",
+                        "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_3MulEEEviT0_",
+                        {200, 1, 1},
+                        {128, 1, 1},
+                        0};
+    CHECK(hs_profile_db_scaled(db, &k, &us) == 2 && fabs(us - 12) < 1e-9, "a family's: %g, not 12", us);
+    k.kernel = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_3AddEEEviT0_";
+    CHECK(hs_profile_db_scaled(db, &k, &us) == 1 && fabs(us - 16) < 1e-9, "its own name's: %g, not 16", us);
+    k.kernel = "_ZN2at6native13reduce_kernelILi512ELi1EEEvT1_";
+    CHECK_COND(hs_profile_db_scaled(db, &k, &us) == 0); /* a template the database lacks */
+    hs_profile_db_free(db);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -110,6 +174,8 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s", argv[1]);
     mkdir(dir, 0755);
     test_lookup();
+    test_scaled();
+    test_family();
     test_refused();
     printf(failures ? "FAIL\n" : "ok\n");
     return failures ? 1 : 0;

@@ -105,11 +105,14 @@ static void check_kernel_time(const char *path)
     CHECK_COND(ps == (uint64_t)llround(median_us(d_scale, N(d_scale)) * 1e6));
     CHECK_COND(time_of(GPU, path, &k_reduce, &ps) == HS_KERNEL_PROFILE);
     CHECK_COND(ps == (uint64_t)llround(median_us(d_reduce, N(d_reduce)) * 1e6));
-    /* another GPU model, or another grid, is not this measurement */
+    /* another GPU model is not this measurement; another grid is it scaled by the threads */
     CHECK_COND(time_of("NVIDIA H100 80GB HBM3", path, &k_scale, &ps) == HS_KERNEL_DEFAULT);
     hs_profile_key grid = k_scale;
-    grid.grid[0] = 2048;
-    CHECK_COND(time_of(GPU, path, &grid, &ps) == HS_KERNEL_DEFAULT);
+    grid.grid[0] = 6144; /* halfway between the two grids recorded */
+    CHECK_COND(time_of(GPU, path, &grid, &ps) == HS_KERNEL_FAMILY);
+    double mid = (median_us(d_scale, N(d_scale)) + median_us(d_scale_big, N(d_scale_big))) / 2;
+    CHECK(llabs((long long)ps - llround(mid * 1e6)) <= 1, "grid 6144: %llu ps, not %.0f", (unsigned long long)ps,
+          mid * 1e6);
 }
 
 int main(int argc, char **argv)

@@ -26,11 +26,11 @@
  * message of that exit answers it, at the exit's host time, which no
  * simulation is needed for. The client sends it only when no thread is left
  * that may still send its first work at the process's host time (the joined
- * one, threads started by a working thread: interpose/core/client.c), and the
+ * one, threads started by a working thread: interpose/core/host_waits.c), and the
  * trace leaves it out (whether it is sent at all may depend on wall-clock
  * order; its answer does not). A thread that issued work and blocks outside
  * CUDA in a condition variable, barrier or semaphore wait the client wraps
- * is left out of the count (interpose/core/client.c), and counted in again by
+ * is left out of the count (interpose/core/host_waits.c), and counted in again by
  * the running thread that releases it before that one can wait: it needs
  * nothing here. Blocked elsewhere (a lock) it counts as running: the
  * simulation does not pass its host time until it goes on. At most one Wait of a session is answered per pass, so that the bound is

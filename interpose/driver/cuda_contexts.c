@@ -1,6 +1,6 @@
 /*
  * Contexts in hysim's libcuda.so.1: each local device has one context, its
- * primary context, set up once the runtime uses the device (client.c keeps
+ * primary context, set up once the runtime uses the device (the client core keeps
  * which are, and each thread's stack of current contexts by device); the
  * driver calls that retain, query and make current those contexts answer as
  * a real H100's driver does (bench/interpose/driver_contexts.cu,

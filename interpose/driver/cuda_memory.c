@@ -1,5 +1,5 @@
 /*
- * Memory, copies and memsets of the driver API: the runtime's own (client.c's)
+ * Memory, copies and memsets of the driver API: the runtime's own (the client core's)
  * under the driver's names and errors. Device memory is allocated on the
  * current context's device (the driver needs one); a CUdeviceptr is the
  * address the runtime would hand out. Copies are timed as the runtime's

@@ -1,5 +1,5 @@
 /*
- * Streams and events of the driver API: the runtime's own (client.c's),
+ * Streams and events of the driver API: the runtime's own (the client core's),
  * since a CUstream is a cudaStream_t and a CUevent a cudaEvent_t; created on
  * the current context's device, which the driver needs there to be.
  * Host functions run as the runtime's do (cudart_streams.c): on the calling

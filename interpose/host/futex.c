@@ -10,8 +10,7 @@
  * that waits without a deadline is listed as blocked on the futex's
  * address, so that one that issued GPU work counts as waiting while it
  * cannot run, and a wake counts up to as many of the threads blocked there
- * in again before the kernel wakes them (client.c, "Threads blocked outside
- * CUDA"). The waiter decides whether it blocks (the futex word still holds
+ * in again before the kernel wakes them (docs/client.md, "Threads"). The waiter decides whether it blocks (the futex word still holds
  * the value it was given) under the lock the wake takes, so a wake never
  * finds it neither blocked nor woken; a word changed without a wake (a
  * futex's users always wake after they change it) is no such proof, and the
@@ -24,7 +23,7 @@
  * libstdc++ builds without it where its configure did not find the flag
  * (Debian 12's does), so a futex in memory shared with another process is
  * taken for this process's alone, and a wake from there counts as a
- * signal's interruption (client.c: the woken thread counts itself in).
+ * signal's interruption (core/host_waits.c: the woken thread counts itself in).
  * hysim's own libraries make their futex calls through
  * hs_client_own_syscall (interpose/CMakeLists.txt renames syscall there),
  * which never lists them: their waits are the simulator's, not the

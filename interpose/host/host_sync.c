@@ -6,7 +6,7 @@
  * sem_timedwait and sem_clockwait (timed_waits.c): a thread that issued GPU
  * work waits in hysimd until its deadline (an UNTIL Wait, as a sleep), and
  * a signal or broadcast of the condition variable, or a post of the
- * semaphore, answers it early (a Wake, client.c). The waiter is
+ * semaphore, answers it early (a Wake, core/host_waits.c). The waiter is
  * listed before it lets the mutex go, so a signal under the mutex never
  * misses it; a signal wakes one listed timed waiter besides whatever libc
  * wakes (an extra wakeup, which POSIX allows). Mutexes are mutex.c's; a
@@ -21,7 +21,7 @@
  * blocked on the object's address before it blocks, and the releasing call
  * (a signal or broadcast, the last arrival at a barrier, a post) counts the
  * threads blocked there as running again, and hysimd with them, before it
- * releases them (client.c, "Threads blocked outside CUDA", says when a
+ * releases them (docs/client.md, "Threads", says when a
  * blocked thread counts as waiting and why that is sound).
  *
  * A barrier's size is what pthread_barrier_init was given (a map from its

@@ -20,7 +20,7 @@ HS_HIDDEN int hs_real_cond_clockwait(pthread_cond_t *cond, pthread_mutex_t *mute
 
 /*
  * pthread_cond_timedwait or pthread_cond_clockwait of a thread hysimd can
- * time (client.c, hs_client_cond_timedwait): 1 with *rc; 0 when the caller
+ * time (core/host_waits.c, hs_client_cond_timedwait): 1 with *rc; 0 when the caller
  * is to wait in real time (a process-shared condition variable, a CPU-time
  * clock, a deadline libc would refuse, a thread hysimd cannot see).
  */
@@ -37,7 +37,7 @@ HS_HIDDEN int hs_sync_sem_timedwait(sem_t *sem, clockid_t clock, const struct ti
 HS_HIDDEN int hs_sync_mutex_lock(pthread_mutex_t *mutex);
 /*
  * The program's mutex, held by the caller, let go with libc's unlock by a
- * caller holding the client lock (client.c's timed waits): 1 when a thread
+ * caller holding the client lock (core/host_waits.c's timed waits): 1 when a thread
  * blocked on it is to be released (the caller releases it under that lock).
  */
 HS_HIDDEN int hs_sync_mutex_let_go(pthread_mutex_t *mutex);

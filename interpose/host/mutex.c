@@ -9,7 +9,7 @@
  * as running, so hysimd could not simulate past the process's host clock,
  * the holder's synchronize could never be answered, and the stall watchdog
  * ended the run. Now a lock that finds the mutex taken lists the thread as
- * blocked on the mutex's address (client.c, "Threads blocked outside CUDA"),
+ * blocked on the mutex's address (docs/client.md, "Threads"),
  * and an unlock counts one listed thread as running again before it
  * returns.
  *
@@ -26,7 +26,7 @@
  * releasers do: the unlocking thread runs until its unlock returns, so
  * hysimd cannot pass the host clock before the count reaches it.
  *
- * A blocked thread waits in client.c (hs_client_block_on_lock), not in
+ * A blocked thread waits in core/host_waits.c (hs_client_block_on_lock), not in
  * libc's lock: libc wakes a waiter at an unlock, but the mutex may be taken
  * again before that waiter runs (the unlocking thread relocks it in a loop),
  * and libc's waiter blocks on inside, where it would count as running. Here
@@ -40,7 +40,7 @@
  * thread that blocks on the mutex while its owner is listed so counts as
  * running too; both keep trying the mutex until libc has let it go (at
  * most 50 ms of real time, or until another thread takes it), then block
- * listed again. A timed wait that waits in hysimd (client.c) lets its
+ * listed again. A timed wait that waits in hysimd (core/host_waits.c) lets its
  * mutex go itself, under the client lock and before its Wait
  * (hs_sync_mutex_let_go): no handover is needed there.
  *
@@ -144,7 +144,7 @@ static int try_under_lock(void *arg)
     return a->rc != EBUSY;
 }
 
-/* The mutex is taken: blocks listed on it (client.c) until the caller takes it. */
+/* The mutex is taken: blocks listed on it (core/host_waits.c) until the caller takes it. */
 static int lock_contended(pthread_mutex_t *mutex)
 {
     atomic_fetch_add(&g_contended, 1); /* before the try under the lock: an unlock after it sees this */

@@ -6,7 +6,7 @@
  * lock would otherwise stall the run).
  *
  * As mutex.c: a lock tries first (tryrdlock, trywrlock) and blocks listed
- * on the rwlock's address only when that fails (client.c,
+ * on the rwlock's address only when that fails (core/host_waits.c,
  * hs_client_block_on_lock); an unlock releases after libc's, while some
  * thread is in that slow path (g_contended, paired as mutex.c's). An unlock
  * releases every thread blocked on the rwlock, not one: a writer's unlock

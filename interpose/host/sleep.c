@@ -8,7 +8,7 @@
  * Under hysim a program's clocks read the simulated host clock, so a sleep
  * must last its length on that clock: a thread that sleeps 200 ms and reads
  * the clock again reads 200 ms more, whatever the real machine took, and the
- * wait costs no real time. hysimd decides when the sleep ends (client.c,
+ * wait costs no real time. hysimd decides when the sleep ends (core/host_waits.c,
  * hs_client_sleep_until): the thread sends an UNTIL Wait, answered once the
  * simulation has reached the sleep's end, as a stream synchronisation that
  * completes then. Meanwhile the process's other threads and the other

@@ -6,7 +6,7 @@
  * spinning thread also burns the host's CPU the simulation needs).
  *
  * As mutex.c: a lock tries first (pthread_spin_trylock) and, when that
- * fails, blocks listed on the lock's address (client.c,
+ * fails, blocks listed on the lock's address (core/host_waits.c,
  * hs_client_block_on_lock) instead of spinning; an unlock releases one
  * blocked thread after libc's unlock, while some thread is in that slow
  * path (g_contended, paired as mutex.c's). So under hysim a contended spin

@@ -21,7 +21,7 @@
  * A pthread_join that hysimd is not told of (its joiner issued no work)
  * lists the joiner as blocked on the joined thread's record, as host_sync.c
  * lists its waits: the joined thread releases it as its exit begins, while
- * it still runs (client.c, "Threads blocked outside CUDA", says why).
+ * it still runs (docs/client.md, "Threads", says why).
  *
  * A timed join (pthread_timedjoin_np: CLOCK_REALTIME; pthread_clockjoin_np:
  * CLOCK_REALTIME or CLOCK_MONOTONIC) reads its deadline on the simulated
@@ -38,7 +38,7 @@
  *     deadline ahead: the joiner waits in hysimd until the deadline (UNTIL,
  *     bridge/wire/hysim.proto), and the thread's exit, which tells hysimd first,
  *     answers it early (Wake, as a condition variable's signal does:
- *     client.c). Exited by the deadline: joined, 0; otherwise ETIMEDOUT at
+ *     core/host_waits.c). Exited by the deadline: joined, 0; otherwise ETIMEDOUT at
  *     the deadline, in simulated time, the thread still running;
  *   - any other running thread, the deadline ahead: waited for as
  *     pthread_join waits (in hysimd, where the joiner issued work), but not

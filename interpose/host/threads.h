@@ -30,14 +30,14 @@ typedef struct hs_thread {
     int listed, gone; /* findable by pthread_t; exited (never listed again) */
     uint64_t exit_ns; /* once gone: the host clock (hs_clock_now) when it exited */
     struct hs_thread *next;
-    /* client.c, under the client lock */
+    /* core/host_waits.c, under the client lock */
     uint64_t id;                 /* Wait.thread / Threads.exited: unique in the process, never 0 */
     int worked;                  /* it issued work (an op or a Wait) */
     int fresh;                   /* created by a thread that had issued work; has issued none yet */
-    uint64_t born;               /* its place among the quiet starts (client.c: g_quiet_starts) */
+    uint64_t born;               /* its place among the quiet starts (core/client.c: g_quiet_starts) */
     int exited;                  /* it exited */
     int joiner;                  /* a thread that issued work blocks in pthread_join of it */
-    void *join_wait;             /* the joiner's THREAD_EXIT Wait, once sent (client.c's reply slot) */
+    void *join_wait;             /* the joiner's THREAD_EXIT Wait, once sent (core/host_waits.c's reply slot) */
     struct hs_thread *next_join; /* joins whose Wait is not sent yet */
     int leaving;                 /* its exit began: its joiners were released, later ones do not block in the books */
 } hs_thread;
@@ -48,12 +48,12 @@ typedef struct hs_thread {
  * thread's stack from hs_client_park to hs_client_unpark. hysimd counts a
  * blocked thread that issued work as waiting, but only while no thread that
  * issued no work runs: such a thread, unseen by hysimd, might release it
- * (client.c says why and how).
+ * (core/host_waits.c says why and how).
  */
 typedef struct hs_parked {
     const void *key;   /* what it blocks on: the object's address */
     int works;         /* the thread issued work */
-    int listed;        /* in client.c's list of blocked threads */
+    int listed;        /* in core/host_waits.c's list of blocked threads */
     int released;      /* a releaser counted it as running again; it has not returned yet */
     int sleeps;        /* it sleeps on released (a lock's, hs_client_block_on_lock): a release wakes it */
     int handover;      /* its release came before libc lets the mutex go (hs_client_park_handing) */
@@ -69,7 +69,7 @@ HS_HIDDEN hs_thread *hs_thread_self(void);
 HS_HIDDEN int hs_thread_create_untracked(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
                                          void *arg);
 
-/* ---- client.c, called by threads.c ---- */
+/* ---- core/host_waits.c, called by threads.c ---- */
 
 /* t is about to be started by the calling thread. */
 HS_HIDDEN void hs_client_thread_created(hs_thread *t);
@@ -87,7 +87,7 @@ HS_HIDDEN void hs_client_join_end(hs_thread *t);
 /* t is about to exit (it runs): releases the threads blocked in a join of it (before it is counted out). */
 HS_HIDDEN void hs_client_thread_leaving(hs_thread *t);
 
-/* ---- client.c, called by host_sync.c: timed condition variable waits ---- */
+/* ---- core/host_waits.c, called by host_sync.c: timed condition variable waits ---- */
 
 /*
  * A timed wait on key (a condition variable) until the host clock reads
@@ -114,7 +114,7 @@ HS_HIDDEN int hs_client_sem_timedwait(const void *key, uint64_t until_ns, int (*
 /* A signal (max 1) or broadcast (max 0) of key: answers the timed waits on it hysimd times, now. */
 HS_HIDDEN void hs_client_wake_timed(const void *key, unsigned max);
 
-/* ---- client.c, called by host_sync.c and threads.c: threads blocked outside CUDA ---- */
+/* ---- core/host_waits.c, called by host_sync.c and threads.c: threads blocked outside CUDA ---- */
 
 /*
  * The calling thread is about to block on key. release_at > 0 (a barrier of

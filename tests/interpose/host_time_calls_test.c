@@ -249,7 +249,7 @@ int main(int argc, char **argv)
     CHECK_OK(ncclCommInitAll(&comm, 1, &dev0));
 
     /* ten events to query, one query each: a thread that queries again what it was just told is not
-     * done, its clock where it was (host_time zero), waits instead (client.c, query_locked) */
+     * done, its clock where it was (host_time zero), waits instead (core/ops.c, query_locked) */
     cudaEvent_t queried[10];
     for (int i = 0; i < 10; i++) {
         CHECK_OK(cudaEventCreate(&queried[i]));

@@ -1,6 +1,6 @@
 /*
  * Threads whose first GPU work comes after another thread already waits on
- * its GPU (interpose/core/client.c, await_newborn_locked), on barrier_gpus.yaml:
+ * its GPU (interpose/core/ops.c, await_first_work_locked), on barrier_gpus.yaml:
  * every kernel K_NS long, host time zero, so a thread's first work comes at
  * host time 0 however late the machine runs it, and every time below is
  * exact. hysimd learns of a thread only from its first work: the others'

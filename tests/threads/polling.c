@@ -3,7 +3,7 @@
  * or read the clock until a deadline, under barrier_gpus.yaml's host_time
  * zero (polls and clock reads cost no host time) and kernels K_NS long:
  * each loop must end, at the simulated time its work does
- * (interpose/core/client.c, query_locked) or at its deadline
+ * (interpose/core/ops.c, query_locked) or at its deadline
  * (interpose/host/host_clock.c, note_clock_read). Before, the host clock never
  * moved in the loop, the simulation could not pass it, and the loop spun
  * forever.

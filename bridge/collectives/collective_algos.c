@@ -1,55 +1,7 @@
 /*
  * hysimd collective algorithms: how each kind of collective becomes fabric
- * flows, as NCCL runs it. collective_tuner.c picks the protocol and the
- * number of channels C; each channel moves its 1/C of the buffer over its own
- * ring or chain, independently of the others.
- *
- *   ring   ALL_REDUCE: 2(n−1) steps moving ceil(bytes/n/C); ALL_GATHER and
- *          REDUCE_SCATTER: n−1 steps moving ceil(bytes/C). In step k the
- *          rank at ring position p sends to position p+1; flow (k, p) starts
- *          once both ranks have reached the collective and, for k > 0, flow
- *          (k−1, p−1) is done. Channel c's ring visits each server's ranks
- *          rotated by c, so its cross-server hop leaves from a different GPU
- *          (a different NIC rail) than channel c−1's.
- *   chain  BROADCAST: root → root+1 → … → root+n−1; REDUCE: root+1 → … →
- *          root+n−1 → root. A channel's share moves in chunks (NCCL's Simple
- *          protocol pipelines them); chunk c crosses hop h once it has crossed
- *          hop h−1 and chunk c−1 has crossed hop h: one chunk per hop at a
- *          time.
- *   tree   ALL_REDUCE with the Tree plan, as NCCL's double binary tree: in
- *          each server a chain over its GPUs (rotated by the channel, so each
- *          channel's head GPU, and so its NIC rail, differs), and the heads
- *          joined across servers by NCCL's ncclGetDtree (src/graph/trees.cc):
- *          even channels use tree 0, odd ones tree 1, the mirrored (or, with an
- *          odd number of servers, shifted) tree, whose leaves are tree 0's
- *          inner nodes. A channel's share moves in at most HS_TREE_MAX_CHUNKS
- *          chunks, reduced up then broadcast down: chunk c goes up from rank r
- *          once r has received chunk c from all its children, and down to r
- *          once its parent has the result (the root: once all its children
- *          sent it up); chunk c waits for chunk c−1 on the same hop. Up and
- *          down flows of different chunks overlap (the pipeline). Hops between
- *          servers pay the plan's NET latency, the others its NVLink one.
- *   pairs  ALL_TO_ALL: all n(n−1) flows of `bytes` at once, each starting
- *          when both its ranks have reached the collective; one flow per
- *          pair stands for the NCCL p2p channels it is split over (the
- *          plan's cap is theirs together).
- *   p2p    a Send and its Recv: one flow, once both have been reached, as
- *          for a pair; a rank's Send to itself: a copy within its GPU
- *          instead of the flow.
- * A rank is done when, on every channel, its last outgoing and last incoming
- * flows are. Every flow carries payload × the plan's wire factor; step-0
- * flows start after the plan's start-up latency, and every flow after its
- * per-hop latency. With the plan's per-channel cap (channel_gbps), a flow
- * the fabric finishes sooner than wire bytes / cap after its start counts as
- * done only then: a duration floor per step, not pacing in the fabric (the
- * fabric's ABI has no per-flow rate), which matches a paced sender wherever a
- * capped flow's fabric rate stays above the cap while it runs (a channel's
- * flows share links evenly: its fellow channels are capped alike).
- *
- * Flow grid per channel (rows × cols): ring (step, position), chain (chunk,
- * hop), tree (chunk, r: r's flow up / n + r: down to r), pairs (sender,
- * receiver), p2p 1 × 1. A flow's `step` is
- * channel × rows + row.
+ * flows, as NCCL runs it (ring, chain, tree, pairs, p2p): docs/nccl.md, "The
+ * flows in detail".
  */
 #include <stdlib.h>
 #include <string.h>

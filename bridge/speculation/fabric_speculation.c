@@ -1,49 +1,8 @@
 /*
- * hysimd's speculative fabric (run.fabric.speculate; docs/time.md,
- * "Speculation").
- *
- * With a worker-process fabric (include/hysim/fabric.h, "Worker mode") the
- * fabric may run past the safe time while hysimd would otherwise sit in
- * poll(): hs_fspec_run_ahead steps it by at most a chunk of simulated time,
- * up to the next completion and at most speculate_window_us beyond the time
- * the daemon has applied, then returns to the poll loop (which does not sleep
- * while more can be done), so sessions are never kept waiting long. It stops
- * at the next completion because what that completion sets off (the next
- * step of a collective) starts at or after it: no rollback for those flows.
- *
- * What it computes there is held back: the completions go into `held`, in the
- * order the fabric reported them, and reach the timeline only through
- * hs_fspec_next_completion, whose results are exactly those of
- * hs_fabric_next_completion on a fabric that never ran ahead. So the clock
- * (sim_loop.c) applies only completions below its limit, and the limit
- * never passes the safe time: nothing is ever timed on a completion that
- * could still change.
- *
- * A flow the clock starts below the fabric's time (late: possible only
- * because of speculation, and never below the applied time) rolls the worker
- * back to its newest checkpoint at or before the flow's start. The worker
- * withdraws every completion it reported at or after that checkpoint: held
- * ones are dropped; applied ones (before the applied time, so before the late
- * flow's start, which cannot change them) are remembered in `reapply` and
- * their re-reports are checked to be identical and skipped.
- *
- * Back-off (policy only: results never depend on it): each rollback costs a
- * resume and a re-simulation, so a rollback halves the window, a clean stretch
- * (HS_FSPEC_CLEAN_TO_GROW held completions applied without a rollback) doubles
- * it back up to speculate_window_us, and HS_FSPEC_MAX_STRIKES rollbacks with
- * no clean stretch between (one that replays many flows counts as several:
- * it re-simulates them all) stop running ahead for a pause counted in
- * completions applied, 16 times longer with each pause in a row, and at
- * least 4 completions per flow the rollback re-simulated; then it tries again.
- *
- * Link samples (hs_fabric_sample_links) a worker computed ahead are held back
- * the same way, by the fabric itself: it delivers a sample only once its time
- * is at or below the safe time. So after every step the applied time (the
- * fabric's time when not speculating) is handed over as the safe time: no
- * flow will start before it.
- *
- * Without speculation every function here is the plain hs_fabric_* call, and
- * the safe time after each step.
+ * hysimd's speculative fabric (run.fabric.speculate): a worker-process
+ * fabric runs ahead of the safe time while hysimd would wait, its results
+ * held back until exact rules allow them; rollback and back-off
+ * (docs/time.md, "Speculation in detail").
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,54 +1,8 @@
 /*
- * hysimd speculation: run.mode: optimistic (docs/time.md, "Optimistic mode").
- *
- * Exact mode answers a blocking call only once nothing any process may still
- * issue can change the answer. Optimistic mode answers at once: when a Wait
- * (or query) cannot be answered under exact rules, the daemon forks itself.
- * The child, a copy-on-write copy of the whole simulation (timeline, fabric),
- * simulates ahead as if no process will issue any more work, answers the
- * waiting session by exact rules on that assumption, sends the answer
- * through a pipe and exits. The parent replies with it and the session runs again from that
- * host time, bounding the safe time there like any running session, so the
- * parent's own simulation stays exact: nothing can be issued into its past.
- *
- * The mode's contract: an answer (the host time it carries, the event times)
- * assumes that no later work of any process interferes. Work issued later
- * (late flows sharing a link, say) can make the true time later; the
- * program's clocks then have read a time that the authoritative simulation
- * revises. GPU work that depends on the answered op through streams or
- * events is timed by the authoritative simulation (in-order streams make it
- * wait for the true completion); what the program did on the host on the
- * strength of the early answer (when it issued its next work) is not redone.
- * Each answer is kept as a record (the ops it covers, the event records it
- * timed, what it said); once the authoritative simulation has completed
- * those ops the true answer is computed by exact rules and compared: the run
- * summary counts the answers revised and the largest revision.
- *
- * The child then simulates on until everything issued so far is done and
- * sends the times its simulation predicts for the waiting process's stream
- * tails and event records too: the process's next Waits (a stream sync per
- * GPU, say) are answered from them without another fork, as long as no
- * process has issued more work since (the prediction would be the same).
- *
- * When the child finds no answer (the condition needs work nobody has issued
- * yet, a collective's missing rank say) the wait stays as in exact mode, and
- * it is tried again once more work has been issued.
- * "Work issued" counts ops (their per-process numbers): a collective part
- * that joins an op already issued (an NCCL group) is not noticed, so a
- * prediction may miss it; the revision count then shows it.
- *
- * Optimistic answers depend on what was issued when the Wait came, so on the
- * processes' real speeds: reruns are bit-identical only where the program
- * orders its processes' work itself (as the tests do).
- *
- * The child never writes anything but the pipe: every other descriptor is
- * replaced by /dev/null, sessions count as closed, and the run statistics
- * start afresh (no trace, no progress line). It dies with the daemon
- * (PR_SET_PDEATHSIG) and is reaped before the reply is sent. A fork that
- * fails, or a child that dies, fails the run with a message naming it.
- *
- * HYSIM_FAULT_FORK=N (read once at hs_daemon_create): the Nth fork fails with
- * EAGAIN, for tests.
+ * hysimd speculation, run.mode: optimistic: a blocking call exact rules
+ * cannot answer yet is answered by a forked copy of the simulation that runs
+ * ahead; the answers are checked against the authoritative simulation
+ * (docs/time.md, "Optimistic mode in detail").
  */
 #include <dirent.h>
 #include <errno.h>

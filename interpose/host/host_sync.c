@@ -1,50 +1,7 @@
 /*
- * A program's threads meeting outside CUDA, wrapped: pthread_cond_wait,
- * pthread_cond_signal, pthread_cond_broadcast, pthread_barrier_init,
- * pthread_barrier_destroy, pthread_barrier_wait, sem_wait and sem_post; and
- * the simulated path of pthread_cond_timedwait, pthread_cond_clockwait,
- * sem_timedwait and sem_clockwait (timed_waits.c): a thread that issued GPU
- * work waits in hysimd until its deadline (an UNTIL Wait, as a sleep), and
- * a signal or broadcast of the condition variable, or a post of the
- * semaphore, answers it early (a Wake, core/host_waits.c). The waiter is
- * listed before it lets the mutex go, so a signal under the mutex never
- * misses it; a signal wakes one listed timed waiter besides whatever libc
- * wakes (an extra wakeup, which POSIX allows). Mutexes are mutex.c's; a
- * wait here hands its mutex over to the threads blocked on it
- * (hs_client_park_handing), as libc lets it go unseen.
- *
- * A thread that issued GPU work and blocks in one of them would otherwise
- * count as running, and hysimd could not simulate past the process's host
- * clock: in the thread-per-GPU pattern (each thread synchronises its stream,
- * then meets the others in a barrier) the first to arrive would hold back
- * the syncs of the others forever. So the blocking call lists the thread as
- * blocked on the object's address before it blocks, and the releasing call
- * (a signal or broadcast, the last arrival at a barrier, a post) counts the
- * threads blocked there as running again, and hysimd with them, before it
- * releases them (docs/client.md, "Threads", says when a
- * blocked thread counts as waiting and why that is sound).
- *
- * A barrier's size is what pthread_barrier_init was given (a map from its
- * address); one this file did not see initialised is passed through, and
- * its threads count as running while they wait, as before. So is every
- * object shared between processes (pthread_*attr_setpshared, sem_init's
- * pshared, sem_open): a thread of another process, which this process
- * cannot see, may release it (shared_cond, shared_sem say how they are told
- * apart). A semaphore's waiter tries it first and decides whether to block
- * under the lock the post takes, so that a post never finds it neither
- * blocked nor served (a signal handler's post on a thread that holds that
- * lock skips it).
- *
- * Exported unversioned, as threads.c's pthread_join is: with
- * LD_PRELOAD=libhysim.so they satisfy the program's versioned references.
- * The real calls are the default versions (pthread_cond_* of GLIBC_2.3.2,
- * through dlvsym), looked up in the constructor: a sanitizer's own threads
- * must not allocate in them. Without HYSIM_ENDPOINT every call passes
- * straight through. Not wrapped (their threads count as running, as
- * before): the timed waits the simulated path does not take (a thread that
- * issued no work: timed_waits.c only moves their deadlines to the
- * machine's clock). Futex waits made through syscall(2) (C++ std::barrier,
- * std::atomic::wait, std::latch) are futex.c's.
+ * Condition variables, barriers and semaphores: a thread blocked in one is
+ * listed as blocked, and its releaser counts it in again (docs/client.md,
+ * "Condition variables, barriers and semaphores").
  */
 #include <semaphore.h>
 #include <stdint.h>

@@ -1,63 +1,8 @@
 /*
- * pthread_mutex_lock and pthread_mutex_unlock, wrapped (and so C++
- * std::mutex, whose lock and unlock call them): a thread blocked on a
- * mutex counts as waiting, as one blocked in host_sync.c's calls does.
- *
- * A common pattern holds a mutex across a GPU wait: a thread takes a lock,
- * synchronises its stream, lets the lock go; another thread that issued
- * work blocks on the lock meanwhile. Unwrapped, the blocked thread counted
- * as running, so hysimd could not simulate past the process's host clock,
- * the holder's synchronize could never be answered, and the stall watchdog
- * ended the run. Now a lock that finds the mutex taken lists the thread as
- * blocked on the mutex's address (docs/client.md, "Threads"),
- * and an unlock counts one listed thread as running again before it
- * returns.
- *
- * The uncontended path costs a trylock instead of a lock, and an unlock one
- * atomic load more: a lock tries the mutex first and parks only when it is
- * taken; an unlock looks for listed threads only while some thread is in
- * that slow path (g_contended). The two sides pair as in Dekker's
- * algorithm: a locker counts itself in g_contended before it tries the
- * mutex under the client lock, an unlocker lets the mutex go before it
- * reads g_contended, both with sequentially consistent operations, so
- * either the locker's try takes the mutex or the unlocker sees the locker
- * and releases it (or finds it not listed yet, and then its try succeeds).
- * The unlock releases after libc's unlock, not before as host_sync.c's
- * releasers do: the unlocking thread runs until its unlock returns, so
- * hysimd cannot pass the host clock before the count reaches it.
- *
- * A blocked thread waits in core/host_waits.c (hs_client_block_on_lock), not in
- * libc's lock: libc wakes a waiter at an unlock, but the mutex may be taken
- * again before that waiter runs (the unlocking thread relocks it in a loop),
- * and libc's waiter blocks on inside, where it would count as running. Here
- * a release wakes the thread it counts in, which tries again, and blocks
- * listed again if it lost.
- *
- * A condition variable's wait lets its mutex go inside libc, where no
- * wrapper sees it: so the waiting thread, listed on the condition variable
- * with the mutex it hands over (hs_client_park_handing, host_sync.c),
- * releases one thread blocked on the mutex while it still runs, and a
- * thread that blocks on the mutex while its owner is listed so counts as
- * running too; both keep trying the mutex until libc has let it go (at
- * most 50 ms of real time, or until another thread takes it), then block
- * listed again. A timed wait that waits in hysimd (core/host_waits.c) lets its
- * mutex go itself, under the client lock and before its Wait
- * (hs_sync_mutex_let_go): no handover is needed there.
- *
- * Left to libc as they are: a mutex shared between processes (another
- * process may hold it), robust and priority-inheritance or -protection
- * mutexes (the kernel hands them over, at an owner's death too: their
- * blocked threads count as running), a lock by the mutex's own owner (an
- * error-checking mutex's EDEADLK, a recursive one's count), an unlock that
- * leaves a recursive mutex held, and everything without HYSIM_ENDPOINT. Which
- * thread libc gives the mutex to is libc's choice, as is the order in which
- * blocked threads get it, so a program whose threads race for a mutex may
- * run them in another order each time, as on a real machine.
- *
- * hysim's own libraries lock their own mutexes with libc's calls: they are
- * built with pthread_mutex_lock and pthread_mutex_unlock renamed to
- * hs_client_own_mutex_lock and _unlock (interpose/CMakeLists.txt), which
- * this file defines; their waits are the simulator's, not the program's.
+ * pthread_mutex_lock, trylock, timedlock and clocklock, and
+ * pthread_mutex_unlock: a thread that issued GPU work and blocks on a mutex
+ * counts as blocked while the holder waits on the GPU (docs/client.md,
+ * "Mutexes").
  */
 #undef pthread_mutex_lock
 #undef pthread_mutex_unlock

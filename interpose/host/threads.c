@@ -1,58 +1,7 @@
 /*
- * pthread_create, pthread_join, pthread_timedjoin_np and pthread_clockjoin_np,
- * wrapped (threads.h says why).
- *
- * They are exported from libhysim.so without a symbol version, as the clock
- * functions are (host_clock.c): with LD_PRELOAD=libhysim.so, which `hysim run`
- * sets, they satisfy the program's (and libstdc++'s std::thread's) versioned
- * references to libc's, and call libc's own through dlsym(RTLD_NEXT), the
- * default version (a sanitizer runtime preloaded before us calls through to
- * us the same way). Without HYSIM_ENDPOINT both pass straight through.
- *
- * pthread_create starts the thread through a trampoline that lists its
- * record (so that a pthread_join can find it by pthread_t) and arms a
- * thread-specific destructor that tells the client core when it exits,
- * however it exits (return, pthread_exit, cancellation). The records of live
- * threads form a short list; a thread that has exited is not in it: a join
- * of it finds nothing to wait for, as none is needed (its exit was sent
- * before anything the joiner sends next). Nothing here allocates in the new
- * thread, which may run before a sanitizer runtime has set it up.
- *
- * A pthread_join that hysimd is not told of (its joiner issued no work)
- * lists the joiner as blocked on the joined thread's record, as host_sync.c
- * lists its waits: the joined thread releases it as its exit begins, while
- * it still runs (docs/client.md, "Threads", says why).
- *
- * A timed join (pthread_timedjoin_np: CLOCK_REALTIME; pthread_clockjoin_np:
- * CLOCK_REALTIME or CLOCK_MONOTONIC) reads its deadline on the simulated
- * clock the program read to compute it, and decides in simulated time, where
- * a thread exits at the host clock's reading when it exits:
- *   - a clock other than those two, or tv_nsec outside [0, 1e9): EINVAL, as
- *     in glibc; no deadline (NULL) joins as pthread_join does;
- *   - a thread that has exited: joined, 0 and its value, whatever the deadline
- *     (so is one libhysim.so never knew, started before it was loaded: as
- *     pthread_join joins it, without a deadline);
- *   - a running thread, the deadline at or before the host clock: ETIMEDOUT
- *     at once (it can only exit later);
- *   - a running thread that issued GPU work, joined by one that did too, the
- *     deadline ahead: the joiner waits in hysimd until the deadline (UNTIL,
- *     bridge/wire/hysim.proto), and the thread's exit, which tells hysimd first,
- *     answers it early (Wake, as a condition variable's signal does:
- *     core/host_waits.c). Exited by the deadline: joined, 0; otherwise ETIMEDOUT at
- *     the deadline, in simulated time, the thread still running;
- *   - any other running thread, the deadline ahead: waited for as
- *     pthread_join waits (in hysimd, where the joiner issued work), but not
- *     reaped, until it exits or the host clock passes the deadline. Exited by
- *     the deadline: joined, 0. Otherwise glibc would return ETIMEDOUT at the
- *     deadline; hysimd does not see a thread that issued no work wait or
- *     run, so the deadline cannot be kept in simulated time, and rather
- *     than return late the process ends with "hysim: pthread_timedjoin_np
- *     timing out on a running thread is not supported yet" and status 1.
- * A thread that never exits while the host clock stands still (it waits for
- * the joiner, say, under host_time zero) keeps such a join waiting, as the
- * deadline never comes in simulated time. pthread_tryjoin_np is not wrapped:
- * it never blocks, so hysimd need not know of it, and a record is released
- * when its thread exits, not when it is joined.
+ * pthread_create, pthread_join, pthread_timedjoin_np and
+ * pthread_clockjoin_np: the threads hysim tracks, and joins that wait in
+ * simulated time (docs/client.md, "Threads and joins").
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -95,6 +95,7 @@ void hs_scenario_defaults(hs_scenario *sc)
 
     sc->compute.default_kernel_ns = (uint64_t)llround(HS_DEFAULT_KERNEL_US * 1000.0);
     sc->compute.kernel_gap_ns = (uint64_t)llround(HS_DEFAULT_KERNEL_GAP_US * 1000.0);
+    sc->compute.kernel_database = true;
 
     sc->run.mode = HS_MODE_EXACT;
     sc->run.host_time = HS_HOST_TIME_REAL;

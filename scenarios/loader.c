@@ -937,8 +937,8 @@ static void load_profiles_path(ctx *c, const slot *sl, hs_scenario *sc)
 
 static void load_compute(ctx *c, const slot *sec, hs_scenario *sc)
 {
-    static const char *const keys[] = {"default_kernel_us", "profiles", "kernel_gap_us", NULL};
-    slot k[3];
+    static const char *const keys[] = {"default_kernel_us", "profiles", "kernel_gap_us", "kernel_database", NULL};
+    slot k[4];
     if (!collect(c, sec->val, "compute", keys, k))
         return;
     numspec us = {0, false, 1e9, false};
@@ -948,6 +948,7 @@ static void load_compute(ctx *c, const slot *sec, hs_scenario *sc)
     load_profiles_path(c, &k[1], sc);
     if (get_num(c, &k[2], "compute.kernel_gap_us", &us, &v))
         sc->compute.kernel_gap_ns = (uint64_t)llround(v * 1000.0);
+    get_bool(c, &k[3], "compute.kernel_database", &sc->compute.kernel_database);
 }
 
 /* host_time: real | calls | zero | fixed:NS | scaled:F */

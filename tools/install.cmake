@@ -20,6 +20,7 @@ install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/hysim DESTINATION ${CMAKE_INSTALL_
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/scenarios/ DESTINATION ${CMAKE_INSTALL_DATADIR}/hysim/scenarios
         FILES_MATCHING PATTERN "*.yaml" PATTERN "README.md")
 install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/REPORT.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/hysim)
+install(FILES ${HYSIM_KERNEL_DATABASES} DESTINATION ${CMAKE_INSTALL_DATADIR}/hysim/profiles)
 
 # prefix relative to the .pc file, so that `cmake --install --prefix` anywhere works
 file(RELATIVE_PATH HS_PC_TO_PREFIX /hs/${CMAKE_INSTALL_LIBDIR}/pkgconfig /hs)

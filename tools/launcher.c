@@ -5,6 +5,7 @@
 #include "launcher.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +18,29 @@ static int file_exists(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0;
+}
+
+int launcher_find_database_dir(char *out, size_t len)
+{
+    const char *override = getenv("HYSIM_DATABASE_DIR");
+    char candidate[PATH_MAX + 32] = "";
+    if (override) {
+        snprintf(candidate, sizeof candidate, "%s", override);
+    } else {
+        char exe[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n >= 0) {
+            exe[n] = '\0';
+            char *slash = strrchr(exe, '/');
+            if (slash)
+                *slash = '\0';
+            snprintf(candidate, sizeof candidate, "%s/../share/hysim/profiles", exe);
+        }
+    }
+    struct stat st;
+    bool there = candidate[0] && stat(candidate, &st) == 0 && S_ISDIR(st.st_mode) && strlen(candidate) < len;
+    snprintf(out, len, "%s", there ? candidate : "");
+    return there ? 0 : -1;
 }
 
 int launcher_find_lib_dir(char *out, size_t len, char *err, size_t errlen)

@@ -32,6 +32,14 @@ int launcher_find_lib_dir(char *out, size_t len, char *err, size_t errlen);
 int launcher_check_program(const char *program, char *err, size_t errlen);
 
 /*
+ * The folder of hysim's measured kernel databases (docs/compute.md):
+ * $HYSIM_DATABASE_DIR, else ../share/hysim/profiles beside the hysim
+ * executable (the build tree and an installed tree alike). 0 when it is
+ * there, -1 when not (out is then "").
+ */
+int launcher_find_database_dir(char *out, size_t len);
+
+/*
  * Forks one process per server; returns how many were started (pids[0..n))
  * or -1 with a message (then none is left running).
  */

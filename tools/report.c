@@ -364,11 +364,12 @@ int report_write_json(hs_daemon *d, const report_run *run, const char *path)
     fprintf(
         f,
         "  \"kernels_by_time_source\": {\"profile\": {\"kernels\": %llu, \"time_s\": %.12g}, "
-        "\"family\": {\"kernels\": %llu, \"time_s\": %.12g}, "
+        "\"family\": {\"kernels\": %llu, \"time_s\": %.12g}, \"database\": {\"kernels\": %llu, \"time_s\": %.12g}, "
         "\"roofline\": {\"kernels\": %llu, \"time_s\": %.12g}, \"default\": {\"kernels\": %llu, \"time_s\": %.12g}},\n",
         (unsigned long long)s->kernels_profile, s_of(s->kernel_ps_profile), (unsigned long long)s->kernels_family,
-        s_of(s->kernel_ps_family), (unsigned long long)s->kernels_roofline, s_of(s->kernel_ps_roofline),
-        (unsigned long long)s->kernels_default, s_of(s->kernel_ps_default));
+        s_of(s->kernel_ps_family), (unsigned long long)s->kernels_database, s_of(s->kernel_ps_database),
+        (unsigned long long)s->kernels_roofline, s_of(s->kernel_ps_roofline), (unsigned long long)s->kernels_default,
+        s_of(s->kernel_ps_default));
     write_default_kernels(f, d);
     /* run.mode (bridge/speculation/speculate.c): answers given ahead of the safe time and how many were later revised */
     fprintf(f,

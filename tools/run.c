@@ -119,9 +119,10 @@ static void print_kernel_sources(const hs_scenario *sc, const hs_run_summary *s)
         return;
     fprintf(stderr,
             "hysim: kernel time by source: profile %llu kernels %.3f ms, family %llu kernels "
-            "%.3f ms, roofline %llu kernels %.3f ms, default %llu kernels %.3f ms\n",
+            "%.3f ms, database %llu kernels %.3f ms, roofline %llu kernels %.3f ms, default %llu kernels %.3f ms\n",
             (unsigned long long)s->kernels_profile, (double)s->kernel_ps_profile * 1e-9,
             (unsigned long long)s->kernels_family, (double)s->kernel_ps_family * 1e-9,
+            (unsigned long long)s->kernels_database, (double)s->kernel_ps_database * 1e-9,
             (unsigned long long)s->kernels_roofline, (double)s->kernel_ps_roofline * 1e-9,
             (unsigned long long)s->kernels_default, (double)s->kernel_ps_default * 1e-9);
     double gpu_ps = (double)s->sim_end_ps * (double)sc->servers.count * (double)sc->servers.gpus_per_server;
@@ -340,6 +341,8 @@ int cli_run(int argc, char **argv)
         fprintf(stderr, "hysim: %s\n", err);
         return HS_EXIT_USAGE;
     }
+    if (sc.compute.kernel_database) /* the scenario's own profile first; these time what it lacks */
+        launcher_find_database_dir(sc.compute.database_dir, sizeof sc.compute.database_dir);
     if (sc.servers.count > MAX_SERVERS) {
         fprintf(stderr, "hysim: %d servers: at most %d are supported\n", sc.servers.count, MAX_SERVERS);
         return HS_EXIT_USAGE;

@@ -7,7 +7,10 @@
  */
 #include "kernel_time.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +29,42 @@ _Static_assert((int)HS_GEMM_FP32 == (int)HYSIM__GEMM_DTYPE__GEMM_FP32 &&
                    (int)HS_GEMM_FP8 == (int)HYSIM__GEMM_DTYPE__GEMM_FP8,
                "hysim/gemm_dtype.h and hysim.proto's GemmDtype differ");
 
+static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
+
+static int is_csv(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return n > 4 && !strcmp(e->d_name + n - 4, ".csv");
+}
+
+/* Every .csv of compute.database_dir, in name order: hysim's own measurements, so a broken one is an error. */
+static int load_databases(hs_daemon *d, char *err, size_t errlen)
+{
+    struct dirent **names;
+    int n = scandir(d->sc.compute.database_dir, &names, is_csv, by_name);
+    if (n < 0) {
+        snprintf(err, errlen, "hysim: the kernel databases in %s: %s", d->sc.compute.database_dir, strerror(errno));
+        return -1;
+    }
+    d->databases = calloc((size_t)n + 1, sizeof *d->databases);
+    int rc = d->databases ? 0 : -1;
+    if (rc)
+        snprintf(err, errlen, "hysim: out of memory for the kernel databases");
+    for (int i = 0; i < n; i++) {
+        char path[sizeof d->sc.compute.database_dir + 256];
+        snprintf(path, sizeof path, "%s/%s", d->sc.compute.database_dir, names[i]->d_name);
+        if (!rc && !(d->databases[d->ndatabases++] = hs_profile_db_load(path, err, errlen)))
+            rc = -1;
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
 int hs_kernel_time_init(hs_daemon *d, char *err, size_t errlen)
 {
+    if (d->sc.compute.kernel_database && d->sc.compute.database_dir[0] && load_databases(d, err, errlen) < 0)
+        return -1;
     if (!d->sc.compute.profiles[0])
         return 0;
     d->profiles = hs_profile_db_load(d->sc.compute.profiles, err, errlen);
@@ -38,18 +75,35 @@ void hs_kernel_time_free(hs_daemon *d)
 {
     hs_profile_db_free(d->profiles);
     d->profiles = NULL;
+    for (size_t i = 0; i < d->ndatabases; i++)
+        hs_profile_db_free(d->databases[i]);
+    free(d->databases);
+    d->databases = NULL;
+    d->ndatabases = 0;
 }
 
 static uint64_t us_to_ps(double us) { return (uint64_t)llround(us * 1e6); }
 
-/* The GEMM as `hysim profile` recorded it, under its GEMM key (profile_db.h). */
-static bool profiled_gemm(const hs_daemon *d, const hs_gemm_shape *g, double *us)
+/* The GEMM as `hysim profile` recorded it in db, under its GEMM key (profile_db.h). */
+static bool profiled_gemm(const hs_daemon *d, const hs_profile_db *db, const hs_gemm_shape *g, double *us)
 {
     char name[32];
     hs_profile_key key;
     return hs_profile_gemm_key(d->sc.gpu.model, hs_gemm_dtype_name(g->dtype), g->m, g->n, g->k,
                                g->batch ? g->batch : 1 /* as hysim.proto reads it */, name, sizeof name, &key) &&
-           hs_profile_db_lookup(d->profiles, &key, us);
+           hs_profile_db_lookup(db, &key, us);
+}
+
+/* The kernel in one of hysim's databases: at its launch size, else its family's (hs_profile_db_scaled). */
+static bool in_databases(const hs_daemon *d, const hs_profile_key *key, const hs_gemm_shape *g, double *us)
+{
+    for (size_t i = 0; i < d->ndatabases; i++)
+        if (g ? profiled_gemm(d, d->databases[i], g, us) : hs_profile_db_lookup(d->databases[i], key, us))
+            return true;
+    for (size_t i = 0; i < d->ndatabases && !g; i++)
+        if (hs_profile_db_scaled(d->databases[i], key, us))
+            return true;
+    return false;
 }
 
 enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const Hysim__Kernel *k, uint64_t *dur_ps)
@@ -65,9 +119,14 @@ enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const Hys
                           {k->grid_x, k->grid_y, k->grid_z},
                           {k->block_x, k->block_y, k->block_z},
                           k->shared_bytes};
-    if (d->profiles && ((k->gemm && profiled_gemm(d, &g, &us)) || hs_profile_db_lookup(d->profiles, &key, &us))) {
+    if (d->profiles &&
+        ((k->gemm && profiled_gemm(d, d->profiles, &g, &us)) || hs_profile_db_lookup(d->profiles, &key, &us))) {
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_PROFILE;
+    }
+    if (k->gemm && in_databases(d, &key, &g, &us)) {
+        *dur_ps = us_to_ps(us);
+        return HS_KERNEL_DATABASE;
     }
     if (k->gemm) {
         *dur_ps = us_to_ps(hs_gemm_kernel_us(&d->sc, &g));
@@ -76,6 +135,10 @@ enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const Hys
     if (d->profiles && !k->random && hs_profile_db_scaled(d->profiles, &key, &us)) {
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_FAMILY;
+    }
+    if (!k->random && in_databases(d, &key, NULL, &us)) {
+        *dur_ps = us_to_ps(us);
+        return HS_KERNEL_DATABASE;
     }
     if (k->random) {
         /* cuRAND's measured model, counted with the GEMM roofline's; measured between two events, like the
@@ -103,6 +166,10 @@ void hs_kernel_time_count(hs_daemon *d, int source, uint64_t dur_ps)
     case HS_KERNEL_FAMILY:
         d->sum.kernels_family++;
         d->sum.kernel_ps_family += dur_ps;
+        break;
+    case HS_KERNEL_DATABASE:
+        d->sum.kernels_database++;
+        d->sum.kernel_ps_database += dur_ps;
         break;
     default:
         d->sum.kernels_default++;

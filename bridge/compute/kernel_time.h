@@ -19,7 +19,8 @@ enum hs_kernel_source {
     HS_KERNEL_DEFAULT = 0,
     HS_KERNEL_PROFILE,
     HS_KERNEL_ROOFLINE,
-    HS_KERNEL_FAMILY, /* the profile's entries of its name or template at other sizes (hs_profile_db_scaled) */
+    HS_KERNEL_FAMILY,   /* the profile's entries of its name or template at other sizes (hs_profile_db_scaled) */
+    HS_KERNEL_DATABASE, /* hysim's measured databases (compute.kernel_database), its size or its family */
 };
 
 /* Loads the scenario's profile database, if it names one. -1 with err on failure. */

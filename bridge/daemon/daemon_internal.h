@@ -370,8 +370,10 @@ struct hs_daemon {
     size_t flowcap;
     uint64_t next_flow_id;
 
-    hs_run_summary sum;                 /* counters; error is copied in at the end */
-    struct hs_profile_db *profiles;     /* scenario's compute.profiles, NULL when none */
+    hs_run_summary sum;               /* counters; error is copied in at the end */
+    struct hs_profile_db *profiles;   /* scenario's compute.profiles, NULL when none */
+    struct hs_profile_db **databases; /* hysim's measured databases (compute.database_dir), by file name */
+    size_t ndatabases;
     struct hs_default_kernel *defaults; /* kernels the default timed, by name (kernel_time.c) */
     size_t ndefaults, capdefaults;
     hs_u64map default_of;  /* name's hash -> index + 1 in defaults */

@@ -26,7 +26,9 @@ typedef struct hs_run_summary {
     uint64_t kernels_profile;  /* ... of which by the profile database (compute.profiles) */
     uint64_t kernels_roofline; /* ... of which by the GEMM roofline (cuBLAS/cuBLASLt calls) */
     uint64_t kernels_family;   /* ... of which by the profile's entries of its name or template at other sizes */
-    uint64_t kernel_ps_default, kernel_ps_profile, kernel_ps_roofline, kernel_ps_family; /* their summed durations */
+    uint64_t kernels_database; /* ... of which by hysim's measured databases (compute.kernel_database) */
+    uint64_t kernel_ps_default, kernel_ps_profile, kernel_ps_roofline, kernel_ps_family,
+        kernel_ps_database; /* their summed durations */
     uint64_t copies;
     uint64_t collectives; /* collectives completed (counted once, not per rank) */
     uint64_t flows;       /* fabric flows completed */

@@ -119,6 +119,10 @@ typedef struct hs_scenario {
                                        another op of that stream (none for a CUDA graph's nodes) */
         char profiles[512];         /* profile database (bridge/compute/profile_db.h), resolved against
                                        the scenario file's folder; "" = none */
+        bool kernel_database;       /* YAML kernel_database: hysim's measured databases time what the
+                                       profile lacks (default true) */
+        char database_dir[512];     /* where those databases are (every .csv there); not a YAML key: hysim
+                                       run sets it beside its own files; "" = none */
     } compute;
 
     /* How collectives run (scenarios/README.md, "nccl"); overrides NCCL_ALGO/NCCL_PROTO. */

@@ -554,13 +554,15 @@ int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_
         size_t n = 0;
         hs_grow((void **)&pfd, &pfdcap, 1 + d->nsessions + (size_t)d->nchildren, sizeof(*pfd));
         pfd[n++] = (struct pollfd){.fd = shut ? -1 : d->listen_fd, .events = POLLIN};
+        /* only what can still be read: a run may see more connections over its life than it may have open */
         for (size_t i = 0; i < d->nsessions; i++) {
             hs_session *s = d->sessions[i];
-            bool readable = s->fd >= 0 && !s->eof && !s->io_error;
-            pfd[n++] = (struct pollfd){.fd = readable ? s->fd : -1, .events = POLLIN};
+            if (s->fd >= 0 && !s->eof && !s->io_error)
+                pfd[n++] = (struct pollfd){.fd = s->fd, .events = POLLIN};
         }
         for (int i = 0; i < d->nchildren; i++)
-            pfd[n++] = (struct pollfd){.fd = d->children[i].exited ? -1 : d->children[i].pidfd, .events = POLLIN};
+            if (!d->children[i].exited && d->children[i].pidfd >= 0)
+                pfd[n++] = (struct pollfd){.fd = d->children[i].pidfd, .events = POLLIN};
 
         int timeout = shut ? -1 : hs_stall_check(d, now_ms());
         if (d->failed && !shut)

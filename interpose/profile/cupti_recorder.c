@@ -30,6 +30,7 @@
 #include <cupti.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +142,13 @@ static void write_database(void)
     uint64_t launches = hs_prof_agg_launches(g_agg);
     if (hs_gemm_join_resolve(g_join, g_agg, &gemms) != 0)
         g_failed++;
+    if (launches == 0 && hs_prof_agg_keys(g_agg) == 0) {
+        /* a process that set CUDA up and ran nothing (a launcher, torchrun's agent): the database is
+         * its workers' to write, not this one's to overwrite */
+        fprintf(stderr, "hysim profile: process %d ran no kernel; %s is left as it is\n", (int)getpid(), out);
+        pthread_mutex_unlock(&g_lock);
+        return;
+    }
     if (hs_prof_agg_write(g_agg, out, &skipped, err, sizeof err) != 0)
         fprintf(stderr, "hysim profile: %s\n", err);
     else

@@ -1,54 +1,7 @@
 /*
- * The CPU time a real CUDA / cuBLAS / NCCL call costs its calling thread
- * inside the library, by kind of call: what the host clock adds for each
- * such call under `host_time: calls`, and on top of the measured host time
- * under `real` and `scaled:F` (docs/time.md; interpose/host/host_clock.c).
- * `fixed:NS` and `zero` add nothing of it. The interposer does far less work
- * per call than the real libraries, so without these costs launch-bound
- * steps come out too short (bench/RESULTS.md, "Training examples").
- *
- * Figures: bench/real/data/api_cost_h200.txt, measured 2026-11-23 on a real
- * H200 host (CUDA 13.0, driver 580.159.04, an Intel Xeon) by
- * bench/interpose/api_cost.cu through bench/real/api_cost_real.sh: per row,
- * the thread's CPU time over a batch of 256 back-to-back calls on one stream,
- * the median of 50 batches; the file holds 7 such runs and a figure here is
- * the median of the 7 (bench/RESULTS.md, "Interposer"), rounded to the ns.
- *
- * Which calls pay which figure:
- *   KERNEL_LAUNCH  every kernel launch (cudaLaunchKernel, <<<>>>,
- *                  cudaLaunchKernelExC, cudaLaunchCooperativeKernel, their
- *                  _ptsz forms), and a cudaGraphLaunch: one launch, however
- *                  many nodes it replays
- *   EVENT_RECORD, STREAM_WAIT_EVENT, EVENT_QUERY  the cudaEvent* / cudaStream* calls
- *   MEMCPY_ASYNC   every asynchronous copy, whatever its kind (measured device
- *                  to device, 4 KiB)
- *   MEMSET         cudaMemsetAsync and cudaMemset (measured 4 KiB, async)
- *   GEMM           every cuBLAS / cuBLASLt GEMM but the Sgemm family (measured:
- *                  cublasGemmEx, bf16, 128³)
- *   SGEMM          cublasSgemm, cublasSgemmStridedBatched, cublasSgemmBatched,
- *                  their _64 forms and cublasSgemmGroupedBatched(_64), once a
- *                  call (measured: cublasSgemm, 128³)
- *   NCCL           every NCCL collective and send/recv outside a group, and
- *                  inside one on a one-rank communicator (two such calls in a
- *                  group cost twice one: 7.1-7.9 against 3.7-4.1 us,
- *                  bench/real/data/api_cost_h200x2_wall.txt), charged at the
- *                  group's end (measured: ncclAllReduce, 4 KiB, one-rank
- *                  communicator)
- *   SYNC           cudaStreamSynchronize, cudaEventSynchronize and
- *                  cudaDeviceSynchronize that found the work done (one that
- *                  blocked pays HS_WAKE_NS after the answer instead)
- *   NCCL_GROUP_DEVICE  an ncclGroupEnd, once per device its thread issued
- *                  NCCL calls for in the group on communicators of more than
- *                  one rank; those calls cost nothing themselves (on 2 ranks a
- *                  group of 4 calls costs what one of 2 does: NCCL launches at
- *                  the group's end)
- * The last two are from 2 x H200 hosts (bench/real/data/api_cost_h200x2.txt,
- * 3 runs; api_cost_h200x2_groups.txt, 3 runs on another host): SYNC is the
- * median of the 6 figures of its two rows in the first file; a 2-rank
- * group's cost per device is 1.35 (first file) and 1.46 (second) times the
- * same host's ungrouped 1-rank call, so NCCL_GROUP_DEVICE is 1.40 x NCCL.
- * Every other call costs 0 (not measured). A call issued while a stream is
- * captured costs what the call costs when issued.
+ * The CPU time the real CUDA and NCCL calls cost, measured, which the host
+ * clock charges under host_time real, scaled and calls: docs/time.md, "What
+ * the real calls cost".
  */
 #ifndef HYSIM_INTERPOSE_API_COST_H
 #define HYSIM_INTERPOSE_API_COST_H

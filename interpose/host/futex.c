@@ -1,33 +1,6 @@
 /*
- * Futex waits and wakes made through syscall(2), wrapped: what C++'s
- * std::atomic::wait / notify, std::latch, std::barrier and
- * std::counting_semaphore come down to in libstdc++ (its __platform_wait
- * calls syscall(SYS_futex, addr, FUTEX_WAIT_PRIVATE, old, NULL), and
- * __platform_notify FUTEX_WAKE_PRIVATE with 1 or INT_MAX), as do programs
- * that build their own barriers on a futex.
- *
- * As host_sync.c does for condition variables and semaphores: a thread
- * that waits without a deadline is listed as blocked on the futex's
- * address, so that one that issued GPU work counts as waiting while it
- * cannot run, and a wake counts up to as many of the threads blocked there
- * in again before the kernel wakes them (docs/client.md, "Threads"). The waiter decides whether it blocks (the futex word still holds
- * the value it was given) under the lock the wake takes, so a wake never
- * finds it neither blocked nor woken; a word changed without a wake (a
- * futex's users always wake after they change it) is no such proof, and the
- * waiter then counts itself in as a thread woken by a signal does.
- *
- * Passed straight through: every other system call and futex operation
- * (waits with a deadline, which count as running as before; bitset, requeue
- * and priority-inheritance operations), and everything without
- * HYSIM_ENDPOINT. Futexes without FUTEX_PRIVATE_FLAG are wrapped too:
- * libstdc++ builds without it where its configure did not find the flag
- * (Debian 12's does), so a futex in memory shared with another process is
- * taken for this process's alone, and a wake from there counts as a
- * signal's interruption (core/host_waits.c: the woken thread counts itself in).
- * hysim's own libraries make their futex calls through
- * hs_client_own_syscall (interpose/CMakeLists.txt renames syscall there),
- * which never lists them: their waits are the simulator's, not the
- * program's.
+ * The futex system call through libc's syscall(): a thread that issued work
+ * and blocks in FUTEX_WAIT counts as blocked (docs/client.md, "Futexes").
  */
 #undef syscall
 

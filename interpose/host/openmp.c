@@ -1,38 +1,6 @@
 /*
- * OpenMP's team barriers (GCC's libgomp), seen by hysim: a parallel
- * region's explicit barriers (GOMP_barrier), the barriers that end a
- * worksharing loop or sections construct (GOMP_loop_end, GOMP_sections_end)
- * and the implicit barrier at the region's end.
- *
- * libgomp blocks its threads on futexes it calls itself, which nothing
- * interposes: a thread that issued GPU work and waited in a team barrier
- * counted as running, so hysimd could not pass the process's host time, and
- * one thread per GPU that synchronised its stream and then met the others
- * at a barrier (the thread that finished first waiting for the others'
- * GPUs) stalled every time. As host_sync.c does for pthread barriers, each
- * arrival is listed as blocked on the region (a key of its own per region),
- * the last of the team to arrive releases the others, and then libgomp's
- * own barrier runs as ever. The region's end barrier is one more such
- * barrier that the region's function runs before it returns to libgomp
- * (GOMP_parallel and the combined parallel loop and sections entries wrap
- * the function); libgomp's own end barrier then finds its team already
- * there.
- *
- * Critical sections (GOMP_critical_start / _end, and the named ones) and
- * the lock routines (omp_set_lock, omp_set_nest_lock, ...) are taken over:
- * under hysim they lock pthread mutexes of their own, through mutex.c's
- * pthread_mutex_lock, so that a thread that holds one across a GPU wait
- * while others wait for it does not hold the simulation back (libgomp's
- * own locks are never used then; only the program calls these).
- *
- * Exported unversioned, so that with LD_PRELOAD=libhysim.so they satisfy
- * the program's versioned references (GOMP_parallel@GOMP_4.0, ...); libgomp's
- * own are found by dlsym once a program calls them (libhysim.so does not
- * link libgomp: a program without OpenMP never calls these). Without
- * HYSIM_ENDPOINT, outside a region that began through these entries, and for
- * the entries not wrapped (atomic sections, the cancellable barriers,
- * tasks, the pre-4.0 GOMP_parallel_start / _end), libgomp's calls run as
- * they are: their threads count as running while they wait.
+ * libgomp's team barriers and its pool threads between parallel regions, for
+ * OpenMP threads that each drive a GPU: docs/client.md, "OpenMP".
  */
 /* the program's pthread_mutex_lock / _unlock (mutex.c's), not libc's (interpose/CMakeLists.txt renames them) */
 #undef pthread_mutex_lock

@@ -1,44 +1,7 @@
 /*
- * Sleeps in simulated time: nanosleep, clock_nanosleep, usleep and sleep
- * (C++'s std::this_thread::sleep_for and sleep_until call the first two,
- * Python's time.sleep the second), and select and poll on no file
- * descriptor (older code's portable sleep; on any descriptor they wait in
- * real time, as I/O is not simulated, outside the simulation: host_io.c).
- *
- * Under hysim a program's clocks read the simulated host clock, so a sleep
- * must last its length on that clock: a thread that sleeps 200 ms and reads
- * the clock again reads 200 ms more, whatever the real machine took, and the
- * wait costs no real time. hysimd decides when the sleep ends (core/host_waits.c,
- * hs_client_sleep_until): the thread sends an UNTIL Wait, answered once the
- * simulation has reached the sleep's end, as a stream synchronisation that
- * completes then. Meanwhile the process's other threads and the other
- * processes go on, and a thread that polls with short sleeps (a file another
- * rank writes, a flag) wakes in step with their simulated progress, not
- * with the machine's. A thread its creator started just before may still
- * issue its first work at the present host time: the first sleep after it
- * started gives it the sleep's length in real time, at most 250 ms.
- *
- * A sleep is real (its simulated length, in real time, the clock not moved)
- * where hysimd cannot time it:
- *   - the process has issued no GPU work yet (no launch, copy, collective or
- *     synchronisation): a launcher's or a shell's sleep, a rank polling for
- *     the file its NCCL unique id comes in. Whether that file is there at
- *     the first look is a matter of real time; simulated, each look's sleep
- *     would move the clock and the run would depend on it;
- *   - the thread issued no GPU work while other threads run unseen by
- *     hysimd or wait in it (its clock reads follow the process's one host
- *     clock, which the others move).
- * Where the mode counts calls' costs (HYSIM_HOST_TIME real, scaled, calls)
- * the sleeper wakes HS_WAKE_NS after its end, as a blocked Wait does. A
- * simulated sleep is not cut short by a signal (a real one is: EINTR, as
- * libc's), and a pending cancellation acts at its start, not during it. A
- * signal handler's sleep on a thread inside the client core (holding its
- * lock, or awaiting hysimd's answer) is real. CPU-time clocks and the calls
- * without HYSIM_ENDPOINT pass straight through.
- *
- * Exported unversioned, as the clock functions are (host_clock.c): with
- * LD_PRELOAD=libhysim.so they satisfy the program's versioned references.
- * The client core's own pauses call hs_client_real_sleep_ns.
+ * Sleeps in simulated time (nanosleep, clock_nanosleep, usleep, sleep, and
+ * select and poll on no descriptor): docs/client.md, "Sleeps", says when a
+ * sleep waits in hysimd and when in real time.
  */
 #include <errno.h>
 #include <poll.h>

@@ -1,38 +1,7 @@
 /*
- * Timed waits whose deadlines the program computed from simulated clocks:
- * pthread_cond_timedwait, pthread_cond_clockwait, sem_timedwait,
- * sem_clockwait, pthread_mutex_timedlock, pthread_mutex_clocklock and the
- * four timed pthread_rwlock locks.
- *
- * A program computes a deadline as "now + 100 ms" on CLOCK_MONOTONIC or
- * CLOCK_REALTIME, which under hysim read the simulated host clock; libc
- * compares it with the machine's clock. Passed on as it is, the deadline of
- * a wait on CLOCK_MONOTONIC lies days in the past (the simulated clock starts
- * at 0), and the wait returns ETIMEDOUT at once: a watchdog thread looping on
- * std::condition_variable::wait_for spun tens of thousands of times a second,
- * and under HYSIM_HOST_TIME=real its CPU time pushed the process's host clock
- * ahead with it. So each deadline is moved to the machine's clock: as far
- * ahead of the machine's present as it is ahead of the host clock's.
- *
- * A condition variable's or a semaphore's timed wait of a thread hysimd
- * can time (one that issued GPU work, as a sleep, sleep.c) waits in hysimd
- * instead, in simulated time (host_sync.c, hs_sync_cond_timedwait and
- * hs_sync_sem_timedwait): until its deadline, or until a signal, broadcast
- * or post wakes it. The others still run in real time, and a thread that
- * issued GPU work counts as running while it waits in one: hysimd does not
- * simulate past the process's host time meanwhile, and a wait that times
- * out returns with the host clock short of its deadline (mutexes and
- * rwlocks; their unlocks do not wake a wait in hysimd).
- *
- * Which clock a condition variable's deadline is on (pthread_condattr_setclock)
- * no public call says: glibc's pthread_cond_init sets bit 1 of
- * __data.__wrefs (__PTHREAD_COND_CLOCK_MONOTONIC_MASK, glibc 2.25 on) for
- * CLOCK_MONOTONIC, as host_sync.c reads bit 0 for a shared one.
- *
- * Exported unversioned, as host_sync.c's calls are; libc's own are the
- * default versions, found by dlsym. Without HYSIM_ENDPOINT, on CPU-time
- * clocks, and with a deadline libc would refuse (tv_nsec out of range) they
- * pass straight through.
+ * Timed condition-variable waits and other deadlines on the simulated clock:
+ * which clock a deadline is on, and when a timed wait waits in hysimd or in
+ * real time (docs/client.md, "Timed waits").
  */
 #include <errno.h>
 #include <pthread.h>

@@ -1,35 +1,7 @@
-// hysim fabric: DCQCN congestion control (the Mellanox timer-based variant, as
-// in the public HPCC ns-3 model), per flow (queue pair) at the sending NIC,
-// plus the receiver's CNP pacing. Values and sources: docs/fabric.md.
-//
-//   - A flow starts at line rate. The receiving NIC answers a CE-marked
-//     segment with a CNP, at most one per kCnpIntervalPs per flow.
-//   - First CNP: alpha = 1, the alpha and rate-decrease timers start.
-//   - Every kAlphaPeriodPs: alpha = (1 - g) alpha + g [a CNP arrived since].
-//   - Every kDecreasePeriodPs, if a CNP arrived since: target = rate (unless
-//     no increase happened since the last decrease: HPCC's default without
-//     target clamping), rate = max(min rate, rate (1 - alpha / 2)), and the
-//     rate-increase timer restarts.
-//   - Every kIncreasePeriodPs: kFastRecoveryStages stages of fast recovery
-//     (rate = (rate + target) / 2), one stage of additive increase (target +=
-//     AI), then hyper increase (target += HAI), each followed by the averaging.
-//   - AI and HAI scale with the NIC rate (5 and 50 Mb/s per 25 Gb/s).
-// Timers stop once every segment of the flow is acknowledged.
-//
-// Lazy timers: a timer changes nothing but the flow's own DCQCN state, and
-// that state is read only when the flow sends a data packet or a CNP reaches
-// it. So the timers are not events: the flow keeps when each would run next,
-// and before its state is read, DcqcnCatchUp makes every step the events
-// would have made before the event now running, in the order the scheduler
-// would have run them (time, then key), with the same arithmetic in the same
-// order; it only skips decreases without a CNP (they change nothing) and
-// counts alpha updates without one, multiplying them in when alpha is next
-// needed. Results are bit-identical to timer events at a fraction of the
-// cost: with hundreds of queue pairs per NIC a flow sends once per many alpha
-// periods, and with thousands (a 3-server incast) the timer events were most
-// of the run. One event remains per flow (kDcqcnEnd, when its last timer
-// would have run) so that the flow is freed, and link sampling stops, exactly
-// when it did with events. The insertion-order tie diagnostic keeps the events.
+// hysim fabric: DCQCN congestion control (the Mellanox timer-based variant,
+// as in the public HPCC ns-3 model), per flow at the sending NIC, plus the
+// receiver's CNP pacing; its timers replayed lazily, bit-identical to events:
+// docs/fabric.md, "DCQCN in detail".
 #include "fabric_internal.h"
 
 #include <algorithm>

@@ -1,49 +1,8 @@
-// hysim fabric: the RoCEv2 Ethernet part — switch ports with a control and a
+// hysim fabric: the RoCEv2 Ethernet part: switch ports with a control and a
 // data priority, the shared switch buffer with PFC (or drops without it), ECN
-// marking, and the NICs: queue-pair scheduling with DCQCN pacing at the
-// sender, in-order acceptance with ACK / NACK / CNP at the receiver, and
-// go-back-N recovery with a retransmission timeout.
-//
-// Buffer and PFC (docs/fabric.md, after the HPCC / SimAI switch model): one
-// shared buffer per switch (fabric.switch_buffer_mib; 0 = unbounded, then no
-// admission control and no pause). Packets are accounted to the ingress link
-// they came over: first a per-link reserve, then shared space up to the
-// dynamic threshold (buffer - headroom total - reserve total - shared used) / 8,
-// then (PFC on) the link's headroom. PFC on: XOFF when the link uses
-// headroom or its shared use reaches the threshold; XON when its headroom is
-// empty and shared use + resume offset <= threshold (or 0); a pause lasts until
-// the XON (no timeout). A packet that fits neither shared space nor headroom is
-// dropped (PFC off: shared space only). Pause frames travel the link (latency
-// plus a 64-byte frame) and stop the upstream port's data priority only.
-//
-// ECN: at dequeue from a switch port's data queue, on the instantaneous queue
-// left behind: never at or below Kmin, always above Kmax, in between with
-// probability pmax (q - Kmin) / (Kmax - Kmin) drawn from a per-port splitmix64
-// stream seeded by run.seed. Kmin / Kmax are the scenario's (given for the NIC
-// rate) scaled by the port's rate; kmax_kb 0 turns marking off.
-//
-// Loss recovery: the receiving NIC accepts only the next expected segment. It
-// ACKs cumulatively every kAckEvery segments (and the last one), and answers
-// an out-of-order segment with a NACK for the expected one (again for the same
-// segment only after kNackIntervalPs, HPCC's NACK interval); the sender then
-// resends from there (go-back-N). A sender that has sent all it has, with
-// some of it unacknowledged, and has neither sent nor been acknowledged for
-// rto_ps resends from the first unacknowledged segment (HPCC has no timeout;
-// real NICs do). A flow still holding data to send needs no timeout: its next
-// segment reveals a loss as a NACK. The timer counts silence, not time since
-// the last ACK: a queue pair among hundreds on a PFC-paused NIC sends so slowly
-// that its next cumulative ACK can be more than rto_ps away with nothing lost,
-// and resending delivered data then collapses the goodput of a lossless
-// fabric. Control packets (ACK, NACK, CNP) use the control priority: never
-// paused, never dropped.
-//
-// The timeout is fabric.rto_us, 1 ms unless given. A real RoCE NIC under NCCL
-// waits 4.096 us x 2^NCCL_IB_TIMEOUT: 2^20, about 4.3 s, in NCCL 2.29
-// (src/transport/net_ib/connect.cc: IB_TIMEOUT 20, IB_RETRY_CNT 7), 2^18,
-// about 1.07 s, in NCCL 2.20 (src/transport/net_ib.cc). hysim's default is
-// shorter so that a lossy run ends in a useful simulated time; a tail loss
-// costs one timeout per round. hysim retries without limit, where a real QP
-// fails after NCCL_IB_RETRY_CNT timeouts in a row.
+// marking, and the NICs (queue pairs, DCQCN pacing, ACK / NACK / CNP, go-back-N
+// with a timeout). The model and where its numbers come from: docs/fabric.md,
+// "Ethernet in detail".
 #include "fabric_internal.h"
 
 #include <algorithm>

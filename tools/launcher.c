@@ -20,23 +20,27 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+/* The folder of the running hysim executable into exe (PATH_MAX bytes); -1 with errno when unknown. */
+static int exe_dir(char exe[PATH_MAX])
+{
+    ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
+    if (n < 0)
+        return -1;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    return 0;
+}
+
 int launcher_find_database_dir(char *out, size_t len)
 {
     const char *override = getenv("HYSIM_DATABASE_DIR");
-    char candidate[PATH_MAX + 32] = "";
-    if (override) {
+    char candidate[PATH_MAX + 32] = "", exe[PATH_MAX];
+    if (override)
         snprintf(candidate, sizeof candidate, "%s", override);
-    } else {
-        char exe[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n >= 0) {
-            exe[n] = '\0';
-            char *slash = strrchr(exe, '/');
-            if (slash)
-                *slash = '\0';
-            snprintf(candidate, sizeof candidate, "%s/../share/hysim/profiles", exe);
-        }
-    }
+    else if (exe_dir(exe) == 0)
+        snprintf(candidate, sizeof candidate, "%s/../share/hysim/profiles", exe);
     struct stat st;
     bool there = candidate[0] && stat(candidate, &st) == 0 && S_ISDIR(st.st_mode) && strlen(candidate) < len;
     snprintf(out, len, "%s", there ? candidate : "");
@@ -51,15 +55,10 @@ int launcher_find_lib_dir(char *out, size_t len, char *err, size_t errlen)
         snprintf(candidate, sizeof candidate, "%s", override);
     } else {
         char exe[PATH_MAX];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (n < 0) {
+        if (exe_dir(exe) < 0) {
             snprintf(err, errlen, "cannot find the hysim executable: %s", strerror(errno));
             return -1;
         }
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash)
-            *slash = '\0';
         /* an installed tree keeps them in lib/hysim/ (tools/install.cmake), the build tree in lib/ */
         char installed[PATH_MAX + 48];
         snprintf(installed, sizeof installed, "%s/../lib/hysim/libhysim.so", exe);

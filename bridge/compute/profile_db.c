@@ -270,33 +270,31 @@ static bool scaled_among(const hs_profile_db *db, const hs_profile_key *key, siz
         end++;
     }
     double w = threads(key->grid, key->block);
-    /* the entries just below and above w in work, and the smallest and largest */
+    /* the entries just below and above w in work, and the smallest and largest, with their work */
     const entry *below = NULL, *above = NULL, *smallest = NULL, *largest = NULL;
+    double wb = 0, wa = 0, ws = 0, wl = 0;
     for (size_t i = first; i < end; i++) {
         const entry *e = &db->e[i];
         if (!matches(e, key, len, exact) || (any_block && !same_block(e, key)))
             continue;
         double we = threads(e->grid, e->block);
-        if (!smallest || we < threads(smallest->grid, smallest->block))
-            smallest = e;
-        if (!largest || we > threads(largest->grid, largest->block))
-            largest = e;
-        if (we <= w && (!below || we > threads(below->grid, below->block)))
-            below = e;
-        if (we >= w && (!above || we < threads(above->grid, above->block)))
-            above = e;
+        if (!smallest || we < ws)
+            smallest = e, ws = we;
+        if (!largest || we > wl)
+            largest = e, wl = we;
+        if (we <= w && (!below || we > wb))
+            below = e, wb = we;
+        if (we >= w && (!above || we < wa))
+            above = e, wa = we;
     }
     if (!smallest)
         return false;
-    if (!below) {
+    if (!below)
         *us = smallest->us;
-    } else if (!above) {
-        double wl = threads(largest->grid, largest->block);
+    else if (!above)
         *us = wl > 0 ? largest->us * w / wl : largest->us;
-    } else {
-        double wb = threads(below->grid, below->block), wa = threads(above->grid, above->block);
+    else
         *us = wa > wb ? below->us + (above->us - below->us) * (w - wb) / (wa - wb) : below->us;
-    }
     return *us > 0;
 }
 

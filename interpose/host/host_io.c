@@ -105,17 +105,24 @@ static int would_block(int fd, int flags)
     return REAL(poll)(&p, 1, 0) == 0;
 }
 
-/* Runs call (a blocking I/O call's real form) with the thread listed as blocked; errno kept. */
-#define BLOCKING(type, call)                   \
+/* Runs call (a blocking I/O call's real form) into out with the thread listed as blocked; errno kept. */
+#define RUN_LISTED(out, call)                  \
     do {                                       \
         hs_parked p_;                          \
         int listed_ = hs_client_io_block(&p_); \
-        type rc_ = (call);                     \
+        out = (call);                          \
         int e_ = errno;                        \
         if (listed_)                           \
             hs_client_io_unblock(&p_);         \
         errno = e_;                            \
-        return rc_;                            \
+    } while (0)
+
+/* Returns call's result, run listed as blocked (RUN_LISTED). */
+#define BLOCKING(type, call)   \
+    do {                       \
+        type rc_;              \
+        RUN_LISTED(rc_, call); \
+        return rc_;            \
     } while (0)
 
 int hs_io_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms)
@@ -202,45 +209,39 @@ HS_API int accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags)
     BLOCKING(int, REAL(accept4)(fd, addr, len, flags));
 }
 
-/* Whether fd is a pipe or a socket: what carries messages between processes. */
-static int carries_messages(int fd)
+/* Whether fd is a pipe or a socket, what carries messages between processes; *st its fstat. */
+static int carries_messages(int fd, struct stat *st)
 {
-    struct stat st;
-    return fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+    return fstat(fd, st) == 0 && (S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode));
 }
 
 /* Runs a read-like call on fd: listed as blocked when it would block; its data then moves the clock. */
-#define RECEIVING(fd, flags, call)                          \
-    do {                                                    \
-        if (!hs_clock_simulated() || !carries_messages(fd)) \
-            return (call);                                  \
-        ssize_t n_;                                         \
-        if (would_block(fd, flags)) {                       \
-            hs_parked p_;                                   \
-            int listed_ = hs_client_io_block(&p_);          \
-            n_ = (call);                                    \
-            int e_ = errno;                                 \
-            if (listed_)                                    \
-                hs_client_io_unblock(&p_);                  \
-            errno = e_;                                     \
-        } else {                                            \
-            n_ = (call);                                    \
-        }                                                   \
-        int e_ = errno;                                     \
-        hs_messages_received(fd, n_);                       \
-        errno = e_;                                         \
-        return n_;                                          \
+#define RECEIVING(fd, flags, call)                                \
+    do {                                                          \
+        struct stat st_;                                          \
+        if (!hs_clock_simulated() || !carries_messages(fd, &st_)) \
+            return (call);                                        \
+        ssize_t n_;                                               \
+        if (would_block(fd, flags))                               \
+            RUN_LISTED(n_, call);                                 \
+        else                                                      \
+            n_ = (call);                                          \
+        int e_ = errno;                                           \
+        hs_messages_received(fd, &st_, n_);                       \
+        errno = e_;                                               \
+        return n_;                                                \
     } while (0)
 
 /* Runs a write-like call on fd, its clock recorded first when fd carries messages. */
-#define SENDING(fd, call)                                   \
-    do {                                                    \
-        if (hs_clock_simulated() && carries_messages(fd)) { \
-            int e_ = errno;                                 \
-            hs_messages_sending(fd);                        \
-            errno = e_;                                     \
-        }                                                   \
-        return (call);                                      \
+#define SENDING(fd, call)                                         \
+    do {                                                          \
+        struct stat st_;                                          \
+        if (hs_clock_simulated() && carries_messages(fd, &st_)) { \
+            int e_ = errno;                                       \
+            hs_messages_sending(fd, &st_);                        \
+            errno = e_;                                           \
+        }                                                         \
+        return (call);                                            \
     } while (0)
 
 /* The real call, or the system call while the constructor has not found libc's yet. */

@@ -132,17 +132,14 @@ static size_t end_name(const struct sockaddr_storage *a, socklen_t len, unsigned
  * inode; a stream socket's (from, to) ends. 0 for anything else (files,
  * datagram sockets, Unix sockets both of whose ends are unnamed).
  */
-static uint64_t direction_key(int fd, int outgoing)
+static uint64_t direction_key(int fd, const struct stat *st, int outgoing)
 {
-    struct stat st;
-    if (fstat(fd, &st) < 0)
-        return 0;
-    if (S_ISFIFO(st.st_mode)) {
+    if (S_ISFIFO(st->st_mode)) {
         uint64_t h = hash_bytes(0xcbf29ce484222325ull, "pipe", 4);
-        h = hash_bytes(h, &st.st_dev, sizeof st.st_dev);
-        return finish(hash_bytes(h, &st.st_ino, sizeof st.st_ino));
+        h = hash_bytes(h, &st->st_dev, sizeof st->st_dev);
+        return finish(hash_bytes(h, &st->st_ino, sizeof st->st_ino));
     }
-    if (!S_ISSOCK(st.st_mode))
+    if (!S_ISSOCK(st->st_mode))
         return 0;
     int type;
     socklen_t tlen = sizeof type;
@@ -192,20 +189,20 @@ static hs_message_slot *slot_of(uint64_t key, int claim)
  */
 static __thread int t_here;
 
-static uint64_t watched_key(int fd, int outgoing)
+static uint64_t watched_key(int fd, const struct stat *st, int outgoing)
 {
     if (!hs_clock_simulated() || fd < 0 || t_here)
         return 0;
     t_here = 1;
     pthread_once(&g_once, map_table);
-    uint64_t key = g_table && fd != hs_client_connection_fd() ? direction_key(fd, outgoing) : 0;
+    uint64_t key = g_table && fd != hs_client_connection_fd() ? direction_key(fd, st, outgoing) : 0;
     t_here = 0;
     return key;
 }
 
-void hs_messages_sending(int fd)
+void hs_messages_sending(int fd, const struct stat *st)
 {
-    uint64_t key = watched_key(fd, 1);
+    uint64_t key = watched_key(fd, st, 1);
     if (!key)
         return;
     uint64_t now = hs_clock_sending_now();
@@ -214,9 +211,9 @@ void hs_messages_sending(int fd)
     while (cur < now && !atomic_compare_exchange_weak(&s->sent_ns, &cur, now)) {}
 }
 
-void hs_messages_received(int fd, ssize_t n)
+void hs_messages_received(int fd, const struct stat *st, ssize_t n)
 {
-    uint64_t key = n > 0 ? watched_key(fd, 0) : 0;
+    uint64_t key = n > 0 ? watched_key(fd, st, 0) : 0;
     if (!key)
         return;
     hs_message_slot *s = slot_of(key, 0); /* NULL: nothing simulated ever sent on it */

@@ -6,11 +6,12 @@
 #ifndef HS_MESSAGE_CLOCKS_H
 #define HS_MESSAGE_CLOCKS_H
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
-/* Before a write to fd: records the sender's host clock on fd's outgoing direction. */
-void hs_messages_sending(int fd);
+/* Before a write to fd, a pipe or socket (st: its fstat): records the sender's host clock on its outgoing direction. */
+void hs_messages_sending(int fd, const struct stat *st);
 /* After a read of n bytes from fd (nothing when n <= 0): clock = max(clock, the latest send on it). */
-void hs_messages_received(int fd, ssize_t n);
+void hs_messages_received(int fd, const struct stat *st, ssize_t n);
 
 #endif

@@ -230,13 +230,12 @@ static unsigned pci_device_id(const char *model)
     return 0x10deu;
 }
 
-/* Device dev on bus dev, as cudaDeviceGetPCIBusId says (cudart_devices.c). */
-static void fill_pci(int dev, nvmlPciInfo_t *pci)
+/* The PCI address domain 0, bus `bus`, device 0, function 0, of a device with this id and vendor. */
+static void fill_pci(unsigned char bus, unsigned device_id, nvmlPciInfo_t *pci)
 {
     memset(pci, 0, sizeof *pci);
-    pci->bus = (unsigned)dev;
-    pci->pciDeviceId = pci_device_id(gpus()->model);
-    unsigned char bus = (unsigned char)dev;
+    pci->bus = bus;
+    pci->pciDeviceId = device_id;
     snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, NVML_DEVICE_PCI_BUS_ID_LEGACY_FMT, 0u, bus, 0u);
     snprintf(pci->busId, sizeof pci->busId, NVML_DEVICE_PCI_BUS_ID_FMT, 0u, bus, 0u);
 }
@@ -246,7 +245,8 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
     DEVICE_OR_RETURN(device, i);
     if (!pci)
         return NVML_ERROR_INVALID_ARGUMENT;
-    fill_pci(i, pci);
+    fill_pci((unsigned char)i, pci_device_id(gpus()->model),
+             pci); /* bus = the GPU's index, as cudaDeviceGetPCIBusId says */
     return NVML_SUCCESS;
 }
 
@@ -430,12 +430,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned i
     LINK_OR_RETURN(device, link);
     if (!pci)
         return NVML_ERROR_INVALID_ARGUMENT;
-    memset(pci, 0, sizeof *pci);
-    unsigned char bus = (unsigned char)(0x80 + link);
-    pci->bus = bus;
-    pci->pciDeviceId = 0x22a310deu; /* NVSwitch (third generation) */
-    snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, NVML_DEVICE_PCI_BUS_ID_LEGACY_FMT, 0u, bus, 0u);
-    snprintf(pci->busId, sizeof pci->busId, NVML_DEVICE_PCI_BUS_ID_FMT, 0u, bus, 0u);
+    fill_pci((unsigned char)(0x80 + link), 0x22a310deu /* NVSwitch, third generation */, pci);
     return NVML_SUCCESS;
 }
 

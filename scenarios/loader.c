@@ -23,8 +23,10 @@
 #include "scenario_internal.h"
 
 #define HS_MAX_FILE_BYTES (16u << 20) /* "larger than 16 MiB" below */
-#define HS_MAX_NS         1e12        /* 1000 s: far beyond any latency or per-call host cost */
-#define HS_MAX_GBPS       1e6         /* rates (Gb/s, GB/s): 1 Pb/s, far beyond any link or memory */
+/* A scenario nests a few levels (background.flows[i].x is 4); the YAML loader slows with depth squared. */
+#define HS_MAX_NESTING    32
+#define HS_MAX_NS         1e12 /* 1000 s: far beyond any latency or per-call host cost */
+#define HS_MAX_GBPS       1e6  /* rates (Gb/s, GB/s): 1 Pb/s, far beyond any link or memory */
 #define HS_MAX_TFLOPS     1e6
 #define HS_MAX_BUFFER_MIB 1048576.0 /* 1 TiB of switch buffer */
 #define HS_MAX_ECN_KB     1e9       /* 1 TB of queue */
@@ -1361,8 +1363,49 @@ static void syntax_problem(ctx *c, const yaml_parser_t *p, const char *text, siz
         problem_at(c, AT(p->problem_mark), "YAML syntax error: %s", problem);
 }
 
+/*
+ * Refuses nesting deeper than HS_MAX_NESTING before the document is loaded:
+ * the event parser stops at the first collection too deep, so a hostile file
+ * costs no more than HS_MAX_NESTING levels. 0 when the nesting is within
+ * bounds or the file has a syntax error (the loader reports it), -1 when it
+ * reported the depth.
+ */
+static int check_nesting(ctx *c, const char *text, size_t len)
+{
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        return 0;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    int depth = 0, rc = 0;
+    for (;;) {
+        yaml_event_t ev;
+        if (!yaml_parser_parse(&parser, &ev))
+            break;
+        yaml_event_type_t type = ev.type;
+        if (type == YAML_MAPPING_START_EVENT || type == YAML_SEQUENCE_START_EVENT) {
+            if (++depth > HS_MAX_NESTING) {
+                problem_at(c, AT(ev.start_mark),
+                           "nested deeper than %d levels: expected a scenario (sections of keys, a few levels deep)",
+                           HS_MAX_NESTING);
+                rc = -1;
+            }
+        } else if (type == YAML_MAPPING_END_EVENT || type == YAML_SEQUENCE_END_EVENT) {
+            depth--;
+        }
+        yaml_event_delete(&ev);
+        if (rc < 0 || type == YAML_STREAM_END_EVENT)
+            break;
+    }
+    yaml_parser_delete(&parser);
+    return rc;
+}
+
 static int parse(const char *text, size_t len, const char *file, hs_scenario *sc, ctx *c)
 {
+    if (check_nesting(c, text, len) < 0) {
+        flush(c);
+        return c->count;
+    }
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser)) {
@@ -1471,13 +1514,25 @@ int hs_scenario_load(const char *path, hs_scenario *sc, char *errbuf, size_t err
     memcpy(sc->path, path, strlen(path) + 1);
 
     struct stat st;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO given as the scenario must not block the open until a writer comes */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     int e = fd < 0 ? errno : fstat(fd, &st) ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
     if (e) {
         if (fd >= 0)
             close(fd);
         c.count++;
         append(&c, "%s: cannot open: %s\n", path, strerror(e));
+        return c.count;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        c.count++;
+        append(&c, "%s: not a regular file (%s): expected a scenario file\n", path,
+               S_ISFIFO(st.st_mode)   ? "a FIFO or pipe"
+               : S_ISCHR(st.st_mode)  ? "a character device"
+               : S_ISBLK(st.st_mode)  ? "a block device"
+               : S_ISSOCK(st.st_mode) ? "a socket"
+                                      : "not a file");
         return c.count;
     }
     char *text = NULL;

@@ -371,6 +371,11 @@ int report_write_json(hs_daemon *d, const report_run *run, const char *path)
         (unsigned long long)s->kernels_roofline, s_of(s->kernel_ps_roofline), (unsigned long long)s->kernels_default,
         s_of(s->kernel_ps_default));
     write_default_kernels(f, d);
+    fprintf(f,
+            "  \"connections_refused\": {\"wrong_token\": %llu, \"not_registered\": %llu, \"oversized_frames\": %llu, "
+            "\"to_make_room\": %llu},\n",
+            (unsigned long long)s->rejected_token, (unsigned long long)s->rejected_unknown,
+            (unsigned long long)s->rejected_oversize, (unsigned long long)s->refused_connections);
     /* run.mode (bridge/speculation/speculate.c): answers given ahead of the safe time and how many were later revised */
     fprintf(f,
             "  \"mode\": {\"name\": \"%s\", \"optimistic_answers\": %llu, \"answers_revised\": %llu, "

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,12 +21,15 @@
 #include "hysimd.h"
 #include "launcher.h"
 #include "podman_launcher.h"
+#include "process_tree.h"
 #include "report.h"
+#include "run_folder.h"
 #include "run_stats.h"
 #include "stats_output.h"
 #include "hysim/scenario.h"
 
-#define MAX_SERVERS 4096
+#define MAX_SERVERS      4096
+#define HS_TREE_GRACE_MS 2000 /* what is left of the program at the end: SIGTERM, then SIGKILL after this */
 
 void cli_run_help(FILE *out)
 {
@@ -163,7 +167,9 @@ static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double
     else if (simulated > 0 &&
              wall > 0) /* sleeps and long kernels simulate faster than real time: not "slowdown 0.0x" */
         fprintf(stderr, " (%.0fx faster than real time)", simulated / wall);
-    fprintf(stderr, " on %s\n", description);
+    struct rusage self; /* hysim and hysimd in it; the fabric's worker process, if any, is not counted */
+    double peak_mib = getrusage(RUSAGE_SELF, &self) == 0 ? (double)self.ru_maxrss / 1024.0 : 0;
+    fprintf(stderr, " on %s; hysim's peak memory %.0f MiB\n", description, peak_mib);
     fprintf(stderr,
             "hysim: %llu process%s, %llu kernels (%llu timed by the default duration), "
             "%llu copies, %llu collectives, %llu flows, %llu packet-hops, "
@@ -185,13 +191,14 @@ static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double
                 "hysim: note: %llu time%s a thread issued its first GPU work after the simulation had passed its "
                 "process's clock (the others all waited); that work started where the simulation was\n",
                 (unsigned long long)s->late_threads, s->late_threads == 1 ? "" : "s");
-    if (s->rejected_token || s->rejected_unknown || s->rejected_oversize)
-        fprintf(stderr,
-                "hysim: refused %llu connection%s with a wrong token, %llu that did not register first, "
-                "%llu oversized frame%s\n",
-                (unsigned long long)s->rejected_token, s->rejected_token == 1 ? "" : "s",
-                (unsigned long long)s->rejected_unknown, (unsigned long long)s->rejected_oversize,
-                s->rejected_oversize == 1 ? "" : "s");
+    if (s->rejected_token || s->rejected_unknown || s->rejected_oversize || s->refused_connections)
+        fprintf(
+            stderr,
+            "hysim: refused %llu connection%s with a wrong token, %llu that did not register first, "
+            "%llu oversized frame%s, %llu closed to make room (256 unregistered at most, or out of file descriptors)\n",
+            (unsigned long long)s->rejected_token, s->rejected_token == 1 ? "" : "s",
+            (unsigned long long)s->rejected_unknown, (unsigned long long)s->rejected_oversize,
+            s->rejected_oversize == 1 ? "" : "s", (unsigned long long)s->refused_connections);
 }
 
 /* A fresh secret per run: 128 random bits in hex. 0, or -1 when the system has no randomness to give. */
@@ -352,9 +359,10 @@ int cli_run(int argc, char **argv)
         return HS_EXIT_USAGE;
     }
 
-    char run_dir[] = "/tmp/hysim-XXXXXX";
-    if (!mkdtemp(run_dir)) {
-        fprintf(stderr, "hysim: cannot create a run folder in /tmp: %s\n", strerror(errno));
+    run_folder_sweep(); /* folders of runs killed before they could remove their own */
+    char run_dir[64];
+    if (run_folder_create(run_dir, sizeof run_dir, err, sizeof err) < 0) {
+        fprintf(stderr, "hysim: %s\n", err);
         return HS_EXIT_SIMULATION;
     }
     char message_clocks[sizeof run_dir + 16]; /* interpose/host/message_clocks.c creates it */
@@ -367,7 +375,7 @@ int cli_run(int argc, char **argv)
     char token[40];
     if (make_token(token, sizeof token) < 0) {
         fprintf(stderr, "hysim: cannot make a token for the run: %s\n", strerror(errno));
-        rmdir(run_dir);
+        run_folder_remove(run_dir);
         return HS_EXIT_SIMULATION;
     }
     setenv("HYSIM_TOKEN", token, 1); /* hysimd reads it; the launcher hands it to the program */
@@ -381,14 +389,14 @@ int cli_run(int argc, char **argv)
     hs_daemon *daemon = hs_daemon_create(&sc, endpoint, err, sizeof err);
     if (!daemon) {
         fprintf(stderr, "hysim: %s\n", err);
-        rmdir(run_dir);
+        run_folder_remove(run_dir);
         return HS_EXIT_SIMULATION;
     }
 
     if (stats_dir && hs_daemon_stats_dir(daemon, stats_dir, err, sizeof err) < 0) {
         fprintf(stderr, "hysim: %s\n", err);
         hs_daemon_destroy(daemon);
-        rmdir(run_dir);
+        run_folder_remove(run_dir);
         return HS_EXIT_USAGE;
     }
 
@@ -400,11 +408,16 @@ int cli_run(int argc, char **argv)
     if (hs_daemon_set_options(daemon, &run_options, err, sizeof err) < 0) {
         fprintf(stderr, "hysim: %s\n", err);
         hs_daemon_destroy(daemon);
-        rmdir(run_dir);
+        run_folder_remove(run_dir);
         return HS_EXIT_USAGE;
     }
 
     install_signal_forwarding();
+    if (!use_containers) /* podman's own processes are podman's to end (podman_launcher_remove) */
+        process_tree_adopt();
+    char run_pid[24]; /* a process that never registers ends itself once this one is gone (interpose/core/client.c) */
+    snprintf(run_pid, sizeof run_pid, "%ld", (long)getpid());
+    setenv("HYSIM_RUN_PID", run_pid, 1);
     launcher_config cfg = {
         .scenario = &sc,
         .endpoint = hs_daemon_endpoint(daemon),
@@ -420,8 +433,7 @@ int cli_run(int argc, char **argv)
     if (started < 0) {
         fprintf(stderr, "hysim: %s\n", err);
         hs_daemon_destroy(daemon);
-        unlink(message_clocks);
-        rmdir(run_dir);
+        run_folder_remove(run_dir);
         return HS_EXIT_SIMULATION;
     }
     g_child_count = started;
@@ -463,7 +475,10 @@ int cli_run(int argc, char **argv)
     if (outputs.host_path) /* --out: the host figures beside the report */
         outputs_failed |= report_write_host_json(daemon, &results, outputs.host_path) < 0;
     hs_daemon_destroy(daemon);
-    unlink(message_clocks);
-    rmdir(run_dir); /* after hysimd, which removes its socket in it: else the folder stays in /tmp */
+    int left_running = process_tree_end(HS_TREE_GRACE_MS);
+    if (left_running > 0)
+        fprintf(stderr, "hysim: stopped %d process%s the program left running\n", left_running,
+                left_running == 1 ? "" : "es");
+    run_folder_remove(run_dir); /* after hysimd, which removes its socket in it: else the folder stays in /tmp */
     return outputs_failed && code == HS_EXIT_OK ? HS_EXIT_SIMULATION : code;
 }

@@ -225,10 +225,31 @@ bool hs_loop_check_deadlock(struct hs_daemon *d);
 /* Observes a simulated time for sim_end_ps. */
 void hs_loop_saw(struct hs_daemon *d, uint64_t t_ps);
 
+/* -------------------------------------------------------------- admission */
+
+/* A connection must register this soon after it is accepted, or it is closed. */
+#define HS_REGISTER_GRACE_MS 5000
+/* At most this many connections may be open without having registered; past it the oldest is closed. */
+#define HS_UNREGISTERED_MAX 256
+/* The largest frame an unregistered connection may send (a Register is a few hundred bytes). */
+#define HS_UNREGISTERED_FRAME_MAX (64u << 10)
+
+int hs_admit_init(struct hs_daemon *d, char *err, size_t errlen);
+void hs_admit_fini(struct hs_daemon *d);
+/* Accepts what is pending, up to a batch. Past HS_UNREGISTERED_MAX or the open-file limit the oldest unregistered
+ * connection is closed to make room (or, with none, the new one), and counted. */
+void hs_admit_accept(struct hs_daemon *d);
+/* Closes connections silent past HS_REGISTER_GRACE_MS; ms until the next is due, -1 if none waits. */
+int hs_admit_close_silent(struct hs_daemon *d, int64_t now_ms);
+/* Once the program is gone, a connection that never registered must not keep the run alive. */
+void hs_admit_close_strangers(struct hs_daemon *d);
+/* Frees closed connections that never registered, and the read buffers of every closed one. */
+void hs_admit_forget_closed(struct hs_daemon *d);
+
 /* -------------------------------------------------------------- session */
 
 enum hs_sess_state {
-    HS_SESS_NEW,     /* connected, not registered: bounds safe time at 0 */
+    HS_SESS_NEW,     /* connected, not registered: does not bound the safe time (admission.c) */
     HS_SESS_RUNNING, /* bounds safe time at its host time */
     HS_SESS_WAITING, /* every thread that issued work is blocked in a Wait: does not bound */
     HS_SESS_CLOSED,  /* Bye received, or the connection is gone */
@@ -350,10 +371,12 @@ struct hs_daemon {
     hs_fabric *fabric;
     char endpoint[512];
     int listen_fd;
+    int spare_fd; /* admission.c: held back for refusing past the open-file limit */
     uint64_t epoch_ns;
 
-    hs_session **sessions;
+    hs_session **sessions; /* open ones, and the closed ones that registered */
     size_t nsessions, capsessions;
+    uint32_t connections; /* accepted so far: the next session's index */
     hs_child *children;
     int nchildren;
 

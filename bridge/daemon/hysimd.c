@@ -29,8 +29,6 @@
 #define HS_KILL_GRACE_MS    2000
 #define HS_LOST_GRACE_MS    200 /* how long to wait for a lost session's process to exit */
 #define HS_NO_PIDFD_POLL_MS 50
-/* A connection that has not registered by then is not the program's (the interposer registers at once). */
-#define HS_REGISTER_GRACE_MS 10000
 /* Inside a stretch of simulation: children are looked at every this many ms, the clock every so many steps. */
 #define HS_INTERRUPT_CHECK_MS    100
 #define HS_INTERRUPT_CLOCK_EVERY 256
@@ -108,10 +106,10 @@ hs_daemon *hs_daemon_create(const hs_scenario *sc, const char *endpoint, char *e
     hs_daemon *d = hs_xcalloc(1, sizeof(*d));
     d->sc = *sc;
     d->total_gpus = (uint32_t)hs_scenario_gpu_count(sc);
-    d->listen_fd = -1;
+    d->listen_fd = d->spare_fd = -1;
     snprintf(d->endpoint, sizeof(d->endpoint), "%s", endpoint);
     if (parse_epoch(&d->epoch_ns, err, errlen) < 0 || read_token(d, err, errlen) < 0 ||
-        hs_spec_init(d, err, errlen) < 0)
+        hs_admit_init(d, err, errlen) < 0 || hs_spec_init(d, err, errlen) < 0)
         goto fail;
     if (hs_fspec_create_fabric(d, err, errlen) < 0) /* run.fabric: in-process or a worker, speculating */
         goto fail;
@@ -166,6 +164,7 @@ void hs_daemon_destroy(hs_daemon *d)
         close(d->listen_fd);
         hs_transport_unlink(d->endpoint);
     }
+    hs_admit_fini(d);
     if (d->fabric)
         hs_fabric_destroy(d->fabric);
     free(d);
@@ -390,8 +389,9 @@ static void check_children(hs_daemon *d)
 
 static int64_t g_children_checked_ms;
 
-/* A stop signal, or (every HS_INTERRUPT_CHECK_MS) a child that died: fails the run; true once it has failed. */
-static bool interrupted_now(hs_daemon *d)
+/* A stop signal, or (every HS_INTERRUPT_CHECK_MS) a child that died or, from the simulation loop, a stall:
+ * fails the run; true once it has failed. */
+static bool interrupted_now(hs_daemon *d, bool in_loop)
 {
     if (d->failed || d->spec_child) /* a speculation's parent watches signals and children */
         return d->failed;
@@ -401,6 +401,8 @@ static bool interrupted_now(hs_daemon *d)
     if (now - g_children_checked_ms >= HS_INTERRUPT_CHECK_MS) {
         g_children_checked_ms = now;
         check_children(d);
+        if (in_loop) /* not inside one fabric step: the simulated time it reaches is known only after */
+            hs_stall_check(d, now);
     }
     return d->failed;
 }
@@ -412,11 +414,11 @@ bool hs_daemon_interrupted(hs_daemon *d)
         return true;
     if (g_stop_signal == 0 && ++calls % HS_INTERRUPT_CLOCK_EVERY != 0)
         return false;
-    return interrupted_now(d);
+    return interrupted_now(d, true);
 }
 
 /* Inside one long fabric step (include/hysim/fabric_interrupt.h). */
-static int fabric_interrupted(void *d) { return interrupted_now(d); }
+static int fabric_interrupted(void *d) { return interrupted_now(d, false); }
 
 /* The fabric's test doubles need not provide the hook: it is only a faster way out. */
 static void set_fabric_interrupt(hs_daemon *d)
@@ -427,10 +429,11 @@ static void set_fabric_interrupt(hs_daemon *d)
 
 /* ------------------------------------------------------------- run */
 
+/* Sessions of the program still open: a connection that never registered keeps no run alive. */
 static bool open_sessions(const hs_daemon *d)
 {
     for (size_t i = 0; i < d->nsessions; i++)
-        if (d->sessions[i]->fd >= 0)
+        if (d->sessions[i]->fd >= 0 && d->sessions[i]->registered)
             return true;
     return false;
 }
@@ -449,41 +452,6 @@ static bool children_left(const hs_daemon *d)
         if (!d->children[i].exited)
             return true;
     return false;
-}
-
-/*
- * Closes connections that stayed silent past HS_REGISTER_GRACE_MS: until it
- * registers, a connection holds the simulated time back. Returns the
- * milliseconds until the next one is due, -1 if none is waiting.
- */
-static int close_silent(hs_daemon *d, int64_t now)
-{
-    int64_t next = -1;
-    for (size_t i = 0; i < d->nsessions; i++) {
-        hs_session *s = d->sessions[i];
-        if (s->registered || s->fd < 0)
-            continue;
-        int64_t left = s->connected_ms + HS_REGISTER_GRACE_MS - now;
-        if (left <= 0) {
-            d->sum.rejected_unknown++;
-            hs_session_close(s);
-        } else if (next < 0 || left < next) {
-            next = left;
-        }
-    }
-    return (int)next;
-}
-
-/* Once the program is gone, a connection that never registered is no part of it: it must not keep the run alive. */
-static void close_strangers(hs_daemon *d)
-{
-    for (size_t i = 0; i < d->nsessions; i++) {
-        hs_session *s = d->sessions[i];
-        if (!s->registered && s->fd >= 0) {
-            d->sum.rejected_unknown += s->rd.len > 0;
-            hs_session_close(s);
-        }
-    }
 }
 
 /* After a failure: tell the waiting processes why, close every session, stop the children. */
@@ -536,7 +504,7 @@ int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_
     hs_stall_start(d, now_ms());
     while (children_left(d) || open_sessions(d)) {
         if (nchildren > 0 && !children_left(d))
-            close_strangers(d);
+            hs_admit_close_strangers(d);
         check_stop_signal(d);
         if (d->failed && !shut) {
             shut_down(d);
@@ -567,7 +535,7 @@ int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_
         int timeout = shut ? -1 : hs_stall_check(d, now_ms());
         if (d->failed && !shut)
             continue; /* stalled: shut down at the top of the loop */
-        int silent = shut ? -1 : close_silent(d, now_ms());
+        int silent = shut ? -1 : hs_admit_close_silent(d, now_ms());
         if (silent >= 0 && (timeout < 0 || silent < timeout))
             timeout = silent;
         if (!have_all_pidfds && (timeout < 0 || timeout > HS_NO_PIDFD_POLL_MS))
@@ -594,11 +562,10 @@ int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_
                 reap(d, &d->children[i]);
         if (shut)
             continue;
-        int fd;
-        while ((fd = hs_transport_accept(d->listen_fd)) >= 0)
-            hs_session_new(d, fd);
+        hs_admit_accept(d);
         for (size_t i = 0; i < d->nsessions && !d->failed; i++)
             hs_session_process(d->sessions[i]);
+        hs_admit_forget_closed(d);
         hs_loop_advance(d);
         hs_stats_tick(d);
         hs_loop_check_deadlock(d);

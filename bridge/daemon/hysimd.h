@@ -35,9 +35,10 @@ typedef struct hs_run_summary {
     uint64_t packet_hops;
     uint64_t peak_memory_bytes_max; /* largest per-device peak reported by any process */
     /* Connections refused without failing the run (a stray or hostile peer, not the program): */
-    uint64_t rejected_token;    /* Register with a token other than the run's (HYSIM_TOKEN) */
-    uint64_t rejected_unknown;  /* a connection that sent something other than Register first */
-    uint64_t rejected_oversize; /* frames longer than HS_FRAME_MAX (from any session) */
+    uint64_t rejected_token;      /* Register with a token other than the run's (HYSIM_TOKEN) */
+    uint64_t rejected_unknown;    /* a connection that sent something other than Register first */
+    uint64_t rejected_oversize;   /* frames above HS_FRAME_MAX, or 64 KiB before a Register */
+    uint64_t refused_connections; /* unregistered, closed to stay under 256 of them or within the open-file limit */
     /* A thread's first work came after the simulation passed its process's clock: started later. */
     uint64_t late_threads;
     /* run.mode: optimistic (docs/time.md; bridge/speculation/speculate.c). All 0 in exact mode. */

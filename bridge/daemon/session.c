@@ -37,10 +37,11 @@ hs_session *hs_session_new(hs_daemon *d, int fd)
     hs_session *s = hs_xcalloc(1, sizeof(*s));
     s->d = d;
     s->fd = fd;
-    s->index = (uint32_t)d->nsessions;
+    s->index = d->connections++;
     s->state = HS_SESS_NEW;
     s->connected_ms = hs_daemon_now_ms();
     hs_frame_reader_init(&s->rd);
+    hs_frame_reader_set_limit(&s->rd, HS_UNREGISTERED_FRAME_MAX); /* until it registers */
     hs_grow((void **)&d->sessions, &d->capsessions, d->nsessions + 1, sizeof(*d->sessions));
     d->sessions[d->nsessions++] = s;
     return s;
@@ -221,6 +222,7 @@ static void on_register(hs_session *s, const Hysim__Register *m)
         return;
     }
     s->registered = true;
+    hs_frame_reader_set_limit(&s->rd, 0);
     s->server = m->server;
     s->pid = m->pid;
     s->first_gpu = m->first_gpu;

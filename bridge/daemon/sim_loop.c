@@ -86,8 +86,6 @@ static uint64_t running_bound(const hs_daemon *d)
         return b; /* a speculation: as if no process will issue more work */
     for (size_t i = 0; i < d->nsessions; i++) {
         const hs_session *s = d->sessions[i];
-        if (s->state == HS_SESS_NEW)
-            return 0;
         if (s->state == HS_SESS_RUNNING && !s->launcher && !s->outside)
             b = hs_min_u64(b, hs_ns_to_ps(s->host_ns));
     }

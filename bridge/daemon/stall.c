@@ -9,8 +9,11 @@
  *
  * Progress is any change of a fingerprint of the simulation: the simulated
  * time reached by the timeline and the fabric, the counters of completed
- * work, and every session's state and latest host time (a process that
- * sends anything moves its host time).
+ * work, and every registered session's state and latest host time (a
+ * process that sends anything moves its host time). Connections that never
+ * registered are not in it: they cannot put the watchdog off. It runs on
+ * every turn of the daemon's loop and, inside a long stretch of simulation,
+ * every HS_INTERRUPT_CHECK_MS (hysimd.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,9 +32,11 @@ static uint64_t fingerprint(const hs_daemon *d)
     h = mix(h, hs_fabric_now_ps(d->fabric));
     h = mix(h, d->steps);
     h = mix(h, d->sum.kernels + d->sum.copies + d->sum.collectives + d->sum.flows);
-    h = mix(h, d->nsessions);
     for (size_t i = 0; i < d->nsessions; i++) {
         const hs_session *s = d->sessions[i];
+        if (!s->registered)
+            continue; /* a stranger coming and going is no progress of the program's */
+        h = mix(h, s->index);
         h = mix(h, ((uint64_t)s->state << 32) ^ s->host_ns);
         h = mix(h, s->next_seq);
     }

@@ -37,6 +37,10 @@ static void put_le32(uint8_t *p, uint32_t v)
 
 static int length_ok(uint32_t len) { return len != 0 && len <= HS_FRAME_MAX; }
 
+static size_t reader_limit(const hs_frame_reader *r) { return r->limit ? r->limit : HS_FRAME_MAX; }
+
+static int reader_length_ok(const hs_frame_reader *r, uint32_t len) { return len != 0 && len <= reader_limit(r); }
+
 /* ---- non-blocking reader ---- */
 
 void hs_frame_reader_init(hs_frame_reader *r) { memset(r, 0, sizeof *r); }
@@ -45,6 +49,11 @@ void hs_frame_reader_free(hs_frame_reader *r)
 {
     free(r->buf);
     memset(r, 0, sizeof *r);
+}
+
+void hs_frame_reader_set_limit(hs_frame_reader *r, size_t max_body)
+{
+    r->limit = max_body < HS_FRAME_MAX ? max_body : 0;
 }
 
 long hs_frame_reader_fill(hs_frame_reader *r, int fd)
@@ -56,7 +65,7 @@ long hs_frame_reader_fill(hs_frame_reader *r, int fd)
         r->len -= r->off;
         r->off = 0;
     }
-    const size_t max_cap = (size_t)HDR + HS_FRAME_MAX;
+    const size_t max_cap = (size_t)HDR + reader_limit(r);
     if (r->len == r->cap) {
         /* Grow with what has arrived, never to what a header announces. */
         size_t cap = r->cap ? r->cap * 2 : READER_MIN_CAP;
@@ -98,7 +107,7 @@ int hs_frame_reader_next(hs_frame_reader *r, const uint8_t **body, size_t *body_
     if (avail < HDR)
         return 1;
     uint32_t n = get_le32(r->buf + r->off);
-    if (!length_ok(n))
+    if (!reader_length_ok(r, n))
         return HS_FRAME_TOO_LARGE;
     if (avail - HDR < n)
         return 1;
@@ -116,7 +125,7 @@ int hs_frame_reader_ready(const hs_frame_reader *r)
     if (avail < HDR)
         return 0;
     uint32_t n = get_le32(r->buf + r->off);
-    return !length_ok(n) || avail - HDR >= n;
+    return !reader_length_ok(r, n) || avail - HDR >= n;
 }
 
 int hs_frame_reader_at_eof(const hs_frame_reader *r) { return r->len > r->off ? HS_FRAME_TRUNCATED : HS_FRAME_EOF; }

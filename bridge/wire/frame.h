@@ -29,11 +29,15 @@ enum hs_frame_status {
 typedef struct hs_frame_reader {
     uint8_t *buf;
     size_t len, cap;
-    size_t off; /* bytes at the front already handed out by hs_frame_reader_next */
+    size_t off;   /* bytes at the front already handed out by hs_frame_reader_next */
+    size_t limit; /* largest frame body this reader takes (0: HS_FRAME_MAX) */
 } hs_frame_reader;
 
 void hs_frame_reader_init(hs_frame_reader *r);
 void hs_frame_reader_free(hs_frame_reader *r);
+/* Lowers (or restores, with 0) the largest frame body the reader takes; it then never holds more than one such
+ * frame's bytes, so a peer that is not trusted yet costs at most that much memory. */
+void hs_frame_reader_set_limit(hs_frame_reader *r, size_t max_body);
 
 /*
  * Non-blocking side (hysimd): appends whatever read(fd) returns, then
@@ -41,7 +45,8 @@ void hs_frame_reader_free(hs_frame_reader *r);
  * hs_frame_reader_fill returns bytes read (>0), 0 on EOF, -1 on EAGAIN, or
  * HS_FRAME_IO on error.
  * hs_frame_reader_next returns HS_FRAME_OK and sets *body and *body_len (valid
- * until the next call), 1 when more bytes are needed, or HS_FRAME_TOO_LARGE.
+ * until the next call), 1 when more bytes are needed, or HS_FRAME_TOO_LARGE
+ * (a length of 0 or above the reader's limit).
  */
 long hs_frame_reader_fill(hs_frame_reader *r, int fd);
 int hs_frame_reader_next(hs_frame_reader *r, const uint8_t **body, size_t *body_len);

@@ -199,6 +199,43 @@ static void start_watcher_locked(void)
 
 int hs_client_connection_fd(void) { return __atomic_load_n(&g_fd, __ATOMIC_RELAXED); }
 
+/* hysim run's pid (HYSIM_RUN_PID), or 0 where it means nothing (a container, or no such variable). */
+static long run_pid(void)
+{
+    static _Atomic long cached = -1;
+    long pid = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (pid >= 0)
+        return pid;
+    const char *v = getenv("HYSIM_RUN_PID"), *launch = getenv("HYSIM_LAUNCH_PID");
+    char *end = NULL;
+    pid = v && *v && !(launch && *launch) ? strtol(v, &end, 10) : 0;
+    if (!end || *end || pid <= 1)
+        pid = 0;
+    atomic_store_explicit(&cached, pid, memory_order_relaxed);
+    return pid;
+}
+
+void hs_client_check_run(void)
+{
+    if (atomic_load_explicit(&g_state, memory_order_relaxed) != ST_IDLE)
+        return; /* a registered process learns of the run's end from its connection */
+    static _Atomic uint64_t next_ns;
+    uint64_t now = hs_clock_real_ns(CLOCK_MONOTONIC_COARSE);
+    uint64_t due = atomic_load_explicit(&next_ns, memory_order_relaxed);
+    if (now < due || !atomic_compare_exchange_strong(&next_ns, &due, now + HS_RUN_CHECK_NS))
+        return;
+    long pid = run_pid();
+    int saved = errno;
+    if (pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH) {
+        fprintf(stderr,
+                "hysim: %s (pid %d) never registered with hysimd, and its run is over (hysim, pid %ld, is gone): "
+                "exiting\n",
+                program_invocation_short_name, (int)getpid(), pid);
+        _exit(1);
+    }
+    errno = saved;
+}
+
 void send_locked(const Hysim__ClientMsg *m)
 {
     __atomic_fetch_add(&g_issued, 1, __ATOMIC_RELAXED);

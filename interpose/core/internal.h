@@ -18,6 +18,14 @@
 /* The next definition of name after libhysim.so's, libc's (version NULL: the default one), or NULL. */
 HS_HIDDEN void *hs_next_symbol(const char *name, const char *version);
 
+/* ---- client.c ---- */
+
+/* How often a process that never registered looks whether its run is still there (real time). */
+#define HS_RUN_CHECK_NS 1000000000ull
+/* In a process that never registered: exits, saying why, once hysim run (HYSIM_RUN_PID) is gone. Cheap
+ * otherwise: called at every intercepted call. */
+HS_HIDDEN void hs_client_check_run(void);
+
 /* ---- host_clock.c ---- */
 
 /* True when the process runs under hysim (HYSIM_ENDPOINT was set at start). */

@@ -275,6 +275,7 @@ void hs_client_enter(void)
 {
     if (t_depth++ != 0 || !g_sim)
         return;
+    hs_client_check_run();
     int mode = atomic_load_explicit(&g_mode, memory_order_acquire); /* publishes scale, fixed */
     switch (mode) {
     case HS_HOST_TIME_REAL:

@@ -78,8 +78,21 @@ static int sleep_until(uint64_t until_ns, struct timespec *rem)
     if (hs_client_sleep_until(until_ns) == HS_SLEEP_DONE)
         return 0;
     uint64_t now = hs_clock_now();
-    struct timespec left = timespec_of(until_ns > now ? until_ns - now : 0);
-    return REAL(clock_nanosleep)(CLOCK_MONOTONIC, 0, &left, rem);
+    uint64_t left = until_ns > now ? until_ns - now : 0;
+    /* a real sleep in slices: between them, a process that never registered looks whether its run is over */
+    do {
+        uint64_t slice = left < HS_RUN_CHECK_NS ? left : HS_RUN_CHECK_NS;
+        struct timespec t = timespec_of(slice), cut = {0, 0};
+        int rc = REAL(clock_nanosleep)(CLOCK_MONOTONIC, 0, &t, &cut);
+        left -= slice;
+        if (rc != 0) {
+            if (rem)
+                *rem = timespec_of(add_saturated(length_ns(&cut), left));
+            return rc;
+        }
+        hs_client_check_run();
+    } while (left > 0);
+    return 0;
 }
 
 /* A sleep of length ns from now, as one intercepted call. */

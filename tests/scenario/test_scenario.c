@@ -8,16 +8,21 @@
  *   test_scenario defaults      defaults, derived values, presets, overrides
  *   test_scenario shipped       every .yaml in scenarios/ loads without a problem
  *   test_scenario api           hs_scenario_parse/load edge cases, describe, names
+ *   test_scenario hostile       nesting 200,000 levels deep (flow and block style)
+ *                               and a FIFO as the scenario: refused, not hung on
  *
  * HS_TEST_DATA_DIR (this folder) and HS_SHIPPED_DIR (scenarios/) come from
  * compile definitions, so the tests do not depend on the working directory.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "hysim/scenario.h"
 
@@ -460,8 +465,65 @@ static int case_background(void)
     return failures != 0;
 }
 
+/* Text nested `levels` deep: "[[[...]]]" (flow), or "a:\n a:\n  a:..." (block, one more space per level). */
+static char *nested(int levels, int block, size_t *len)
+{
+    size_t cap = block ? (size_t)levels * ((size_t)levels + 4) / 2 + 16 : 2 * (size_t)levels + 2;
+    char *t = malloc(cap), *p = t;
+    if (!t)
+        return NULL;
+    for (int i = 0; i < levels; i++) {
+        if (block) {
+            memset(p, ' ', (size_t)i);
+            p += i;
+            memcpy(p, "a:\n", 3);
+            p += 3;
+        } else {
+            *p++ = '[';
+        }
+    }
+    for (int i = 0; !block && i < levels; i++)
+        *p++ = ']';
+    *p = '\0';
+    *len = (size_t)(p - t);
+    return t;
+}
+
+static int case_hostile(void)
+{
+    /* 200,000 levels took the YAML loader forever; block style at 3,000 levels is a 4.5 MB file */
+    const int levels[2] = {200000, 3000};
+    for (int block = 0; block < 2; block++) {
+        size_t len;
+        char *text = nested(levels[block], block, &len);
+        CHECK(text != NULL, "out of memory");
+        if (!text)
+            return 1;
+        hs_scenario sc;
+        int n = hs_scenario_parse(text, len, "deep.yaml", &sc, errbuf, sizeof errbuf);
+        CHECK(n == 1 && strstr(errbuf, "deep.yaml:") && strstr(errbuf, "nested deeper than 32 levels"),
+              "%s nesting: %d problems: %s", block ? "block" : "flow", n, errbuf);
+        free(text);
+    }
+    char dir[] = "/tmp/hysim-scenario-test-XXXXXX", fifo[64];
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    snprintf(fifo, sizeof fifo, "%s/fifo.yaml", dir);
+    CHECK(mkfifo(fifo, 0600) == 0, "mkfifo");
+    hs_scenario sc;
+    int n = hs_scenario_load(fifo, &sc, errbuf, sizeof errbuf); /* blocked in open() before */
+    CHECK(n == 1 && strstr(errbuf, "fifo.yaml: not a regular file (a FIFO or pipe)"), "FIFO: %d problems: %s", n,
+          errbuf);
+    n = hs_scenario_load("/dev/null", &sc, errbuf, sizeof errbuf);
+    CHECK(n == 1 && strstr(errbuf, "/dev/null: not a regular file (a character device)"), "/dev/null: %s", errbuf);
+    unlink(fifo);
+    rmdir(dir);
+    return failures != 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && !strcmp(argv[1], "hostile"))
+        return case_hostile();
     if (argc == 2 && !strcmp(argv[1], "background"))
         return case_background();
     if (argc == 3 && !strcmp(argv[1], "expect"))
@@ -472,6 +534,6 @@ int main(int argc, char **argv)
         return case_shipped();
     if (argc == 2 && !strcmp(argv[1], "api"))
         return case_api();
-    fprintf(stderr, "usage: %s expect FILE | defaults | shipped | api\n", argv[0]);
+    fprintf(stderr, "usage: %s expect FILE | defaults | shipped | api | background | hostile\n", argv[0]);
     return 2;
 }

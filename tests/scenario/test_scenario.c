@@ -468,7 +468,7 @@ static int case_background(void)
 /* Text nested `levels` deep: "[[[...]]]" (flow), or "a:\n a:\n  a:..." (block, one more space per level). */
 static char *nested(int levels, int block, size_t *len)
 {
-    size_t cap = block ? (size_t)levels * ((size_t)levels + 4) / 2 + 16 : 2 * (size_t)levels + 2;
+    size_t cap = block ? (size_t)levels * ((size_t)levels + 5) / 2 + 1 : 2 * (size_t)levels + 1; /* i spaces + "a:\n" */
     char *t = malloc(cap), *p = t;
     if (!t)
         return NULL;

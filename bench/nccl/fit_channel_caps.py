@@ -20,7 +20,9 @@ Every flow starts a hop latency after its predecessor is done (the first
 flow also after the plan's start-up) and, capped, is done at
 start + wire bytes / cap, wire = payload / the kind's efficiency:
   start-up s = Simple baseLat 8.4 us + the kind's fitted start-up (full at
-               >= 64 MiB) ; hop h = Simple NVLink hwLat 3.4 us
+               >= 64 MiB) + for all-reduce, all-gather and reduce-scatter the
+               local write, S/2 bytes at the kind's local rate x C/24
+               (bench/nccl/fit_ring_model.py) ; hop h = Simple NVLink hwLat 3.4 us
   all-reduce      T = s + 2 (h + ceil(S / 2C) / eff / cap)   (2 ring steps)
   all-gather,
   reduce-scatter  T = s + h + ceil(S / 2 / C) / eff / cap    (1 ring step)
@@ -69,7 +71,7 @@ import sys
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 SWEEP = os.path.join(ROOT, "bench", "real", "data", "channels_h200x2.txt")
-TUNER = os.path.join(ROOT, "bridge", "collective_tuner.c")
+TUNER = os.path.join(ROOT, "bridge", "collectives", "collective_tuner.c")
 
 MIB = 1 << 20
 LINK_GBS = 450.0  # tests/e2e/h200x2.yaml: nvlink 3600 Gb/s per GPU
@@ -78,6 +80,7 @@ CHAIN_CHUNK_BYTES = 512 << 10  # collective_algos.c HS_CHAIN_CHUNK_BYTES
 P2P_MIN_PART_BYTES = 64 << 10  # collective_tuner.c
 P2P_MAX_PART_BYTES = 16 * MIB
 NRANKS = 2
+SINGLE_SERVER_CHANNELS = 24  # collective_tuner.c: the channels the local rate was fitted at
 FIT_CHANNELS = (1, 2, 3, 6)
 
 # sweep op name -> collective_tuner.c calibration() case
@@ -135,8 +138,8 @@ def read_tuner(path):
         m = re.search(pat, src)
         if not m:
             sys.exit("%s: calibration() entry for %s not found" % (path, op))
-        eff, startup, cap = (float(x) for x in m.group(1).split(","))
-        calib[op] = {"eff": eff, "startup": startup, "cap": cap}
+        eff, startup, cap, local = (float(x) for x in m.group(1).split(","))
+        calib[op] = {"eff": eff, "startup": startup, "cap": cap, "local": local}
     return {
         "calib": calib,
         "base_lat": array_simple("BASE_LAT_US"),
@@ -173,16 +176,20 @@ def p2p_sharing(P, k, rounds):
     return 1 if stride >= rounds else ceil_div(rounds, stride)
 
 
-def startup_us(tc, op, size):
-    """Start-up before the first flow (plan start_ps, then the flow's hop) and the hop itself."""
+def startup_us(tc, op, size, chans=SINGLE_SERVER_CHANNELS):
+    """Start-up before the first flow (plan start_ps, then the flow's hop) and the hop itself. The start-up holds
+    the ring kinds' local write, S/n bytes at the kind's local rate for 24 channels, scaled to the channels that
+    do it (collective_tuner.c local_write_bytes)."""
     share = min(1.0, size / CALIBRATED_FROM_BYTES)
-    return tc["base_lat"] + tc["calib"][op]["startup"] * share, tc["hop"]
+    local = tc["calib"][op]["local"] * chans / SINGLE_SERVER_CHANNELS
+    write_us = size / NRANKS / (local * 1e3) if local > 0 else 0.0
+    return tc["base_lat"] + tc["calib"][op]["startup"] * share + write_us, tc["hop"]
 
 
 def collective_terms(tc, op, chans, size):
     """(fixed us, wire bytes one channel moves in sequence, steps, flows a GPU sends per step, wire per step)."""
     eff = tc["calib"][op]["eff"]
-    s, hop = startup_us(tc, op, size)
+    s, hop = startup_us(tc, op, size, chans)
     if op == "allreduce":
         chunk = ceil_div(size, NRANKS * chans)
         return s + 2 * hop, 2 * chunk / eff, 2, chunk / eff

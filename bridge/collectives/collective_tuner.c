@@ -39,23 +39,34 @@ static const uint32_t THREAD_BYTES[NPROTO] = {0, 512 * 16, 640 * 8, 512 * 64};
 /* NCCL_P2P_LL_THRESHOLD: a peer's bytes up to P times this go by LL */
 #define P2P_LL_THRESHOLD_BYTES (16ull << 10)
 
-/* Measured on 2 × H200 (see the file comment): fraction of the link rate, start-up µs,
- * one channel's most wire GB/s (0: p2p, whose channels follow P2P_*_GBS). */
+/* Measured on H200 (see the file comment): fraction of the link rate, start-up µs, one channel's most wire
+ * GB/s (0: p2p, whose channels follow P2P_*_GBS), and the GB/s of the ring kinds' local write (0: none). */
 typedef struct calib {
-    double efficiency, startup_us, channel_gbps;
+    double efficiency, startup_us, channel_gbps, local_gbs;
 } calib;
 
 static calib calibration(Hysim__CollKind k)
 {
     switch (k) {
-    case HYSIM__COLL_KIND__ALL_REDUCE: return (calib){0.724, 35.0, 29.0};
-    case HYSIM__COLL_KIND__ALL_GATHER: return (calib){0.596, 24.0, 25.6};
-    case HYSIM__COLL_KIND__REDUCE_SCATTER: return (calib){0.596, 30.0, 31.0};
-    case HYSIM__COLL_KIND__BROADCAST: return (calib){0.816, 10.0, 32.3};
-    case HYSIM__COLL_KIND__REDUCE: return (calib){0.827, 6.0, 52.5};
-    case HYSIM__COLL_KIND__ALL_TO_ALL: return (calib){0.718, 28.0, 0};
-    default: return (calib){0.782, 62.0, 0}; /* Send/Recv */
+    /* bench/nccl/fit_ring_model.py, on 2 and 4 GPUs (docs/nccl.md, "Bus bandwidth and the GPU count") */
+    case HYSIM__COLL_KIND__ALL_REDUCE: return (calib){0.8569, 31.1, 31.3, 1148};
+    case HYSIM__COLL_KIND__ALL_GATHER: return (calib){0.8321, 26.2, 27.8, 1089};
+    case HYSIM__COLL_KIND__REDUCE_SCATTER: return (calib){0.8524, 28.9, 38.8, 1000};
+    /* 2 GPUs (collectives_h200x2.txt) */
+    case HYSIM__COLL_KIND__BROADCAST: return (calib){0.816, 10.0, 32.3, 0};
+    case HYSIM__COLL_KIND__REDUCE: return (calib){0.827, 6.0, 52.5, 0};
+    case HYSIM__COLL_KIND__ALL_TO_ALL: return (calib){0.718, 28.0, 0, 0};
+    default: return (calib){0.782, 62.0, 0, 0}; /* Send/Recv */
     }
+}
+
+/* Bytes each rank of a ring kind writes within its own memory between its sends: all-gather's own chunk,
+ * reduce-scatter's and all-reduce's reduced chunk (`bytes` is a rank's chunk for the first two). */
+static uint64_t local_write_bytes(Hysim__CollKind k, uint64_t bytes, uint32_t nranks)
+{
+    if (k == HYSIM__COLL_KIND__ALL_REDUCE)
+        return bytes / nranks;
+    return k == HYSIM__COLL_KIND__ALL_GATHER || k == HYSIM__COLL_KIND__REDUCE_SCATTER ? bytes : 0;
 }
 
 const char *hs_tuner_algo_name(enum hs_nccl_algo a)
@@ -327,6 +338,11 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
         uint64_t total = kind == HYSIM__COLL_KIND__ALL_TO_ALL ? bytes * nranks : nbytes;
         double share = (double)total / (double)CALIBRATED_FROM_BYTES;
         start_us += cb.startup_us * (share < 1 ? share : 1);
+        /* the local write shares the thread blocks with the sends, so its time adds to theirs, at the rate of
+         * the channels that do it (local_gbs: all SINGLE_SERVER_CHANNELS of them) */
+        if (cb.local_gbs > 0 && algo == HS_NCCL_ALGO_RING && nranks > 1)
+            start_us += (double)local_write_bytes(kind, bytes, nranks) /
+                        (cb.local_gbs * 1e3 * out->channels / SINGLE_SERVER_CHANNELS);
         out->channel_gbps = sc->nccl.channel_gbps < 0 ? cb.channel_gbps : sc->nccl.channel_gbps;
         bool ll = bytes <= (uint64_t)out->p2p_channels * P2P_LL_THRESHOLD_BYTES; /* NCCL's LL: not measured */
         if (out->p2p_parts) /* one flow per peer stands for its k channels */

@@ -14,6 +14,8 @@ packages=(build-essential cmake pkg-config libns3-dev ns3 libgsl-dev
 # hysim run --containers: podman with runc (containers/containers.conf, which
 # hysim points CONTAINERS_CONF at, selects it) and catatonit for --init.
 packages+=(podman runc catatonit)
+# hysim run -- mpirun: the MPI example (examples/mpi_allreduce_bench.cu) and its test.
+packages+=(openmpi-bin libopenmpi-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -131,15 +131,33 @@ static void prepend_env(const char *name, const char *first)
     free(value);
 }
 
-/* Runs in the forked child: sets the environment of server `server` and execs. */
+int launcher_is_job_launcher(const char *program)
+{
+    static const char *const launchers[] = {"mpirun",        "mpiexec",        "orterun",         "prterun", "srun",
+                                            "mpiexec.hydra", "mpirun.openmpi", "mpiexec.openmpi", NULL};
+    const char *base = strrchr(program, '/');
+    base = base ? base + 1 : program;
+    for (const char *const *l = launchers; *l; l++)
+        if (!strcmp(base, *l))
+            return 1;
+    return 0;
+}
+
+/* Runs in the forked child: sets the environment of server `server` (-1: the whole job) and execs. */
 static void exec_server(const launcher_config *cfg, int server)
 {
     char value[PATH_MAX + 64];
     setenv("HYSIM_ENDPOINT", cfg->endpoint, 1);
     if (cfg->token)
         setenv("HYSIM_TOKEN", cfg->token, 1);
-    snprintf(value, sizeof value, "%d", server);
-    setenv("HYSIM_SERVER", value, 1);
+    if (server >= 0) {
+        snprintf(value, sizeof value, "%d", server);
+        setenv("HYSIM_SERVER", value, 1);
+        unsetenv("HYSIM_JOB");
+    } else { /* interpose/core/job_placement.c: each rank finds its server */
+        unsetenv("HYSIM_SERVER");
+        setenv("HYSIM_JOB", "1", 1);
+    }
     snprintf(value, sizeof value, "%d", cfg->scenario->servers.gpus_per_server);
     setenv("HYSIM_GPUS", value, 1);
     launcher_host_time_string(cfg->scenario, value, sizeof value);
@@ -171,7 +189,7 @@ static void exec_server(const launcher_config *cfg, int server)
 
 int launcher_start(const launcher_config *cfg, pid_t *pids, int max_pids, char *err, size_t errlen)
 {
-    int servers = cfg->scenario->servers.count;
+    int servers = cfg->job ? 1 : cfg->scenario->servers.count;
     if (servers > max_pids) {
         snprintf(err, errlen, "%d servers: at most %d processes can be started", servers, max_pids);
         return -1;
@@ -186,7 +204,7 @@ int launcher_start(const launcher_config *cfg, pid_t *pids, int max_pids, char *
             return -1;
         }
         if (pid == 0)
-            exec_server(cfg, s);
+            exec_server(cfg, cfg->job ? -1 : s);
         pids[s] = pid;
     }
     return servers;

@@ -20,6 +20,7 @@ typedef struct launcher_config {
     uint64_t epoch_ns;          /* CLOCK_REALTIME at simulated time 0 */
     const char *message_clocks; /* the file the processes order their messages' clocks in, or NULL */
     char **argv;                /* program and arguments, NULL-terminated */
+    int job;                    /* argv launches the whole job (mpirun, srun): start it once, not per server */
 } launcher_config;
 
 /*
@@ -39,9 +40,14 @@ int launcher_check_program(const char *program, char *err, size_t errlen);
  */
 int launcher_find_database_dir(char *out, size_t len);
 
+/* Whether argv[0] is a launcher of a whole job across servers (mpirun, mpiexec, srun, ...). */
+int launcher_is_job_launcher(const char *program);
+
 /*
- * Forks one process per server; returns how many were started (pids[0..n))
- * or -1 with a message (then none is left running).
+ * Forks one process per server, or one for the whole job (cfg->job: its ranks
+ * find their server from the launcher's variables, docs/launchers.md);
+ * returns how many were started (pids[0..n)) or -1 with a message (then none
+ * is left running).
  */
 int launcher_start(const launcher_config *cfg, pid_t *pids, int max_pids, char *err, size_t errlen);
 

@@ -52,6 +52,10 @@ void cli_run_help(FILE *out)
                  "                          from the scenario's containers.image or hysim's own\n"
                  "                          image (containers/build-image.sh); all are removed\n"
                  "                          at the end\n"
+                 "  --job                   PROGRAM launches the whole job across the servers:\n"
+                 "                          start it once, not once per server (implied for\n"
+                 "                          mpirun, mpiexec, srun, ...); rank r runs on server\n"
+                 "                          r / gpus_per_server (docs/launchers.md)\n"
                  "  --stats DIR             write DIR/links.csv, flows.csv, link_timeseries.csv\n"
                  "                          (every stats.interval_us of simulated time) and\n"
                  "                          summary.json at the end (scenarios/README.md)\n");
@@ -277,7 +281,7 @@ int cli_run(int argc, char **argv)
     int separator = -1;
     const char *endpoint_arg = NULL;
     const char *scenario_path = NULL;
-    int use_containers = 0;
+    int use_containers = 0, job = 0;
     const char *stats_dir = NULL;
     static report_options outputs;
     int positional = 0;
@@ -312,6 +316,10 @@ int cli_run(int argc, char **argv)
             use_containers = 1;
             continue;
         }
+        if (!strcmp(argv[i], "--job")) {
+            job = 1;
+            continue;
+        }
         if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "hysim run: unknown option %s (`hysim help run` lists the options)\n", argv[i]);
             return HS_EXIT_USAGE;
@@ -334,6 +342,14 @@ int cli_run(int argc, char **argv)
         return HS_EXIT_USAGE;
     }
     char **program = argv + separator + 1;
+    job |= launcher_is_job_launcher(program[0]);
+    if (job && use_containers) {
+        fprintf(stderr,
+                "hysim run: --containers starts one container per server, and %s launches a whole job "
+                "across servers: run it without --containers (docs/launchers.md)\n",
+                program[0]);
+        return HS_EXIT_USAGE;
+    }
 
     static hs_scenario sc;
     char errors[8192] = "";
@@ -419,6 +435,7 @@ int cli_run(int argc, char **argv)
     snprintf(run_pid, sizeof run_pid, "%ld", (long)getpid());
     setenv("HYSIM_RUN_PID", run_pid, 1);
     launcher_config cfg = {
+        .job = job,
         .scenario = &sc,
         .endpoint = hs_daemon_endpoint(daemon),
         .token = token,

@@ -6,6 +6,7 @@
  * docs/client.md.
  */
 #include "client_internal.h"
+#include "job_placement.h"
 
 /* A pending op with room for its one sub-message (pointers stay valid: fixed array). */
 
@@ -52,6 +53,8 @@ uint32_t g_nlisted_io;           /* threads blocked in I/O (hs_client_io_block) 
 uint32_t g_quiet_live = 1;       /* threads that issued no work: the main thread, each one threads.c tracks */
 uint32_t g_quiet_parked;         /* of those, blocked and not released */
 uint32_t g_work_parked;          /* threads that issued work, blocked and not released */
+uint32_t g_spin_outside;         /* threads spinning outside hysimd (hs_client_spin_outside) */
+uint32_t g_spin_works;           /* ... of which threads that issued work */
 hs_parked *g_parked;             /* every listed blocked thread, released or not */
 _Atomic int g_nlisted;           /* how many are listed */
 pthread_key_t g_works_key;       /* its destructor counts the thread out */
@@ -460,9 +463,8 @@ static void connect_locked(void)
     uint32_t ancestors[16];
     reg.n_ancestors = host_ancestors(ancestors, sizeof ancestors / sizeof ancestors[0]);
     reg.ancestors = ancestors;
-    unsigned long rank = 0, world = 0; /* as torchrun and torch.multiprocessing users set them */
-    if (parse_env_uint("RANK", UINT32_MAX, &rank) > 0 && parse_env_uint("WORLD_SIZE", UINT32_MAX, &world) > 0 &&
-        rank < world) {
+    unsigned long rank = 0, world = 0; /* torchrun's, torch.multiprocessing users', MPI's, Slurm's */
+    if (hs_job_rank(&rank, &world) && world <= UINT32_MAX) {
         reg.rank = (uint32_t)rank;
         reg.world_size = (uint32_t)world;
     }
@@ -567,7 +569,8 @@ static void atfork_child(void)
     g_slots = NULL;  /* the parent's waiting threads are not the child's */
     g_parked = NULL; /* nor its blocked ones: the child's one thread runs */
     atomic_store(&g_nlisted, 0);
-    g_quiet_parked = g_work_parked = 0;
+    g_quiet_parked = g_work_parked = g_spin_outside = g_spin_works = 0;
+    t_spin_outside = 0;
     g_quiet_live = t_works ? 0 : 1;
     g_reader_busy = 0;
     pthread_mutex_unlock(&g_reply_lock);

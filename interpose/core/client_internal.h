@@ -132,6 +132,8 @@ extern uint32_t g_nlisted_io;
 extern uint32_t g_quiet_live;
 extern uint32_t g_quiet_parked;
 extern uint32_t g_work_parked;
+extern uint32_t g_spin_outside;
+extern uint32_t g_spin_works;
 extern hs_parked *g_parked;
 extern _Atomic int g_nlisted;
 extern pthread_key_t g_works_key;

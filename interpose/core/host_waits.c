@@ -506,6 +506,32 @@ void hs_client_unpark(hs_parked *p)
         hs_client_leave();
 }
 
+__thread int t_spin_outside;
+
+void hs_client_spin_outside(void)
+{
+    if (t_spin_outside || t_holds_lock || t_awaiting || atomic_load(&g_state) != ST_READY)
+        return;
+    LOCK();
+    t_spin_outside = 1;
+    g_spin_outside++;
+    g_spin_works += t_works != 0;
+    tell_counted_locked(); /* outside, when every thread that issued work waits or spins */
+    UNLOCK();
+}
+
+void hs_client_spin_return(void)
+{
+    LOCK();
+    t_spin_outside = 0;
+    g_spin_outside--;
+    g_spin_works -= t_works != 0;
+    if (!g_said_outside)
+        join_locked();     /* the others may all have waited in hysimd, and the simulation passed this thread */
+    tell_counted_locked(); /* joins if the whole process was outside */
+    UNLOCK();
+}
+
 int hs_client_io_block(hs_parked *p)
 {
     if (t_holds_lock || t_awaiting || atomic_load(&g_state) != ST_READY || !g_any_work)

@@ -25,6 +25,11 @@ HS_HIDDEN void *hs_next_symbol(const char *name, const char *version);
 /* In a process that never registered: exits, saying why, once hysim run (HYSIM_RUN_PID) is gone. Cheap
  * otherwise: called at every intercepted call. */
 HS_HIDDEN void hs_client_check_run(void);
+/* The calling thread spins waiting for another process (sleep.c, sched_yield): it counts as blocked outside
+ * hysimd until its next intercepted call, where hs_client_enter calls hs_client_spin_return. */
+HS_HIDDEN void hs_client_spin_outside(void);
+HS_HIDDEN void hs_client_spin_return(void);
+extern __thread int t_spin_outside; /* this thread spins outside (hs_client_spin_outside) */
 
 /* ---- host_clock.c ---- */
 

@@ -22,7 +22,13 @@ uint32_t counted_threads_locked(void)
  */
 int all_outside_locked(void)
 {
-    return g_any_work && g_quiet_parked == g_quiet_live && g_work_parked >= g_threads && g_nlisted_io > 0;
+    if (!g_any_work)
+        return 0;
+    /* a spinning thread (sleep.c, sched_yield) waits for another process: with every thread that issued work
+     * parked or spinning, the process waits on the host whatever its quiet helper threads do */
+    if (g_spin_outside > 0 && g_work_parked + g_spin_works >= g_threads)
+        return 1;
+    return g_quiet_parked == g_quiet_live && g_work_parked >= g_threads && g_nlisted_io > 0;
 }
 
 /* exited: the id of a thread a THREAD_EXIT Wait waits for, which exits; 0 for none. */

@@ -276,6 +276,11 @@ void hs_client_enter(void)
     if (t_depth++ != 0 || !g_sim)
         return;
     hs_client_check_run();
+    if (t_spin_outside) { /* its spin (sleep.c, sched_yield) is over: it waited, its CPU time there is not its work */
+        take_cpu_sample(real_ns(CLOCK_THREAD_CPUTIME_ID));
+        t_mono_exit = real_ns(CLOCK_MONOTONIC);
+        hs_client_spin_return();
+    }
     int mode = atomic_load_explicit(&g_mode, memory_order_acquire); /* publishes scale, fixed */
     switch (mode) {
     case HS_HOST_TIME_REAL:
@@ -412,6 +417,8 @@ static void note_clock_read(void)
 /* Reads the simulated clock as one intercepted call; `realtime` adds the epoch. */
 static uint64_t read_clock(int realtime)
 {
+    if (t_spin_outside) /* a read inside a spin (sleep.c, sched_yield) is part of it: the clock the spin began at */
+        return hs_clock_now() + (realtime ? atomic_load(&g_epoch_ns) : 0);
     hs_client_enter();
     note_clock_read();
     uint64_t v = hs_clock_now() + (realtime ? atomic_load(&g_epoch_ns) : 0);

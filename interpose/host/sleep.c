@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <sys/select.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -69,6 +71,40 @@ void hs_client_real_sleep_ns(uint64_t ns)
 }
 
 /*
+ * A real sleep leaves the clock where it is (docs/client.md, "Sleeps"), so a
+ * loop that sleeps until the clock passes a deadline (a library's start-up
+ * timing itself, a launcher's timeout) would never end: the clock moves only
+ * by the little CPU time between the sleeps. Once a thread has slept
+ * HS_STUCK_SLEEP_NS of real time while its process issued nothing, each
+ * further real sleep moves the clock by its length (once told, on stderr).
+ * Short polls (a rank waiting a moment for the file its NCCL id comes in)
+ * never get there, so their clocks stay what every run gives them.
+ */
+#define HS_STUCK_SLEEP_NS 1000000000ull
+
+static __thread uint64_t t_sleep_issued; /* the process's issued count at this thread's last real sleep */
+static __thread uint64_t t_slept_ns;     /* real sleep since then, nothing issued */
+static _Atomic int g_sleep_told;
+
+static void real_sleep_done(uint64_t slept_ns)
+{
+    uint64_t issued = hs_client_issued();
+    if (issued != t_sleep_issued) {
+        t_sleep_issued = issued;
+        t_slept_ns = 0;
+    }
+    t_slept_ns = add_saturated(t_slept_ns, slept_ns);
+    if (t_slept_ns <= HS_STUCK_SLEEP_NS)
+        return;
+    if (!atomic_exchange(&g_sleep_told, 1))
+        fprintf(stderr,
+                "hysim: a thread slept %.1f s in real time while its process issued nothing for hysimd to time its "
+                "sleeps by: it waits for time to pass; its real sleeps now move the clock by their length\n",
+                (double)t_slept_ns * 1e-9);
+    hs_clock_advance_to(add_saturated(hs_clock_now(), slept_ns));
+}
+
+/*
  * Sleeps until the host clock reads until_ns: 0, or an error number (EINTR:
  * a signal cut a real sleep short; *rem, when given, then holds what was
  * left of it). Inside an intercepted call.
@@ -78,7 +114,7 @@ static int sleep_until(uint64_t until_ns, struct timespec *rem)
     if (hs_client_sleep_until(until_ns) == HS_SLEEP_DONE)
         return 0;
     uint64_t now = hs_clock_now();
-    uint64_t left = until_ns > now ? until_ns - now : 0;
+    uint64_t left = until_ns > now ? until_ns - now : 0, length = left;
     /* a real sleep in slices: between them, a process that never registered looks whether its run is over */
     do {
         uint64_t slice = left < HS_RUN_CHECK_NS ? left : HS_RUN_CHECK_NS;
@@ -92,6 +128,7 @@ static int sleep_until(uint64_t until_ns, struct timespec *rem)
         }
         hs_client_check_run();
     } while (left > 0);
+    real_sleep_done(length);
     return 0;
 }
 
@@ -184,3 +221,34 @@ HS_API int poll(struct pollfd *fds, nfds_t nfds, int timeout_ms)
 
 /* libc's calls are looked up here, not lazily: dlsym may allocate, which a sanitizer's own threads must not see. */
 __attribute__((constructor)) static void sleep_init(void) { resolve(); }
+
+/*
+ * sched_yield: a thread that yields in a loop waits for another process on
+ * this machine, as MPI's progress loop does between two ranks' GPU work when
+ * the ranks outnumber the cores (Open MPI then yields). Nothing it does tells
+ * hysimd, so the simulation could not pass its clock while the rank it waits
+ * for waits in hysimd. After HS_YIELD_SPIN yields in a row with nothing
+ * issued, the thread counts as waiting outside hysimd, as one blocked in a
+ * socket read does, until its next intercepted call other than a yield
+ * (docs/launchers.md, "MPI's waits").
+ */
+#define HS_YIELD_SPIN 1000u
+
+static __thread uint64_t t_yield_issued; /* the process's issued count at this thread's last yield */
+static __thread unsigned t_yields;       /* yields in a row since then */
+
+HS_API int sched_yield(void)
+{
+    if (!hs_clock_simulated())
+        return (int)syscall(SYS_sched_yield);
+    uint64_t issued = hs_client_issued();
+    if (issued != t_yield_issued) {
+        t_yield_issued = issued;
+        t_yields = 0;
+    }
+    if (++t_yields == HS_YIELD_SPIN) {
+        hs_client_spin_outside();
+        t_yield_issued = hs_client_issued(); /* its own message is not the process's work */
+    }
+    return (int)syscall(SYS_sched_yield);
+}

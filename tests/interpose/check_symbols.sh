@@ -104,11 +104,12 @@ hysim)
   sync_calls+=" omp_init_lock omp_init_nest_lock omp_destroy_lock omp_destroy_nest_lock omp_set_lock omp_unset_lock"
   sync_calls+=" omp_set_nest_lock omp_unset_nest_lock omp_test_lock omp_test_nest_lock omp_init_lock_with_hint"
   sync_calls+=" omp_init_nest_lock_with_hint" # openmp.c
-  sleep_calls="nanosleep clock_nanosleep usleep sleep select poll"
+  sleep_calls="nanosleep clock_nanosleep usleep sleep select poll sched_yield"
+  name_calls="gethostname uname" # host_name.c
   timed_calls="pthread_cond_timedwait pthread_cond_clockwait sem_timedwait sem_clockwait pthread_mutex_timedlock pthread_mutex_clocklock"
   timed_calls+=" pthread_rwlock_timedrdlock pthread_rwlock_timedwrlock pthread_rwlock_clockrdlock pthread_rwlock_clockwrlock"
   io_calls="ppoll pselect epoll_wait epoll_pwait accept accept4 recv recvfrom recvmsg read readv write writev send sendto sendmsg" # host_io.c
-  sync_calls+=" $sleep_calls $timed_calls $io_calls"
+  sync_calls+=" $sleep_calls $timed_calls $io_calls $name_calls"
   for f in clock_gettime gettimeofday time pthread_create pthread_join pthread_timedjoin_np pthread_clockjoin_np $sync_calls; do
     grep -qx "$f" <<<"$exported" || check "$f is not exported"
   done

@@ -338,16 +338,17 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
         uint64_t total = kind == HYSIM__COLL_KIND__ALL_TO_ALL ? bytes * nranks : nbytes;
         double share = (double)total / (double)CALIBRATED_FROM_BYTES;
         start_us += cb.startup_us * (share < 1 ? share : 1);
-        /* the local write shares the thread blocks with the sends, so its time adds to theirs, at the rate of
-         * the channels that do it (local_gbs: all SINGLE_SERVER_CHANNELS of them) */
-        if (cb.local_gbs > 0 && algo == HS_NCCL_ALGO_RING && nranks > 1)
-            start_us += (double)local_write_bytes(kind, bytes, nranks) /
-                        (cb.local_gbs * 1e3 * out->channels / SINGLE_SERVER_CHANNELS);
         out->channel_gbps = sc->nccl.channel_gbps < 0 ? cb.channel_gbps : sc->nccl.channel_gbps;
         bool ll = bytes <= (uint64_t)out->p2p_channels * P2P_LL_THRESHOLD_BYTES; /* NCCL's LL: not measured */
         if (out->p2p_parts) /* one flow per peer stands for its k channels */
             out->channel_gbps = ll ? 0 : out->p2p_parts * p2p_channel_share(sc, cb.efficiency, out->p2p_sharing);
     }
+    /* the ring's local write shares the thread blocks with the sends, so its time adds to theirs, at the rate of
+     * the channels that do it (local_gbs: all SINGLE_SERVER_CHANNELS of them), whatever carries the sends */
+    calib cb = calibration(kind);
+    if (cb.local_gbs > 0 && algo == HS_NCCL_ALGO_RING && nranks > 1)
+        start_us += (double)local_write_bytes(kind, bytes, nranks) /
+                    (cb.local_gbs * 1e3 * out->channels / SINGLE_SERVER_CHANNELS);
     out->start_ps = (uint64_t)(start_us * 1e6);
     if (tree) {
         out->hop_ps = (uint64_t)(TREE_HW_LAT_NVLINK_US[proto] * 1e6);

@@ -18,10 +18,12 @@ int cli_run(int argc, char **argv);
 int cli_validate(int argc, char **argv);
 int cli_plot(int argc, char **argv);
 int cli_profile(int argc, char **argv); /* profile.c */
+int cli_join(int argc, char **argv);    /* join.c */
 
 void cli_run_help(FILE *out);
 void cli_validate_help(FILE *out);
 void cli_plot_help(FILE *out);
 void cli_profile_help(FILE *out);
+void cli_join_help(FILE *out);
 
 #endif

@@ -143,8 +143,7 @@ int launcher_is_job_launcher(const char *program)
     return 0;
 }
 
-/* Runs in the forked child: sets the environment of server `server` (-1: the whole job) and execs. */
-static void exec_server(const launcher_config *cfg, int server)
+void launcher_exec(const launcher_config *cfg, int server)
 {
     char value[PATH_MAX + 64];
     setenv("HYSIM_ENDPOINT", cfg->endpoint, 1);
@@ -158,12 +157,14 @@ static void exec_server(const launcher_config *cfg, int server)
         unsetenv("HYSIM_SERVER");
         setenv("HYSIM_JOB", "1", 1);
     }
-    snprintf(value, sizeof value, "%d", cfg->scenario->servers.gpus_per_server);
-    setenv("HYSIM_GPUS", value, 1);
-    launcher_host_time_string(cfg->scenario, value, sizeof value);
-    setenv("HYSIM_HOST_TIME", value, 1);
-    snprintf(value, sizeof value, "%llu", (unsigned long long)cfg->epoch_ns);
-    setenv("HYSIM_EPOCH_NS", value, 1);
+    if (cfg->scenario) { /* else (hysim join) hysimd's Setup says */
+        snprintf(value, sizeof value, "%d", cfg->scenario->servers.gpus_per_server);
+        setenv("HYSIM_GPUS", value, 1);
+        launcher_host_time_string(cfg->scenario, value, sizeof value);
+        setenv("HYSIM_HOST_TIME", value, 1);
+        snprintf(value, sizeof value, "%llu", (unsigned long long)cfg->epoch_ns);
+        setenv("HYSIM_EPOCH_NS", value, 1);
+    }
     if (cfg->message_clocks)
         setenv("HYSIM_MESSAGE_CLOCKS", cfg->message_clocks, 1); /* interpose/host/message_clocks.c */
     prepend_env("LD_LIBRARY_PATH", cfg->lib_dir);
@@ -189,23 +190,25 @@ static void exec_server(const launcher_config *cfg, int server)
 
 int launcher_start(const launcher_config *cfg, pid_t *pids, int max_pids, char *err, size_t errlen)
 {
-    int servers = cfg->job ? 1 : cfg->scenario->servers.count;
+    int servers = cfg->job ? 1 : cfg->scenario->servers.count, started = 0;
     if (servers > max_pids) {
         snprintf(err, errlen, "%d servers: at most %d processes can be started", servers, max_pids);
         return -1;
     }
     fflush(NULL);
     for (int s = 0; s < servers; s++) {
+        if (!cfg->job && cfg->local_servers && !cfg->local_servers[s])
+            continue; /* started elsewhere (hysim join) */
         pid_t pid = fork();
         if (pid < 0) {
             snprintf(err, errlen, "fork for server %d: %s", s, strerror(errno));
-            for (int i = 0; i < s; i++)
+            for (int i = 0; i < started; i++)
                 kill(pids[i], SIGKILL);
             return -1;
         }
         if (pid == 0)
-            exec_server(cfg, cfg->job ? -1 : s);
-        pids[s] = pid;
+            launcher_exec(cfg, cfg->job ? -1 : s);
+        pids[started++] = pid;
     }
-    return servers;
+    return started;
 }

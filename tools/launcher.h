@@ -14,13 +14,14 @@
 
 typedef struct launcher_config {
     const hs_scenario *scenario;
-    const char *endpoint;       /* hysimd's endpoint, "unix:/path" or "tcp:HOST:PORT" */
-    const char *token;          /* the run's secret, HYSIM_TOKEN: hysimd refuses a Register without it */
-    const char *lib_dir;        /* folder holding libhysim.so and the replacement libraries */
-    uint64_t epoch_ns;          /* CLOCK_REALTIME at simulated time 0 */
-    const char *message_clocks; /* the file the processes order their messages' clocks in, or NULL */
-    char **argv;                /* program and arguments, NULL-terminated */
-    int job;                    /* argv launches the whole job (mpirun, srun): start it once, not per server */
+    const char *endpoint;               /* hysimd's endpoint, "unix:/path" or "tcp:HOST:PORT" */
+    const char *token;                  /* the run's secret, HYSIM_TOKEN: hysimd refuses a Register without it */
+    const char *lib_dir;                /* folder holding libhysim.so and the replacement libraries */
+    uint64_t epoch_ns;                  /* CLOCK_REALTIME at simulated time 0 */
+    const char *message_clocks;         /* the file the processes order their messages' clocks in, or NULL */
+    char **argv;                        /* program and arguments, NULL-terminated */
+    int job;                            /* argv launches the whole job (mpirun, srun): start it once, not per server */
+    const unsigned char *local_servers; /* [servers.count]: start only these here (NULL: all) */
 } launcher_config;
 
 /*
@@ -50,6 +51,10 @@ int launcher_is_job_launcher(const char *program);
  * is left running).
  */
 int launcher_start(const launcher_config *cfg, pid_t *pids, int max_pids, char *err, size_t errlen);
+
+/* In the calling process: sets server `server`'s environment (-1: the whole job) and execs cfg->argv; returns
+ * only on failure, after saying why (exit 127). cfg->scenario NULL (hysim join): hysimd's Setup gives the rest. */
+void launcher_exec(const launcher_config *cfg, int server);
 
 /* The scenario's host_time setting as the interposer reads it ("real", "fixed:1000", ...). */
 void launcher_host_time_string(const hs_scenario *sc, char *out, size_t len);

@@ -22,6 +22,7 @@ static void print_help(FILE *out)
             "  run SCENARIO.yaml -- PROGRAM [ARGS]   run PROGRAM on the simulated cluster\n"
             "  validate SCENARIO.yaml...             check scenario files and report every problem\n"
             "  plot RUN_DIR                          PNG figures of a run written by run --out\n"
+            "  join tcp:ADDR:PORT SERVER -- PROGRAM  run PROGRAM as SERVER of a run on another host\n"
             "  profile [--out FILE] -- PROGRAM [ARGS]  on a machine WITH a GPU: record PROGRAM's\n"
             "                                        kernel and GEMM-call durations into a\n"
             "                                        profile database\n"
@@ -52,6 +53,10 @@ static int help_for(const char *command)
     }
     if (!strcmp(command, "plot")) {
         cli_plot_help(stdout);
+        return HS_EXIT_OK;
+    }
+    if (!strcmp(command, "join")) {
+        cli_join_help(stdout);
         return HS_EXIT_OK;
     }
     if (!strcmp(command, "profile")) {
@@ -91,6 +96,8 @@ int main(int argc, char **argv)
         return cli_plot(argc - 1, argv + 1);
     if (!strcmp(command, "profile"))
         return cli_profile(argc - 1, argv + 1);
+    if (!strcmp(command, "join"))
+        return cli_join(argc - 1, argv + 1);
     fprintf(stderr, "hysim: unknown command \"%s\" (try hysim --help)\n", command);
     return HS_EXIT_USAGE;
 }

@@ -5,6 +5,7 @@
  * program ends, and prints a short summary of the simulated run.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,6 +58,10 @@ void cli_run_help(FILE *out)
                  "                          start it once, not once per server (implied for\n"
                  "                          mpirun, mpiexec, srun, ...); rank r runs on server\n"
                  "                          r / gpus_per_server (docs/launchers.md)\n"
+                 "  --servers LIST          start only these servers here (\"0\" or \"0,1\"); the\n"
+                 "                          others join from other hosts with `hysim join`; needs\n"
+                 "                          --endpoint tcp:ADDRESS:PORT (docs/launchers.md)\n"
+                 "  --token-file FILE       write the run's token to FILE (mode 0600) for them\n"
                  "  --stats DIR             write DIR/links.csv, flows.csv, link_timeseries.csv\n"
                  "                          (every stats.interval_us of simulated time) and\n"
                  "                          summary.json at the end (scenarios/README.md)\n");
@@ -276,12 +282,50 @@ static int report_child(int server, pid_t pid, int status)
     return 1;
 }
 
+/* "0,2,5": the servers started here, into local[0..count); -1 with a message. */
+static int parse_servers(const char *text, int count, unsigned char *local, char *err, size_t errlen)
+{
+    memset(local, 0, (size_t)count);
+    const char *p = text;
+    int n = 0;
+    while (*p) {
+        char *end;
+        long s = strtol(p, &end, 10);
+        if (end == p || s < 0 || s >= count || (*end && *end != ',')) {
+            snprintf(err, errlen, "expected server numbers from 0 to %d, separated by commas", count - 1);
+            return -1;
+        }
+        local[s] = 1;
+        n++;
+        p = *end ? end + 1 : end;
+    }
+    if (n == 0) {
+        snprintf(err, errlen, "no server named");
+        return -1;
+    }
+    return 0;
+}
+
+/* The run's token, for the processes other hosts start (hysim join --token-file): readable by its owner only. */
+static int write_token_file(const char *path, const char *token, char *err, size_t errlen)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0 || fchmod(fd, 0600) < 0 || dprintf(fd, "%s\n", token) < 0) {
+        snprintf(err, errlen, "cannot write the token to %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return close(fd);
+}
+
 int cli_run(int argc, char **argv)
 {
     int separator = -1;
     const char *endpoint_arg = NULL;
     const char *scenario_path = NULL;
     int use_containers = 0, job = 0;
+    const char *servers_arg = NULL, *token_file = NULL; /* several hosts: docs/launchers.md */
     const char *stats_dir = NULL;
     static report_options outputs;
     int positional = 0;
@@ -318,6 +362,15 @@ int cli_run(int argc, char **argv)
         }
         if (!strcmp(argv[i], "--job")) {
             job = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--servers") || !strcmp(argv[i], "--token-file")) {
+            if (i + 1 >= argc || !strcmp(argv[i + 1], "--")) {
+                fprintf(stderr, "hysim run: %s needs a value\n", argv[i]);
+                return HS_EXIT_USAGE;
+            }
+            *(argv[i][2] == 's' ? &servers_arg : &token_file) = argv[i + 1];
+            i++;
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1]) {
@@ -366,6 +419,17 @@ int cli_run(int argc, char **argv)
     }
     if (sc.compute.kernel_database) /* the scenario's own profile first; these time what it lacks */
         launcher_find_database_dir(sc.compute.database_dir, sizeof sc.compute.database_dir);
+    static unsigned char local_servers[MAX_SERVERS];
+    if (servers_arg && parse_servers(servers_arg, sc.servers.count, local_servers, err, sizeof err) < 0) {
+        fprintf(stderr, "hysim run: --servers %s: %s\n", servers_arg, err);
+        return HS_EXIT_USAGE;
+    }
+    if (servers_arg && (use_containers || job || !chosen || strncmp(chosen, "tcp:", 4) != 0)) {
+        fprintf(stderr, "hysim run: --servers starts some servers here and the others join from their hosts "
+                        "(hysim join): it needs --endpoint tcp:ADDRESS:PORT that they can reach, and neither "
+                        "--containers nor a job launcher\n");
+        return HS_EXIT_USAGE;
+    }
     if (sc.servers.count > MAX_SERVERS) {
         fprintf(stderr, "hysim: %d servers: at most %d are supported\n", sc.servers.count, MAX_SERVERS);
         return HS_EXIT_USAGE;
@@ -395,6 +459,11 @@ int cli_run(int argc, char **argv)
         return HS_EXIT_SIMULATION;
     }
     setenv("HYSIM_TOKEN", token, 1); /* hysimd reads it; the launcher hands it to the program */
+    if (token_file && write_token_file(token_file, token, err, sizeof err) < 0) {
+        fprintf(stderr, "hysim: %s\n", err);
+        run_folder_remove(run_dir);
+        return HS_EXIT_USAGE;
+    }
 
     uint64_t epoch = realtime_ns();
     char epoch_text[32];
@@ -428,6 +497,17 @@ int cli_run(int argc, char **argv)
         return HS_EXIT_USAGE;
     }
 
+    if (servers_arg) {
+        unsigned char remote[MAX_SERVERS];
+        for (int i = 0; i < sc.servers.count; i++)
+            remote[i] = !local_servers[i];
+        if (hs_daemon_expect_remote(daemon, remote, sc.servers.count, err, sizeof err) < 0) {
+            fprintf(stderr, "hysim: %s\n", err);
+            hs_daemon_destroy(daemon);
+            run_folder_remove(run_dir);
+            return HS_EXIT_USAGE;
+        }
+    }
     install_signal_forwarding();
     if (!use_containers) /* podman's own processes are podman's to end (podman_launcher_remove) */
         process_tree_adopt();
@@ -436,6 +516,7 @@ int cli_run(int argc, char **argv)
     setenv("HYSIM_RUN_PID", run_pid, 1);
     launcher_config cfg = {
         .job = job,
+        .local_servers = servers_arg ? local_servers : NULL,
         .scenario = &sc,
         .endpoint = hs_daemon_endpoint(daemon),
         .token = token,

@@ -406,6 +406,10 @@ struct hs_daemon {
      * stays at 0 until each of its ranks has registered. */
     uint32_t world_size;
     uint32_t ranks_seen;
+    /* Servers started elsewhere (hs_daemon_expect_remote): [servers.count], 1 until one of its processes
+     * registers; remote_missing counts those still at 1. */
+    unsigned char *remote_pending;
+    int remote_missing;
     uint8_t *rank_seen; /* [world_size] */
     uint64_t steps;     /* events processed, for draining sockets regularly */
 

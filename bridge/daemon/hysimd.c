@@ -135,6 +135,20 @@ fail:
 
 const char *hs_daemon_endpoint(const hs_daemon *d) { return d->endpoint; }
 
+int hs_daemon_expect_remote(hs_daemon *d, const unsigned char *remote, int nservers, char *err, size_t errlen)
+{
+    if (nservers != d->sc.servers.count) {
+        snprintf(err, errlen, "hysimd: %d servers named, the scenario has %d", nservers, d->sc.servers.count);
+        return -1;
+    }
+    free(d->remote_pending);
+    d->remote_pending = hs_xcalloc((size_t)nservers, 1);
+    d->remote_missing = 0;
+    for (int s = 0; s < nservers; s++)
+        d->remote_missing += d->remote_pending[s] = remote[s] != 0;
+    return 0;
+}
+
 void hs_daemon_destroy(hs_daemon *d)
 {
     if (!d)
@@ -143,6 +157,7 @@ void hs_daemon_destroy(hs_daemon *d)
         hs_session_free(d->sessions[i]);
     free(d->sessions);
     free(d->rank_seen);
+    free(d->remote_pending);
     for (size_t i = 0; i < d->ndefaults; i++)
         free(d->defaults[i].name);
     free(d->defaults);
@@ -502,7 +517,7 @@ int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_
     install_stop_handlers();
     set_fabric_interrupt(d);
     hs_stall_start(d, now_ms());
-    while (children_left(d) || open_sessions(d)) {
+    while (children_left(d) || open_sessions(d) || (d->remote_missing > 0 && !d->failed)) {
         if (nchildren > 0 && !children_left(d))
             hs_admit_close_strangers(d);
         check_stop_signal(d);

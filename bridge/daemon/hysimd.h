@@ -80,6 +80,15 @@ const char *hs_daemon_endpoint(const hs_daemon *d);
 int hs_daemon_run(hs_daemon *d, const pid_t *children, int nchildren, int *exit_status, hs_run_summary *summary);
 
 /*
+ * Servers whose processes are started elsewhere (`hysim join` on another
+ * machine; docs/launchers.md, "Several hosts"): the simulated time stays at 0
+ * and the run goes on until a process of each has registered. remote[s] != 0
+ * for such a server s, for the scenario's servers.count entries. 0, or -1 with
+ * a message.
+ */
+int hs_daemon_expect_remote(hs_daemon *d, const unsigned char *remote, int nservers, char *err, size_t errlen);
+
+/*
  * The kernels the per-kernel default timed, by name, most time first: up to
  * max of them in names (owned by the daemon), counts and their summed time in
  * ps; returns how many there are in all. What a user would profile first.

@@ -213,7 +213,10 @@ static void on_register(hs_session *s, const Hysim__Register *m)
                "hysimd refused the session: its HYSIM_TOKEN is not this run's (run the program under `hysim run`)");
         return;
     }
-    if (m->gpu_count == 0 || m->first_gpu >= d->total_gpus || m->gpu_count > d->total_gpus - m->first_gpu ||
+    uint32_t per = (uint32_t)d->sc.servers.gpus_per_server;
+    /* no GPU count: the whole server, which a process started without the scenario (hysim join) cannot know */
+    uint32_t first_gpu = m->gpu_count ? m->first_gpu : m->server * per, gpu_count = m->gpu_count ? m->gpu_count : per;
+    if (first_gpu >= d->total_gpus || gpu_count > d->total_gpus - first_gpu ||
         m->server >= (uint32_t)d->sc.servers.count) {
         snprintf(what, sizeof(what),
                  "Register of server %u, GPUs %u..%u (%u GPUs), but the scenario has %d servers and %u GPUs", m->server,
@@ -225,14 +228,18 @@ static void on_register(hs_session *s, const Hysim__Register *m)
     hs_frame_reader_set_limit(&s->rd, 0);
     s->server = m->server;
     s->pid = m->pid;
-    s->first_gpu = m->first_gpu;
-    s->gpu_count = m->gpu_count;
+    s->first_gpu = first_gpu;
+    s->gpu_count = gpu_count;
     snprintf(s->program, sizeof(s->program), "%s", m->program && m->program[0] ? m->program : "?");
     s->nancestors = hs_min_u64(m->n_ancestors, HS_MAX_ANCESTORS);
     if (s->nancestors)
         memcpy(s->ancestors, m->ancestors, s->nancestors * sizeof(*s->ancestors));
     mark_launchers(d, s);
     note_rank(d, s, m->rank, m->world_size);
+    if (d->remote_pending && d->remote_pending[m->server]) { /* its server, started elsewhere, has joined */
+        d->remote_pending[m->server] = 0;
+        d->remote_missing--;
+    }
     if (m->world_size && m->rank < m->world_size) {
         s->rank = m->rank;
         s->world_size = m->world_size;

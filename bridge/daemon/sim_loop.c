@@ -92,8 +92,8 @@ static uint64_t running_bound(const hs_daemon *d)
     for (int i = 0; i < d->nchildren; i++)
         if (!d->children[i].exited && !d->children[i].registered && !d->children[i].launcher)
             return 0;
-    if (d->ranks_seen < d->world_size)
-        return 0; /* a rank of the job has yet to register, at its clock's start */
+    if (d->ranks_seen < d->world_size || d->remote_missing > 0)
+        return 0; /* a rank of the job, or a server started elsewhere, has yet to register */
     return b;
 }
 
@@ -321,7 +321,7 @@ bool hs_loop_check_deadlock(hs_daemon *d)
     for (int i = 0; i < d->nchildren; i++)
         if (!d->children[i].exited && !d->children[i].registered)
             return false;
-    if (d->ranks_seen < d->world_size)
+    if (d->ranks_seen < d->world_size || d->remote_missing > 0)
         return false;
     if (!waiting || !hs_tl_empty(d) || program_flows(d) > 0)
         return false;

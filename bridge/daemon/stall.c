@@ -95,6 +95,12 @@ static void fail_stalled(hs_daemon *d, double waited_s)
                                "\n  %u of the job's %u ranks (WORLD_SIZE) have registered: the simulation waits at "
                                "time 0 for the others' first CUDA call",
                                d->ranks_seen, d->world_size);
+    for (int sv = 0; d->remote_pending && sv < d->sc.servers.count && at < sizeof(msg); sv++)
+        if (d->remote_pending[sv])
+            at += (size_t)snprintf(msg + at, sizeof(msg) - at,
+                                   "\n  server %d is started elsewhere (hysim join) and none of its processes has "
+                                   "registered",
+                                   sv);
     if (at < sizeof(msg) && hs_coll_describe_unfinished(d, msg, sizeof(msg)) == 0)
         snprintf(msg + at, sizeof(msg) - at, "\n  (no collective is unfinished)");
     hs_daemon_fail(d, "%s", msg);
@@ -106,7 +112,7 @@ int hs_stall_check(hs_daemon *d, int64_t now_ms)
     if (d->failed || !(limit_s > 0))
         return -1;
     uint64_t mark = fingerprint(d);
-    bool waiting = false;
+    bool waiting = d->remote_missing > 0; /* a server started elsewhere that never joins holds the run */
     for (size_t i = 0; i < d->nsessions && !waiting; i++)
         waiting = d->sessions[i]->state == HS_SESS_WAITING || d->sessions[i]->split_waiting ||
                   d->sessions[i]->nwaits > 0; /* some of its threads wait for the others */

@@ -40,7 +40,20 @@ struct ncclComm {
     int left;                /* CommDestroy sent (finalize, destroy or abort) */
     uint64_t splits;         /* ncclCommSplit calls made on it so far */
     int by_init_rank;        /* joined by ncclCommInitRank: this process's other ranks may join later */
+    uint64_t custom_ops;     /* bit i: ncclRedOpCreatePreMulSum's op ncclNumOps + i is live */
 };
+
+/* The custom reductions a communicator may hold at once (NCCL allows many more; FSDP2 makes one at a time). */
+#define HS_CUSTOM_OPS 64
+
+/* A reduction the communicator knows: one of NCCL's, or a live PreMulSum of its own. */
+static int op_known(const struct ncclComm *comm, ncclRedOp_t op)
+{
+    if ((int)op >= 0 && op < ncclNumOps)
+        return 1;
+    unsigned i = (unsigned)op - (unsigned)ncclNumOps;
+    return comm && (int)op >= (int)ncclNumOps && i < HS_CUSTOM_OPS && (comm->custom_ops >> i & 1);
+}
 
 static __thread char t_last_error[256];
 static __thread int t_group_depth;
@@ -687,8 +700,8 @@ static ncclResult_t issue(ncclComm_t comm, const coll_call *c, cudaStream_t stre
                                        rooted ? c->root : 0, group, env_algo(), env_proto(), stream),
                   c->what);
     if (r == ncclSuccess)
-        hs_nccl_values(c->kind, c->type, size, c->op, c->count, comm->nranks, comm->rank, c->root, c->bufs[0],
-                       c->bufs[1]);
+        hs_nccl_values(c->kind, c->type, size, c->op < ncclNumOps ? c->op : ncclSum, c->count, comm->nranks, comm->rank,
+                       c->root, c->bufs[0], c->bufs[1]);
     return r;
 }
 
@@ -738,7 +751,7 @@ static ncclResult_t defer(ncclComm_t comm, const coll_call *c, cudaStream_t stre
 static ncclResult_t enqueue(ncclComm_t comm, const coll_call *c, cudaStream_t stream)
 {
     size_t size = type_size(c->type);
-    if (!comm || !size || (c->reduces && ((int)c->op < 0 || c->op >= ncclNumOps)))
+    if (!comm || !size || (c->reduces && !op_known(comm, c->op)))
         return fail(ncclInvalidArgument, "%s: NULL comm, or unknown data type or reduction", c->what);
     int rooted = has_root(c->kind);
     if (rooted && (c->root < 0 || c->root >= comm->nranks))
@@ -915,13 +928,32 @@ ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void *buff, size_t size, nc
 
 ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win) { UNSUPPORTED(ncclCommWindowDeregister); }
 
+/* A sum of the inputs each multiplied by the scalar (FSDP2 divides its gradients so): timed as a sum, its
+ * values those of a sum (docs/values.md: the scalar, which may live on the GPU, is not applied). */
 ncclResult_t ncclRedOpCreatePreMulSum(ncclRedOp_t *op, void *scalar, ncclDataType_t datatype,
                                       ncclScalarResidence_t residence, ncclComm_t comm)
 {
-    UNSUPPORTED(ncclRedOpCreatePreMulSum);
+    if (!op || !scalar || !comm || !type_size(datatype) ||
+        (residence != ncclScalarDevice && residence != ncclScalarHostImmediate))
+        return fail(ncclInvalidArgument, "%s: NULL op, scalar or comm, or a bad type or residence",
+                    "ncclRedOpCreatePreMulSum");
+    for (unsigned i = 0; i < HS_CUSTOM_OPS; i++)
+        if (!(comm->custom_ops >> i & 1)) {
+            comm->custom_ops |= 1ull << i;
+            *op = (ncclRedOp_t)((unsigned)ncclNumOps + i);
+            return ncclSuccess;
+        }
+    return fail(ncclInternalError, "%s: more than 64 custom reductions live on one communicator",
+                "ncclRedOpCreatePreMulSum");
 }
 
-ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm) { UNSUPPORTED(ncclRedOpDestroy); }
+ncclResult_t ncclRedOpDestroy(ncclRedOp_t op, ncclComm_t comm)
+{
+    if (!comm || (int)op < (int)ncclNumOps || !op_known(comm, op))
+        return fail(ncclInvalidArgument, "%s: not a custom reduction of this communicator", "ncclRedOpDestroy");
+    comm->custom_ops &= ~(1ull << ((unsigned)op - (unsigned)ncclNumOps));
+    return ncclSuccess;
+}
 
 ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                         ncclComm_t comm, cudaStream_t stream)

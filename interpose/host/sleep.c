@@ -16,6 +16,7 @@
 
 #include "host_io.h"
 #include "internal.h"
+#include "job_placement.h"
 
 #define NS_PER_S 1000000000ull
 
@@ -77,8 +78,8 @@ void hs_client_real_sleep_ns(uint64_t ns)
  * by the little CPU time between the sleeps. Once a thread has slept
  * HS_STUCK_SLEEP_NS of real time while its process issued nothing, each
  * further real sleep moves the clock by its length (once told, on stderr).
- * Short polls (a rank waiting a moment for the file its NCCL id comes in)
- * never get there, so their clocks stay what every run gives them.
+ * Only in the ranks of a job started whole (mpirun: Debian's Open MPI loads
+ * PSM and PSM2, whose start-up times itself so); short polls never get there.
  */
 #define HS_STUCK_SLEEP_NS 1000000000ull
 
@@ -88,6 +89,10 @@ static _Atomic int g_sleep_told;
 
 static void real_sleep_done(uint64_t slept_ns)
 {
+    /* Only in a job a launcher started whole (docs/launchers.md): elsewhere a process that waits before its first
+     * GPU work (a rank at its rendezvous) must start the simulation at the clock every run gives it. */
+    if (hs_job_server() < 0)
+        return;
     uint64_t issued = hs_client_issued();
     if (issued != t_sleep_issued) {
         t_sleep_issued = issued;

@@ -29,74 +29,12 @@ versions() {
   echo "# NCCL_NVLS_ENABLE=0"
 }
 
-# (a) torch.distributed
-torch_py=$(mktemp --suffix=.py)
-cat >"$torch_py" <<'EOF'
-import os, sys
-import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
-
-SIZES = [1 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30]
-ITERS, WARMUP = 20, 5
-
-
-def ops(rank, n, S):
-    """(name, busbw factor, call) per op; S counted as collectives_bench does."""
-    f = torch.float32
-    buf = torch.ones(S // 4, device="cuda", dtype=f)
-    part = torch.ones(S // 4 // n, device="cuda", dtype=f)
-    full = torch.empty(S // 4, device="cuda", dtype=f)
-    out = torch.empty(S // 4, device="cuda", dtype=f)
-    return [
-        ("allreduce", 2 * (n - 1) / n, lambda: dist.all_reduce(buf)),
-        ("allgather", (n - 1) / n, lambda: dist.all_gather_into_tensor(full, part)),
-        ("reducescatter", (n - 1) / n, lambda: dist.reduce_scatter_tensor(part, buf)),
-        ("broadcast", 1.0, lambda: dist.broadcast(buf, 0)),
-        ("alltoall", (n - 1) / n, lambda: dist.all_to_all_single(out, buf)),
-    ]
-
-
-def worker(rank, n, port):
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", rank=rank, world_size=n, device_id=torch.device("cuda", rank))
-    for S in SIZES:
-        if rank == 0:
-            print(f"# torch.distributed: {n} x {torch.cuda.get_device_name()}, {S} bytes, float32, "
-                  f"{ITERS} iterations ({WARMUP} warm-up), CUDA events", flush=True)
-            print("#%13s %14s %12s %12s %12s" % ("op", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)"))
-        for op, factor, call in ops(rank, n, S):
-            for _ in range(WARMUP):
-                call()
-            torch.cuda.synchronize()
-            dist.barrier()
-            torch.cuda.synchronize()
-            start = torch.cuda.Event(enable_timing=True)
-            stop = torch.cuda.Event(enable_timing=True)
-            start.record()
-            for _ in range(ITERS):
-                call()
-            stop.record()
-            stop.synchronize()
-            us = start.elapsed_time(stop) * 1e3 / ITERS
-            t = torch.tensor([us], device="cuda")
-            dist.all_reduce(t, op=dist.ReduceOp.MAX)  # the slower rank's time, as a user sees it
-            if rank == 0:
-                algbw = S / (t.item() * 1e3)
-                print("%14s %14d %12.2f %12.2f %12.2f" % (op, S, t.item(), algbw, algbw * factor), flush=True)
-        torch.cuda.empty_cache()
-    dist.destroy_process_group()
-
-
-if __name__ == "__main__":
-    n = torch.cuda.device_count()
-    mp.spawn(worker, args=(n, 29517), nprocs=n)
-EOF
+# (a) torch.distributed, one process per GPU (bench/real/torch_collectives.py)
 {
   versions
-  echo "# command: bench/real/heldout_real.sh (torch part: python3 heldout torch.distributed, mp.spawn of $gpus ranks)"
-  python3 "$torch_py"
+  echo "# command: bench/real/heldout_real.sh (torch part: torch_collectives.py under torch.distributed.run, $gpus ranks)"
+  OPS=allreduce,allgather,reducescatter,broadcast,alltoall python3 -m torch.distributed.run --standalone \
+    --nproc_per_node="$gpus" "$root/bench/real/torch_collectives.py" 1M 16M 64M 256M 1G 2>&1 | grep -v '^W\|^\*\|OMP_NUM'
 } 2>&1 | tee "$out/heldout_torch_${gpus}x${name}.txt"
 
 # (b) collectives_bench under NCCL settings

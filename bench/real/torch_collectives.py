@@ -4,7 +4,7 @@ calls. Rows use examples/collectives_bench's op names and size convention
 (S = the buffer, the gathered output, the scattered input, the all-to-all
 input), so the two benches' figures sit side by side.
 usage: torchrun --nproc_per_node=N bench/real/torch_collectives.py [SIZE ...]
-       (sizes in bytes with K/M/G suffixes; default 1M to 4G by 4)"""
+       (sizes in bytes with K/M/G suffixes; default 1M to 4G by 4; OPS=allreduce,allgather,... times only those)"""
 import os
 import sys
 
@@ -56,7 +56,10 @@ def main():
             print(f"# torch.distributed: {n} x {torch.cuda.get_device_name()}, {S} bytes, float32, "
                   f"{ITERS} iterations ({WARMUP} warm-up), CUDA events, one process per GPU", flush=True)
             print("#%13s %14s %12s %12s %12s" % ("op", "size(B)", "time(us)", "algbw(GB/s)", "busbw(GB/s)"))
+        wanted = os.environ.get("OPS", "").split(",") if os.environ.get("OPS") else None
         for op, factor, call in ops(rank, n, S):
+            if wanted and op not in wanted:
+                continue
             for _ in range(WARMUP):
                 call()
             torch.cuda.synchronize()

@@ -331,8 +331,8 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
         return 0; /* the bare link model: payload × protocol factor at the link's rate */
     bool tree = algo == HS_NCCL_ALGO_TREE;
     double start_us = (tree ? TREE_BASE_LAT_US : BASE_LAT_US)[proto]; /* Send/Recv and AllToAll: Simple's */
+    calib cb = calibration(kind);
     if (nnodes == 1) {
-        calib cb = calibration(kind);
         out->wire_factor /= cb.efficiency;
         /* fitted on 64 MiB..1 GiB; smaller buffers get a linear share of it */
         uint64_t total = kind == HYSIM__COLL_KIND__ALL_TO_ALL ? bytes * nranks : nbytes;
@@ -345,7 +345,6 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
     }
     /* the ring's local write shares the thread blocks with the sends, so its time adds to theirs, at the rate of
      * the channels that do it (local_gbs: all SINGLE_SERVER_CHANNELS of them), whatever carries the sends */
-    calib cb = calibration(kind);
     if (cb.local_gbs > 0 && algo == HS_NCCL_ALGO_RING && nranks > 1)
         start_us += (double)local_write_bytes(kind, bytes, nranks) /
                     (cb.local_gbs * 1e3 * out->channels / SINGLE_SERVER_CHANNELS);

@@ -18,6 +18,13 @@
 /* Accepted per turn of the loop: a flood of connections cannot keep the loop from its other work. */
 #define ACCEPT_BATCH 64
 
+/* One descriptor held back, so that a connection past the limit can still be accepted and closed. */
+static int open_spare(hs_daemon *d)
+{
+    d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    return d->spare_fd;
+}
+
 int hs_admit_init(hs_daemon *d, char *err, size_t errlen)
 {
     /* a large job opens a connection per process: take what the hard limit allows */
@@ -26,9 +33,7 @@ int hs_admit_init(hs_daemon *d, char *err, size_t errlen)
         rl.rlim_cur = rl.rlim_max;
         (void)setrlimit(RLIMIT_NOFILE, &rl);
     }
-    /* one descriptor held back, so that a connection past the limit can still be accepted and closed */
-    d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (d->spare_fd < 0) {
+    if (open_spare(d) < 0) {
         snprintf(err, errlen, "hysimd: cannot open /dev/null: %s", strerror(errno));
         return -1;
     }
@@ -58,14 +63,13 @@ static hs_session *oldest_unregistered(const hs_daemon *d, size_t *open)
     return oldest;
 }
 
-/* Closes a stranger to make room: the program's own processes register at once, so they are never the oldest. */
-static bool make_room(hs_daemon *d)
+/* Closes a stranger to make room (the oldest: the program's own processes register at once, so they are never
+ * it); false when there is none. */
+static bool make_room(hs_daemon *d, hs_session *oldest)
 {
-    size_t open;
-    hs_session *s = oldest_unregistered(d, &open);
-    if (!s)
+    if (!oldest)
         return false;
-    hs_session_close(s);
+    hs_session_close(oldest);
     d->sum.refused_connections++;
     return true;
 }
@@ -81,7 +85,7 @@ static void refuse_past_limit(hs_daemon *d)
         close(fd);
         d->sum.refused_connections++;
     }
-    d->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    open_spare(d);
 }
 
 void hs_admit_accept(hs_daemon *d)
@@ -90,7 +94,8 @@ void hs_admit_accept(hs_daemon *d)
         int fd = hs_transport_accept(d->listen_fd);
         if (fd < 0) {
             if (errno == EMFILE || errno == ENFILE) {
-                if (!make_room(d))
+                size_t open;
+                if (!make_room(d, oldest_unregistered(d, &open)))
                     refuse_past_limit(d);
                 if (d->spare_fd < 0)
                     hs_daemon_fail(d, "hysimd: out of file descriptors: cannot accept connections (ulimit -n)");
@@ -101,9 +106,9 @@ void hs_admit_accept(hs_daemon *d)
             return;
         }
         size_t open;
-        oldest_unregistered(d, &open);
+        hs_session *oldest = oldest_unregistered(d, &open);
         if (open >= HS_UNREGISTERED_MAX)
-            make_room(d);
+            make_room(d, oldest);
         hs_session *s = hs_session_new(d, fd);
         hs_session_process(s); /* its Register has usually arrived: it then never counts as a stranger */
     }

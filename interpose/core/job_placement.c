@@ -74,7 +74,7 @@ __attribute__((constructor)) static void job_placement_init(void)
     set_uint("HYSIM_SERVER", (unsigned long)g_server);
     /* one GPU per rank: on a real server the ranks there would be its local ranks 0..gpus-1 */
     set_uint(l->local_rank, rank % gpus);
-    unsigned long last = world - 1 < (unsigned long)g_server * gpus + gpus - 1 ? world - 1 : g_server * gpus + gpus - 1;
-    set_uint(l->local_size, last - (unsigned long)g_server * gpus + 1);
+    unsigned long first = (unsigned long)g_server * gpus, end = first + gpus < world ? first + gpus : world;
+    set_uint(l->local_size, end - first);
     set_uint(l->node, (unsigned long)g_server);
 }

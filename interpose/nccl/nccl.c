@@ -663,25 +663,35 @@ static void charge(const struct ncclComm *comm, const coll_call *c)
  * NCCL_ALGO / NCCL_PROTO as hysim.proto's Collective numbers them (0: unset,
  * or a list or exclusion NCCL accepts but hysim passes on as "tuner's choice").
  */
-static uint32_t env_choice(const char *var, const char *const names[])
+static uint32_t env_choice(const char *var, const char *const names[], _Atomic int *said)
 {
     const char *v = getenv(var);
     for (uint32_t i = 0; v && names[i]; i++)
         if (!strcasecmp(v, names[i]))
             return i + 1;
+    /* one name hysim does not model (NVLS, CollNet, PAT): said once, not silently dropped */
+    if (v && *v && !strpbrk(v, ",;^:") && !atomic_exchange(said, 1)) {
+        char known[64] = "";
+        for (uint32_t i = 0; names[i]; i++)
+            snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s", i ? ", " : "", names[i]);
+        fprintf(stderr, "hysim: %s=%s is not modelled yet (hysim models %s); the tuner chooses instead\n", var, v,
+                known);
+    }
     return 0;
 }
 
 static uint32_t env_algo(void)
 {
     static const char *const names[] = {"Ring", "Tree", NULL};
-    return env_choice("NCCL_ALGO", names);
+    static _Atomic int said;
+    return env_choice("NCCL_ALGO", names, &said);
 }
 
 static uint32_t env_proto(void)
 {
     static const char *const names[] = {"LL", "LL128", "Simple", NULL};
-    return env_choice("NCCL_PROTO", names);
+    static _Atomic int said;
+    return env_choice("NCCL_PROTO", names, &said);
 }
 
 /* Whether a kind's call names a root or peer (Broadcast, Reduce, Send, Recv). */

@@ -44,15 +44,21 @@ if [[ ! -x $cuda/bin/nvcc || ! -f $cuda/include/nccl.h ]]; then
   exit 1
 fi
 
-# The PyTorch environment, once per version of tools/requirements-torch.txt.
+# The PyTorch environment, once per version of tools/requirements-torch.txt
+# and tools/requirements-frameworks.txt (the frameworks, in the same environment).
 if [[ ${HYSIM_NO_TORCH:-0} != 1 ]]; then
   root=$(cd "$(dirname "$0")/.." && pwd)
   venv=${HYSIM_VENV:-$root/.venv}
   req=$root/tools/requirements-torch.txt
-  if ! cmp -s "$req" "$venv/.hysim-requirements"; then
-    echo "hysim: installing PyTorch into $venv (tools/requirements-torch.txt; about 3 GB from PyPI)" >&2
+  fw=$root/tools/requirements-frameworks.txt
+  if ! cat "$req" "$fw" | cmp -s - "$venv/.hysim-requirements"; then
+    echo "hysim: installing PyTorch and the frameworks into $venv (tools/requirements-*.txt; about 3.5 GB from PyPI)" >&2
     python3 -m venv "$venv"
-    "$venv/bin/python3" -m pip install -q --disable-pip-version-check -r "$req"
-    cp "$req" "$venv/.hysim-requirements"
+    pip=("$venv/bin/python3" -m pip install -q --disable-pip-version-check)
+    "${pip[@]}" -r "$req"
+    # deepspeed builds against the torch just installed (no isolated build env, which would fetch another torch)
+    "${pip[@]}" wheel==0.48.0
+    DS_BUILD_OPS=0 "${pip[@]}" --no-build-isolation -r "$fw"
+    cat "$req" "$fw" >"$venv/.hysim-requirements"
   fi
 fi

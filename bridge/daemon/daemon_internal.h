@@ -184,6 +184,16 @@ int hs_coll_attach(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *m
  */
 bool hs_coll_comm_joined(const struct hs_daemon *d, uint64_t key, uint32_t nranks, const struct hs_session *s,
                          uint32_t *ranks, uint32_t *mine);
+/* collective_values.c: a small collective part's send bytes (Collective.values), by (comm, seq). */
+void hs_cvals_part(struct hs_daemon *d, uint32_t nranks, const Hysim__Collective *k);
+/*
+ * Rank's receive bytes of collective (comm_key, seq) (*len of them), or NULL
+ * when not known (a part came without values, a Reduce's non-root, forgotten);
+ * *ready: every part has come (or it was forgotten), so the answer is final.
+ */
+const uint8_t *hs_cvals_get(const struct hs_daemon *d, uint64_t comm_key, uint64_t seq, uint32_t rank, bool *ready,
+                            size_t *len);
+void hs_cvals_free(struct hs_daemon *d);
 /* The op's stream has reached its collective parts (from part `first` on) at time t. */
 void hs_coll_reached(struct hs_daemon *d, hs_op *op, uint32_t first, uint64_t t);
 /* A flow (step, rank: coordinates that depend on the kind) of collective c has completed at time t. */
@@ -272,6 +282,8 @@ typedef struct hs_wait {
     uint64_t until_ns; /* UNTIL: when the sleep ends */
     bool woken;        /* UNTIL: a Wake came first, at wake_ns */
     uint64_t wake_ns;
+    uint64_t comm_key, coll_seq; /* COLL_VALUES: the collective whose receive bytes it asks for */
+    uint32_t coll_rank;
 } hs_wait;
 
 /* What a waiting session waits for, in words ("stream 3 of GPU 1 to go idle"). */
@@ -385,8 +397,9 @@ struct hs_daemon {
     size_t heaplen, heapcap;
 
     /* collectives */
-    hs_u64map comms;  /* comm_key → hs_comm* */
-    hs_u64map splits; /* (parent comm, split number) → hs_split*, unanswered (comm_split.c) */
+    hs_u64map comms;       /* comm_key → hs_comm* */
+    hs_u64map coll_values; /* comm_key → its small collectives' values (collective_values.c) */
+    hs_u64map splits;      /* (parent comm, split number) → hs_split*, unanswered (comm_split.c) */
 
     /* flows, indexed by id */
     hs_flow *flows;

@@ -325,7 +325,7 @@ static void on_wait(hs_session *s, const Hysim__Wait *m)
     if (!host_ok(s, host_ns, "Wait"))
         return;
     bool per_gpu = m->cond == HYSIM__WAIT__COND__STREAM_IDLE || m->cond == HYSIM__WAIT__COND__DEVICE_IDLE;
-    if ((unsigned)m->cond > HYSIM__WAIT__COND__UNTIL) {
+    if ((unsigned)m->cond > HYSIM__WAIT__COND__COLL_VALUES) {
         snprintf(what, sizeof(what), "Wait with unknown condition %d", (int)m->cond);
         violation(s, what);
         return;
@@ -336,6 +336,10 @@ static void on_wait(hs_session *s, const Hysim__Wait *m)
     }
     if (m->cond == HYSIM__WAIT__COND__UNTIL && (m->query || m->n_timed_events)) {
         violation(s, "an UNTIL Wait (a sleep) cannot be a query or time events");
+        return;
+    }
+    if (m->cond == HYSIM__WAIT__COND__COLL_VALUES && (m->query || m->n_timed_events)) {
+        violation(s, "a COLL_VALUES Wait cannot be a query or time events");
         return;
     }
     if (per_gpu && (m->gpu < s->first_gpu || m->gpu - s->first_gpu >= s->gpu_count)) {
@@ -373,6 +377,11 @@ static void on_wait(hs_session *s, const Hysim__Wait *m)
     w->id = m->id;
     w->thread_id = m->cond == HYSIM__WAIT__COND__THREAD_EXIT ? m->thread : 0;
     w->until_ns = m->cond == HYSIM__WAIT__COND__UNTIL ? m->until_ns : 0;
+    if (m->cond == HYSIM__WAIT__COND__COLL_VALUES) {
+        w->comm_key = m->comm_key;
+        w->coll_seq = m->coll_seq;
+        w->coll_rank = m->coll_rank;
+    }
     if (m->n_timed_events) {
         w->timed = hs_xcalloc(m->n_timed_events, sizeof(*w->timed));
         memcpy(w->timed, m->timed_events, m->n_timed_events * sizeof(*w->timed));
@@ -436,26 +445,29 @@ static void on_wake(hs_session *s, const Hysim__Wake *m)
      * (the answer may have moved the process's clock past it on its way). */
     if (!w)
         return;
-    if (!host_ok(s, m->host_ns, "Wake"))
+    /* The waker's stamp may lag the one clock as a Wait's may (on_wait). */
+    uint64_t host_ns = s->threaded ? hs_max_u64(m->host_ns, s->host_ns) : m->host_ns;
+    if (!host_ok(s, host_ns, "Wake"))
         return;
     w->woken = true;
-    w->wake_ns = m->host_ns;
-    s->host_ns = m->host_ns;
-    hs_loop_saw(s->d, hs_ns_to_ps(m->host_ns));
+    w->wake_ns = host_ns;
+    s->host_ns = host_ns;
+    hs_loop_saw(s->d, hs_ns_to_ps(host_ns));
 }
 
 /* The host time a message was sent at (Batch: its first op's). */
-static uint64_t sent_ns(const Hysim__ClientMsg *m)
+/* The host time a message was sent at (a batch: its first op's); NULL when it carries none. */
+static uint64_t *stamp_of(const Hysim__ClientMsg *m)
 {
     switch (m->msg_case) {
-    case HYSIM__CLIENT_MSG__MSG_BATCH: return m->batch->n_ops ? m->batch->ops[0]->host_ns : UINT64_MAX;
-    case HYSIM__CLIENT_MSG__MSG_WAIT: return m->wait->host_ns;
-    case HYSIM__CLIENT_MSG__MSG_BYE: return m->bye->host_ns;
-    case HYSIM__CLIENT_MSG__MSG_COMM_SPLIT: return m->comm_split->host_ns;
-    case HYSIM__CLIENT_MSG__MSG_THREADS: return m->threads->host_ns;
-    case HYSIM__CLIENT_MSG__MSG_WAKE: return m->wake->host_ns;
-    case HYSIM__CLIENT_MSG__MSG_JOIN: return m->join->host_ns;
-    default: return UINT64_MAX;
+    case HYSIM__CLIENT_MSG__MSG_BATCH: return m->batch->n_ops ? &m->batch->ops[0]->host_ns : NULL;
+    case HYSIM__CLIENT_MSG__MSG_WAIT: return &m->wait->host_ns;
+    case HYSIM__CLIENT_MSG__MSG_BYE: return &m->bye->host_ns;
+    case HYSIM__CLIENT_MSG__MSG_COMM_SPLIT: return &m->comm_split->host_ns;
+    case HYSIM__CLIENT_MSG__MSG_THREADS: return &m->threads->host_ns;
+    case HYSIM__CLIENT_MSG__MSG_WAKE: return &m->wake->host_ns;
+    case HYSIM__CLIENT_MSG__MSG_JOIN: return &m->join->host_ns;
+    default: return NULL;
     }
 }
 
@@ -469,8 +481,8 @@ static uint64_t sent_ns(const Hysim__ClientMsg *m)
 static void late_thread(hs_session *s, const Hysim__ClientMsg *m)
 {
     uint64_t done_ps = simulated_ps(s->d);
-    uint64_t t = sent_ns(m);
-    if (t == UINT64_MAX || hs_ns_to_ps(t) >= done_ps)
+    const uint64_t *t = stamp_of(m);
+    if (!t || hs_ns_to_ps(*t) >= done_ps)
         return;
     s->floor_ns = hs_max_u64(s->floor_ns, hs_ps_to_ns_ceil(done_ps));
     s->d->sum.late_threads++;
@@ -494,10 +506,12 @@ static void on_join(hs_session *s, const Hysim__Join *m)
 
 static void on_bye(hs_session *s, const Hysim__Bye *m)
 {
-    if (!host_ok(s, m->host_ns, "Bye"))
+    /* Its other threads may still wait (a watchdog's timed wait at exit): the stamp may lag as a Wait's may. */
+    uint64_t host_ns = s->threaded ? hs_max_u64(m->host_ns, s->host_ns) : m->host_ns;
+    if (!host_ok(s, host_ns, "Bye"))
         return;
-    s->host_ns = m->host_ns;
-    hs_loop_saw(s->d, hs_ns_to_ps(m->host_ns));
+    s->host_ns = host_ns;
+    hs_loop_saw(s->d, hs_ns_to_ps(host_ns));
     for (size_t i = 0; i < m->n_peak_memory_bytes; i++) {
         s->d->sum.peak_memory_bytes_max = hs_max_u64(s->d->sum.peak_memory_bytes_max, m->peak_memory_bytes[i]);
         if (i < s->gpu_count)
@@ -523,6 +537,11 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
     }
     if (s->state == HS_SESS_WAITING && m->msg_case != HYSIM__CLIENT_MSG__MSG_JOIN)
         late_thread(s, m);
+    /* Until the process's clock catches up with a late thread's floor, its Waits and other messages are
+     * taken there too, as its ops are (below): they come after those ops. */
+    uint64_t *stamp = stamp_of(m);
+    if (stamp && m->msg_case != HYSIM__CLIENT_MSG__MSG_BATCH && *stamp < s->floor_ns)
+        *stamp = s->floor_ns;
     if (s->split_waiting) {
         violation(s, "a message while its CommSplit is unanswered");
         return;

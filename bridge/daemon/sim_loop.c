@@ -122,6 +122,13 @@ static bool wait_cond(const hs_session *s, const hs_wait *w, uint64_t *t_ps)
     case HYSIM__WAIT__COND__UNTIL: /* a sleep: its end is known from the start (woken: not done) */
         *t_ps = hs_ns_to_ps(w->until_ns);
         return true;
+    case HYSIM__WAIT__COND__COLL_VALUES: { /* no simulation: once every rank's part came, at once */
+        bool ready;
+        size_t len;
+        hs_cvals_get(s->d, w->comm_key, w->coll_seq, w->coll_rank, &ready, &len);
+        *t_ps = hs_ns_to_ps(w->host_ns);
+        return ready;
+    }
     default: /* PROCESS_IDLE */ *t_ps = s->last_done_ps; return s->pending == 0;
     }
 }
@@ -188,6 +195,13 @@ static void answer(hs_daemon *d, hs_session *s, size_t wi, uint64_t n_ns)
     }
     r.n_event_times = w->ntimed;
     r.event_times = etp;
+    if (w->cond == HYSIM__WAIT__COND__COLL_VALUES) {
+        bool ready;
+        size_t len;
+        const uint8_t *v = hs_cvals_get(d, w->comm_key, w->coll_seq, w->coll_rank, &ready, &len);
+        r.has_values = v != NULL;
+        r.values = (ProtobufCBinaryData){len, (uint8_t *)v};
+    }
     if (d->spec_child)
         hs_spec_child_answered(d, s, &r); /* a speculation keeps its target's answer */
     hs_session_reply(s, &r);
@@ -301,6 +315,10 @@ const char *hs_wait_describe(const hs_wait *w, char *buf, size_t len)
     case HYSIM__WAIT__COND__THREAD_EXIT: snprintf(buf, len, "one of its threads to exit (pthread_join)"); break;
     case HYSIM__WAIT__COND__UNTIL:
         snprintf(buf, len, "a sleep or timed wait to end at %llu ns", (unsigned long long)w->until_ns);
+        break;
+    case HYSIM__WAIT__COND__COLL_VALUES:
+        snprintf(buf, len, "the other ranks' parts of collective seq %llu on comm 0x%llx (its values)",
+                 (unsigned long long)w->coll_seq, (unsigned long long)w->comm_key);
         break;
     default: snprintf(buf, len, "all its GPU work to finish"); break;
     }

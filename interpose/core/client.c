@@ -6,6 +6,7 @@
  * docs/client.md.
  */
 #include "client_internal.h"
+#include "values.h"
 #include "job_placement.h"
 
 /* A pending op with room for its one sub-message (pointers stay valid: fixed array). */
@@ -243,8 +244,8 @@ void send_locked(const Hysim__ClientMsg *m)
 {
     __atomic_fetch_add(&g_issued, 1, __ATOMIC_RELAXED);
     char err[256];
-    if (hs_frame_send_client_msg(g_fd, m, err, sizeof err) != 0)
-        lost(err);
+    if (hs_frame_send_client_msg(g_fd, m, err, sizeof err) != 0 && !atomic_load(&g_leaving))
+        lost(err); /* when exiting (client_fini's Bye), hysimd's end may be gone already: nothing is lost */
 }
 
 static Hysim__Reply *read_reply(void)
@@ -253,6 +254,9 @@ static Hysim__Reply *read_reply(void)
     uint8_t *body;
     size_t len;
     int rc = hs_frame_read_blocking(g_fd, &body, &len, err, sizeof err);
+    if (rc != HS_FRAME_OK && atomic_load(&g_leaving))
+        for (;;)
+            pause(); /* a thread still in a Wait while the process exits: hysimd closed after Bye */
     if (rc != HS_FRAME_OK)
         lost(err);
     Hysim__Reply *r = hs_frame_decode_reply(body, len, err, sizeof err);
@@ -579,6 +583,7 @@ static void atfork_child(void)
 
 __attribute__((constructor)) static void client_init(void)
 {
+    hs_values_set_fetch(hs_client_coll_values); /* small collectives' exact bytes, when first read */
     pthread_key_create(&g_ptds_key, free_ptds);
     pthread_key_create(&g_works_key, thread_left);
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
@@ -587,8 +592,10 @@ __attribute__((constructor)) static void client_init(void)
 /*
  * Runs after the program's atexit handlers and static destructors (and
  * after the libraries that depend on this one): sends what is pending and
- * Bye. A thread still inside a CUDA call holds the lock; rather than hang at
- * exit, Bye is then left out (hysimd sees the connection close).
+ * Bye, also while other threads wait in hysimd (a watchdog's timed wait: the
+ * process ends them). A thread still inside a CUDA call holds the lock;
+ * rather than hang at exit, Bye is then left out (hysimd sees the connection
+ * close).
  */
 __attribute__((destructor)) static void client_fini(void)
 {
@@ -599,10 +606,7 @@ __attribute__((destructor)) static void client_fini(void)
     if (!locked)
         return;
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &t_lock_cancel); /* as lock_client: UNLOCK restores it */
-    pthread_mutex_lock(&g_reply_lock);
-    int waiting = g_slots != NULL; /* a thread still blocked in a Wait: as if it held the lock */
-    pthread_mutex_unlock(&g_reply_lock);
-    if (!waiting && atomic_load(&g_state) == ST_READY) {
+    if (atomic_load(&g_state) == ST_READY) {
         flush_locked();
         uint64_t peaks[hs_devmem_ndevices() + 1];
         Hysim__Bye bye = HYSIM__BYE__INIT;

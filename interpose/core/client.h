@@ -237,14 +237,32 @@ enum hs_coll_kind { /* hysim.proto CollKind */
 HS_API cudaError_t hs_client_comm_init(uint64_t comm_key, int rank, int nranks, int device);
 HS_API cudaError_t hs_client_comm_destroy(uint64_t comm_key, int rank, int device);
 /*
+ * A small collective part's send bytes (hysim.proto Collective.values): NCCL's
+ * datatype and reduction numbers, and the bytes (zeros where unknown).
+ */
+typedef struct hs_coll_values {
+    const void *bytes;
+    size_t len;
+    int dtype, redop;
+} hs_coll_values;
+/*
  * One rank's part of a collective on `stream` (NULL: the legacy stream of
  * `device`); cudaErrorInvalidValue when the stream belongs to another device.
  * group: the NCCL group it was issued in, 0 for none; algo, proto: NCCL_ALGO
  * and NCCL_PROTO as numbered in hysim.proto's Collective, 0 when unset.
+ * values (NULL: none): the part's send bytes; *carried (may be NULL) says
+ * whether hysimd got them (not in a stream capture), so that the rank's
+ * receive bytes can be asked for with hs_client_coll_values.
  */
 HS_API cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64_t seq, enum hs_coll_kind kind,
                                         uint64_t bytes, int root, uint64_t group, uint32_t algo, uint32_t proto,
-                                        cudaStream_t stream);
+                                        cudaStream_t stream, const hs_coll_values *values, int *carried);
+/*
+ * Rank's receive bytes of collective (comm_key, seq), computed by hysimd from
+ * every rank's send bytes once all have come (the caller blocks until then):
+ * 1 with n bytes in dst, 0 when they are not known.
+ */
+HS_API int hs_client_coll_values(uint64_t comm_key, uint64_t seq, uint32_t rank, void *dst, size_t n);
 /* One rank's ncclCommSplit call, and its answer (hysim.proto SplitCall, SplitRank). */
 typedef struct hs_split_call {
     int rank, color, key;

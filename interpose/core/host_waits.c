@@ -321,8 +321,8 @@ void tell_counted_locked(void)
         return;
     uint32_t n = counted_threads_locked();
     int outside = all_outside_locked();
-    if (g_said_outside && !outside)
-        join_locked();
+    if (g_said_outside && !outside && g_any_work)
+        join_locked(); /* before its first work a process joins with that work (note_work_locked) */
     if ((n ? n : 1) != (g_said ? g_said : 1) || outside != g_said_outside)
         send_threads_locked(0);
 }
@@ -526,7 +526,7 @@ void hs_client_spin_return(void)
     t_spin_outside = 0;
     g_spin_outside--;
     g_spin_works -= t_works != 0;
-    if (!g_said_outside)
+    if (!g_said_outside && g_any_work)
         join_locked();     /* the others may all have waited in hysimd, and the simulation passed this thread */
     tell_counted_locked(); /* joins if the whole process was outside */
     UNLOCK();
@@ -534,7 +534,7 @@ void hs_client_spin_return(void)
 
 int hs_client_io_block(hs_parked *p)
 {
-    if (t_holds_lock || t_awaiting || atomic_load(&g_state) != ST_READY || !g_any_work)
+    if (t_holds_lock || t_awaiting || atomic_load(&g_state) != ST_READY)
         return 0;
     if (!t_works && !hs_thread_self() && getpid() != (pid_t)syscall(SYS_gettid))
         return 0; /* a thread hysim does not count (the client core's own) */
@@ -550,7 +550,7 @@ void hs_client_io_unblock(hs_parked *p)
 {
     LOCK();
     g_nlisted_io--;
-    if (!g_said_outside)
+    if (!g_said_outside && g_any_work)
         join_locked(); /* the others may all have waited in hysimd, and the simulation passed this thread */
     unpark_locked(p);  /* joins if the whole process was outside */
     UNLOCK();

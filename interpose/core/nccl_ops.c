@@ -122,8 +122,10 @@ cudaError_t hs_client_comm_destroy(uint64_t comm_key, int rank, int device)
 
 cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64_t seq, enum hs_coll_kind kind,
                                  uint64_t bytes, int root, uint64_t group, uint32_t algo, uint32_t proto,
-                                 cudaStream_t stream)
+                                 cudaStream_t stream, const hs_coll_values *values, int *carried)
 {
+    if (carried)
+        *carried = 0;
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
         return e;
@@ -156,10 +158,42 @@ cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64
         c->group = group;
         c->algo = algo;
         c->proto = proto;
+        if (values) {
+            c->has_values = 1;
+            c->values = (ProtobufCBinaryData){values->len, (uint8_t *)values->bytes};
+            c->dtype = (uint32_t)values->dtype;
+            c->redop = (uint32_t)values->redop;
+        }
         p->op.kind_case = HYSIM__OP__KIND_COLLECTIVE;
         p->op.collective = c;
         commit_locked();
+        if (values) {
+            flush_locked(); /* the bytes are the caller's: sent now */
+            if (carried)
+                *carried = 1;
+        }
     }
     UNLOCK();
     return e;
+}
+
+int hs_client_coll_values(uint64_t comm_key, uint64_t seq, uint32_t rank, void *dst, size_t n)
+{
+    if (hs_client_start() != cudaSuccess)
+        return 0;
+    Hysim__Wait w = HYSIM__WAIT__INIT;
+    w.cond = HYSIM__WAIT__COND__COLL_VALUES;
+    w.comm_key = comm_key;
+    w.coll_seq = seq;
+    w.coll_rank = rank;
+    Hysim__Reply *r = NULL;
+    LOCK();
+    cudaError_t e = send_wait_locked(&w, &r); /* answered at this host time once every rank's part came */
+    UNLOCK();
+    int got = e == cudaSuccess && r && r->has_values && r->values.len == n;
+    if (got)
+        memcpy(dst, r->values.data, n);
+    if (r)
+        hysim__reply__free_unpacked(r, NULL);
+    return got;
 }

@@ -18,15 +18,15 @@ uint32_t counted_threads_locked(void)
 /*
  * Every thread hysim counts blocks outside hysimd: none can issue work until
  * one returns (from a socket or poll, host_io.c, or a wait in real time),
- * whatever the simulation does meanwhile. Only after the process's first work.
+ * whatever the simulation does meanwhile. Also before the process's first
+ * work: a rank that waits for another's message before it starts (an NCCL
+ * id through the TCP store) must not hold the simulation where it registered.
  */
 int all_outside_locked(void)
 {
-    if (!g_any_work)
-        return 0;
     /* a spinning thread (sleep.c, sched_yield) waits for another process: with every thread that issued work
      * parked or spinning, the process waits on the host whatever its quiet helper threads do */
-    if (g_spin_outside > 0 && g_work_parked + g_spin_works >= g_threads)
+    if (g_any_work && g_spin_outside > 0 && g_work_parked + g_spin_works >= g_threads)
         return 1;
     return g_quiet_parked == g_quiet_live && g_work_parked >= g_threads && g_nlisted_io > 0;
 }

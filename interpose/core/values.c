@@ -7,6 +7,7 @@
 #include "values.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,9 @@ typedef struct block {
     uint64_t born;    /* kernels launched when it was written */
     uint64_t read_at; /* kernels launched when it was first read; UINT64_MAX: not read */
     uint8_t *data;
+    bool pending; /* its exact bytes are a collective's, fetched when first read (hs_values_pending) */
+    uint64_t comm_key, seq;
+    uint32_t rank;
 } block;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -25,15 +29,20 @@ static block *g_blocks; /* sorted by addr */
 static size_t g_n, g_cap, g_total;
 static uint64_t g_age;
 static _Atomic uint64_t g_kernels; /* launched so far */
+static _Atomic(hs_values_fetch_fn) g_fetch;
+
+void hs_values_set_fetch(hs_values_fetch_fn fetch) { atomic_store(&g_fetch, fetch); }
 
 static void remove_at(size_t i);
 
 void hs_values_kernel_launched(void) { atomic_fetch_add_explicit(&g_kernels, 1, memory_order_relaxed); }
 
+static uint64_t kernels_since(const block *b, uint64_t kernels) { return kernels - b->born; }
+
 /* Whether a kernel may have overwritten b since (values.h, HS_VALUES_KERNEL_WINDOW). */
 static int expired(const block *b, uint64_t kernels)
 {
-    return kernels - b->born > HS_VALUES_KERNEL_WINDOW || (b->read_at != UINT64_MAX && kernels != b->read_at);
+    return kernels_since(b, kernels) > HS_VALUES_KERNEL_WINDOW || (b->read_at != UINT64_MAX && kernels != b->read_at);
 }
 
 /* Drops the expired blocks (lock held). */
@@ -96,7 +105,8 @@ static void forget_locked(uintptr_t addr, size_t n)
         block *b = &g_blocks[i];
         uintptr_t bend = b->addr + b->len;
         if (b->addr < addr && bend > end) { /* the hole is inside: split in two */
-            block tail = {end, bend - end, b->age, b->born, b->read_at, malloc(bend - end)};
+            block tail = {end,        bend - end,  b->age, b->born, b->read_at, malloc(bend - end),
+                          b->pending, b->comm_key, b->seq, b->rank};
             if (!tail.data) {
                 remove_at(i);
                 return;
@@ -140,7 +150,8 @@ static void drop_oldest_locked(void)
 static void put_locked(uintptr_t dst, uint8_t *data, size_t n)
 {
     forget_locked(dst, n);
-    block b = {dst, n, ++g_age, atomic_load_explicit(&g_kernels, memory_order_relaxed), UINT64_MAX, data};
+    block b = {dst, n, ++g_age, atomic_load_explicit(&g_kernels, memory_order_relaxed), UINT64_MAX, data, false,
+               0,   0, 0};
     if (!insert_at(first_after(dst), b))
         free(data);
     drop_oldest_locked();
@@ -180,6 +191,9 @@ static void read_locked(void *dst, uintptr_t src, size_t n)
     uintptr_t end = src + n;
     for (size_t i = first_after(src); i < g_n && g_blocks[i].addr < end; i++) {
         block *b = &g_blocks[i];
+        /* Part of a block, after a kernel: most likely a new tensor in reused memory (docs/values.md). */
+        if ((b->addr < src || b->addr + b->len > end) && kernels_since(b, k) > 0)
+            continue;
         if (b->read_at == UINT64_MAX)
             b->read_at = k;
         uintptr_t from = b->addr > src ? b->addr : src;
@@ -188,9 +202,57 @@ static void read_locked(void *dst, uintptr_t src, size_t n)
     }
 }
 
+/*
+ * Fetches the exact bytes of the pending blocks [src, src + n) overlaps, the
+ * lock released meanwhile (the fetch waits for the other ranks); returns
+ * locked, with none pending there.
+ */
+static void settle_pending_locked(uintptr_t src, size_t n)
+{
+    hs_values_fetch_fn fetch = atomic_load(&g_fetch);
+    for (;;) {
+        expire_locked();
+        size_t i = first_after(src);
+        while (i < g_n && g_blocks[i].addr < src + n && !g_blocks[i].pending)
+            i++;
+        if (i >= g_n || g_blocks[i].addr >= src + n)
+            return;
+        block b = g_blocks[i];
+        g_blocks[i].pending = false; /* asked once: a read meanwhile takes what is kept */
+        uint8_t *got = fetch ? malloc(b.len) : NULL;
+        pthread_mutex_unlock(&g_lock);
+        int ok = got && fetch(b.comm_key, b.seq, b.rank, got, b.len);
+        pthread_mutex_lock(&g_lock);
+        size_t j = first_after(b.addr);
+        if (ok && j < g_n && g_blocks[j].addr == b.addr && g_blocks[j].len == b.len && g_blocks[j].age == b.age)
+            memcpy(g_blocks[j].data, got, b.len); /* still the block the collective wrote */
+        free(got);
+    }
+}
+
+void hs_values_pending(uintptr_t dst, size_t n, uint64_t comm_key, uint64_t seq, uint32_t rank)
+{
+    pthread_mutex_lock(&g_lock);
+    size_t i = first_after(dst);
+    if (!(i < g_n && g_blocks[i].addr == dst && g_blocks[i].len == n)) { /* nothing kept: zeros for now */
+        uint8_t *zeros = n <= HS_VALUES_MAX_BYTES ? calloc(1, n) : NULL;
+        if (zeros)
+            put_locked(dst, zeros, n);
+        i = first_after(dst);
+    }
+    if (i < g_n && g_blocks[i].addr == dst && g_blocks[i].len == n) {
+        g_blocks[i].pending = true;
+        g_blocks[i].comm_key = comm_key;
+        g_blocks[i].seq = seq;
+        g_blocks[i].rank = rank;
+    }
+    pthread_mutex_unlock(&g_lock);
+}
+
 void hs_values_read(void *dst, uintptr_t src, size_t n)
 {
     pthread_mutex_lock(&g_lock);
+    settle_pending_locked(src, n);
     read_locked(dst, src, n);
     pthread_mutex_unlock(&g_lock);
 }
@@ -198,6 +260,7 @@ void hs_values_read(void *dst, uintptr_t src, size_t n)
 void hs_values_copy(uintptr_t dst, uintptr_t src, size_t n)
 {
     pthread_mutex_lock(&g_lock);
+    settle_pending_locked(src, n);
     expire_locked();
     size_t i = first_after(src);
     int known = i < g_n && g_blocks[i].addr < src + n;

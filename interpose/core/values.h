@@ -34,6 +34,15 @@ HS_VALUES_API void hs_values_read(void *dst, uintptr_t src, size_t n);
 HS_VALUES_API void hs_values_forget(uintptr_t dst, size_t n);
 /* A kernel was launched (any device): blocks read before it, and old ones, expire. */
 HS_VALUES_API void hs_values_kernel_launched(void);
+/*
+ * dst[0, n) holds, for now, what hs_values_write put there last; its exact
+ * bytes are rank's receive bytes of collective (comm_key, seq), which the
+ * fetch function gives when the range is first read or copied.
+ */
+HS_VALUES_API void hs_values_pending(uintptr_t dst, size_t n, uint64_t comm_key, uint64_t seq, uint32_t rank);
+/* Fills dst with n bytes of a pending range: 1, or 0 when they are not known (the bytes kept stay). */
+typedef int (*hs_values_fetch_fn)(uint64_t comm_key, uint64_t seq, uint32_t rank, void *dst, size_t n);
+HS_VALUES_API void hs_values_set_fetch(hs_values_fetch_fn fetch);
 /* Bytes kept now (for tests). */
 HS_VALUES_API size_t hs_values_total(void);
 

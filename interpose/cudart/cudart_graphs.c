@@ -965,7 +965,7 @@ static cudaError_t issue(const xnode *v, cudaStream_t s, uint64_t *groups, size_
         return hs_client_collective(op->u.coll.comm_key, op->u.coll.rank, op->u.coll.device,
                                     hs_capture_replay_seq_locked(op), op->u.coll.kind, op->u.coll.bytes,
                                     op->u.coll.root, launch_group(op->u.coll.group, groups, ngroups), op->u.coll.algo,
-                                    op->u.coll.proto, s);
+                                    op->u.coll.proto, s, NULL, NULL); /* a graph's replay carries no values */
     }
     return cudaErrorInvalidValue;
 }

@@ -1,6 +1,7 @@
 /*
  * The futex system call through libc's syscall(): a thread that issued work
- * and blocks in FUTEX_WAIT counts as blocked (docs/client.md, "Futexes").
+ * and blocks in an untimed FUTEX_WAIT (or FUTEX_WAIT_BITSET matching any
+ * bit) counts as blocked (docs/client.md, "Futexes").
  */
 #undef syscall
 
@@ -97,9 +98,11 @@ NO_ASAN HS_API long syscall(long number, ...)
     va_end(ap);
     if (number == SYS_futex && hs_clock_simulated()) {
         int op = (int)(a[1] & FUTEX_CMD_MASK);
-        if (op == FUTEX_WAIT && a[3] == 0)
+        /* a bitset op with every bit set is the plain op (Rust's std waits with one: rayon's idle workers) */
+        int any_bits = (uint32_t)a[5] == FUTEX_BITSET_MATCH_ANY;
+        if ((op == FUTEX_WAIT || (op == FUTEX_WAIT_BITSET && any_bits)) && a[3] == 0)
             return futex_wait(a);
-        if (op == FUTEX_WAKE) {
+        if (op == FUTEX_WAKE || (op == FUTEX_WAKE_BITSET && any_bits)) {
             futex_wake w = {{a[0], a[1], a[2], a[3], a[4], a[5]}, 0};
             if (a[2] > 0) /* up to a[2] woken; INT_MAX: all (release_and's 0) */
                 hs_client_release_and((const void *)a[0], a[2] >= INT_MAX ? 0 : (unsigned)a[2], wake_real, &w);

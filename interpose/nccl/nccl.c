@@ -705,13 +705,21 @@ static ncclResult_t issue(ncclComm_t comm, const coll_call *c, cudaStream_t stre
 {
     size_t size = type_size(c->type);
     int rooted = has_root(c->kind);
-    ncclResult_t r =
-        from_cuda(hs_client_collective(comm->key, comm->rank, comm->dev, seq, c->kind, (uint64_t)c->count * size,
-                                       rooted ? c->root : 0, group, env_algo(), env_proto(), stream),
-                  c->what);
-    if (r == ncclSuccess)
-        hs_nccl_values(c->kind, c->type, size, c->op < ncclNumOps ? c->op : ncclSum, c->count, comm->nranks, comm->rank,
-                       c->root, c->bufs[0], c->bufs[1]);
+    ncclRedOp_t op = c->op < ncclNumOps ? c->op : ncclSum; /* PreMulSum: a sum (docs/values.md) */
+    /* A small collective carries this rank's send bytes: hysimd answers every rank's receive bytes */
+    hs_nccl_part part;
+    int exact = hs_nccl_values_part(c->kind, c->type, size, op, c->count, comm->nranks, c->bufs[0], &part);
+    int carried = 0;
+    ncclResult_t r = from_cuda(hs_client_collective(comm->key, comm->rank, comm->dev, seq, c->kind,
+                                                    (uint64_t)c->count * size, rooted ? c->root : 0, group, env_algo(),
+                                                    env_proto(), stream, exact ? &part.values : NULL, &carried),
+                               c->what);
+    if (r == ncclSuccess) {
+        hs_nccl_values(c->kind, c->type, size, op, c->count, comm->nranks, comm->rank, c->root, c->bufs[0], c->bufs[1]);
+        if (carried)
+            hs_nccl_values_pending(&part, comm->key, seq, comm->rank, c->root, c->bufs[1]);
+    }
+    hs_nccl_part_free(&part);
     return r;
 }
 
@@ -830,7 +838,8 @@ ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int ro
                        cudaStream_t stream)
 {
     hs_client_enter();
-    coll_call c = {"ncclBcast", HS_COLL_BROADCAST, count, datatype, 0, ncclSum, root, {buff, NULL}};
+    coll_call c = {"ncclBcast", HS_COLL_BROADCAST, count, datatype,
+                   0,           ncclSum,           root,  {is_root(comm, root) ? buff : NULL, buff}};
     return leave(enqueue(comm, &c, stream));
 }
 

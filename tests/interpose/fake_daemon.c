@@ -192,7 +192,9 @@ static void on_wait(session *s, const Hysim__Wait *w)
 {
     Hysim__Reply r = HYSIM__REPLY__INIT;
     Hysim__EventTime times[8], *ptimes[8];
-    r.now_ns = w->query ? w->host_ns : w->host_ns + opt.wait_ns;
+    /* a small collective's values: at the process's time, none known (it keeps no values) */
+    int at_once = w->query || w->cond == HYSIM__WAIT__COND__COLL_VALUES;
+    r.now_ns = at_once ? w->host_ns : w->host_ns + opt.wait_ns;
     r.done = w->query ? holds(s, w, w->host_ns) : 1;
     if (!w->query && opt.wait_error)
         r.error = (char *)opt.wait_error;

@@ -69,6 +69,17 @@ int main(void)
     hs_values_read(out, 0x6000, 8);
     CHECK(all(out, 8, 0), "%u kernels after the write: forgotten", HS_VALUES_KERNEL_WINDOW + 1);
 
+    /* part of a block: only before any kernel (after one, most likely a new tensor in reused memory) */
+    hs_values_write(0x6800, buf, 8);
+    hs_values_read(out, 0x6804, 4);
+    CHECK(all(out, 4, 0xab), "part of a block before any kernel");
+    hs_values_write(0x6900, buf, 8);
+    hs_values_kernel_launched();
+    hs_values_read(out, 0x6904, 4);
+    CHECK(all(out, 4, 0), "part of a block after a kernel: zeros");
+    hs_values_read(out, 0x6900, 8);
+    CHECK(all(out, 8, 0xab), "the whole block after a kernel: still there");
+
     /* collectives: every rank taken to send what this one sent */
     int64_t meta[3] = {37, 4, -2}, got[12];
     hs_values_write(0x7000, meta, sizeof meta);

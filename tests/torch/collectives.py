@@ -45,12 +45,29 @@ evens = dist.new_group(list(range(0, world, 2)))
 if rank % 2 == 0:
     timed("all_reduce on new_group(evens)", lambda: dist.all_reduce(x, group=evens))
 dist.barrier()
+# docs/values.md: a small collective's receive bytes are computed from every rank's send bytes
 flag = torch.tensor([rank + 1], dtype=torch.int64, device="cuda")
 dist.all_reduce(flag, op=dist.ReduceOp.MAX)
-# docs/values.md: every rank is taken to have sent what this one did (real GPUs give `world`)
-assert flag.item() == rank + 1, f"all_reduce MAX read {flag.item()}"
+top = flag.item()  # read once: a kernel after a read may have reused the memory (docs/values.md)
+assert top == world, f"all_reduce MAX read {top}, not {world}"
+total = torch.tensor([rank + 0.5], device="cuda")
+dist.all_reduce(total)
+assert total.item() == world * world / 2, f"all_reduce SUM read {total.item()}"
+picked = torch.tensor([100 + rank], device="cuda")
+dist.broadcast(picked, src=1)
+got = picked.item()
+assert got == 101, f"broadcast from rank 1 read {got}"
+parts = [torch.zeros(2, dtype=torch.int32, device="cuda") for _ in range(world)]
+dist.all_gather(parts, torch.tensor([rank, -rank], dtype=torch.int32, device="cuda"))
+assert [p.tolist() for p in parts] == [[r, -r] for r in range(world)], f"all_gather read {parts}"
+mine = torch.zeros(2, device="cuda")
+dist.reduce_scatter_tensor(mine, torch.tensor([k + rank for k in range(2 * world)], dtype=torch.float32, device="cuda"))
+assert mine.tolist() == [world * (2 * rank + k) + world * (world - 1) / 2 for k in (0, 1)], f"reduce_scatter read {mine}"
+names = [None] * world
+dist.all_gather_object(names, f"rank-{rank}")
+assert names == [f"rank-{r}" for r in range(world)], f"all_gather_object read {names}"
 if rank == 0:
-    print(f"all_reduce MAX of a value the ranks copied in: {flag.item()} (the symmetric model)", flush=True)
+    print(f"values: all_reduce MAX {top}, broadcast {got}, all_gather_object {names}", flush=True)
 dist.destroy_process_group()
 if rank == 0:
     print("collectives: ok", flush=True)

@@ -24,7 +24,9 @@ def worker(rank, world):
     torch.cuda.synchronize()
     ms = start.elapsed_time(end) / 5
     busbw = 2 * (world - 1) / world * x.numel() * 2 / (ms * 1e-3) / 1e9
-    print(f"rank {rank}: all_reduce 128 MiB {ms:.3f} ms, busbw {busbw:.0f} GB/s", flush=True)
+    # one write: print's text and newline are two, which another process's line can come between
+    sys.stdout.write(f"rank {rank}: all_reduce 128 MiB {ms:.3f} ms, busbw {busbw:.0f} GB/s\n")
+    sys.stdout.flush()
     dist.destroy_process_group()
 
 

@@ -1,0 +1,151 @@
+/*
+ * Small collectives' values (docs/values.md): each rank's part may carry its
+ * send bytes; once every rank's part has come, each rank's receive bytes
+ * are computed from all of them, as the GPUs would have, and kept for the
+ * COLL_VALUES Waits that ask for them. Kept per communicator for its last
+ * HS_CVALS_KEEP collectives.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon_internal.h"
+#include "element_reduce.h"
+
+#define HS_CVALS_KEEP 256u
+
+typedef struct cvals {
+    uint32_t nranks, arrived;
+    bool complete; /* every part came, each with its values */
+    Hysim__CollKind kind;
+    uint32_t dtype, redop;
+    int32_t root;
+    uint64_t share; /* bytes of one rank's call (Collective.bytes) */
+    uint8_t **in;   /* [nranks] each rank's send bytes, NULL: none came */
+    size_t in_bytes;
+    uint8_t *out; /* once complete: [nranks] receive buffers of out_bytes each, rank-major */
+    size_t out_bytes;
+} cvals;
+
+typedef struct comm_vals {
+    hs_u64map by_seq; /* seq → cvals* */
+} comm_vals;
+
+static void cvals_free(cvals *v)
+{
+    for (uint32_t r = 0; r < v->nranks; r++)
+        free(v->in[r]);
+    free(v->in);
+    free(v->out);
+    free(v);
+}
+
+static bool scattered(Hysim__CollKind k)
+{
+    return k == HYSIM__COLL_KIND__REDUCE_SCATTER || k == HYSIM__COLL_KIND__ALL_TO_ALL;
+}
+
+/* Every rank's receive bytes from every rank's send bytes. */
+static void compute(cvals *v)
+{
+    uint32_t n = v->nranks;
+    size_t share = v->share, esize = hs_dtype_size((int)v->dtype);
+    v->out_bytes =
+        v->kind == HYSIM__COLL_KIND__ALL_GATHER || v->kind == HYSIM__COLL_KIND__ALL_TO_ALL ? n * share : share;
+    v->out = hs_xcalloc(n, v->out_bytes);
+    const void **in = hs_xcalloc(n, sizeof(*in));
+    for (uint32_t r = 0; r < n; r++) {
+        uint8_t *out = v->out + r * v->out_bytes;
+        switch (v->kind) {
+        case HYSIM__COLL_KIND__ALL_REDUCE:
+        case HYSIM__COLL_KIND__REDUCE:
+        case HYSIM__COLL_KIND__REDUCE_SCATTER:
+            for (uint32_t k = 0; k < n; k++)
+                in[k] = v->in[k] + (scattered(v->kind) ? r * share : 0);
+            hs_reduce_elements((int)v->dtype, (int)v->redop, esize ? share / esize : 0, in, (int)n, out);
+            break;
+        case HYSIM__COLL_KIND__BROADCAST: memcpy(out, v->in[v->root], share); break;
+        case HYSIM__COLL_KIND__ALL_GATHER:
+            for (uint32_t k = 0; k < n; k++)
+                memcpy(out + k * share, v->in[k], share);
+            break;
+        case HYSIM__COLL_KIND__ALL_TO_ALL:
+            for (uint32_t k = 0; k < n; k++)
+                memcpy(out + k * share, v->in[k] + r * share, share);
+            break;
+        default: break;
+        }
+    }
+    free(in);
+}
+
+void hs_cvals_part(hs_daemon *d, uint32_t nranks, const Hysim__Collective *k)
+{
+    if (k->kind == HYSIM__COLL_KIND__SEND || k->kind == HYSIM__COLL_KIND__RECV || nranks == 0 || k->rank >= nranks)
+        return;
+    comm_vals *cv = hs_u64map_get(&d->coll_values, k->comm_key);
+    if (!cv) {
+        cv = hs_xcalloc(1, sizeof(*cv));
+        hs_u64map_put(&d->coll_values, k->comm_key, cv);
+    }
+    cvals *v = hs_u64map_get(&cv->by_seq, k->seq);
+    if (!v) {
+        if (k->seq >= HS_CVALS_KEEP) {
+            cvals *old = hs_u64map_del(&cv->by_seq, k->seq - HS_CVALS_KEEP);
+            if (old)
+                cvals_free(old);
+        }
+        v = hs_xcalloc(1, sizeof(*v));
+        v->nranks = nranks;
+        v->kind = k->kind;
+        v->dtype = k->dtype;
+        v->redop = k->redop;
+        v->root = k->root;
+        v->share = k->bytes;
+        v->in_bytes = scattered(k->kind) ? nranks * k->bytes : k->bytes;
+        v->in = hs_xcalloc(nranks, sizeof(*v->in));
+        hs_u64map_put(&cv->by_seq, k->seq, v);
+    }
+    if (v->in[k->rank] || v->arrived == v->nranks)
+        return; /* collective.c refuses a rank's second part */
+    v->arrived++;
+    if (k->has_values && k->values.len == v->in_bytes && v->root >= 0 && (uint32_t)v->root < nranks) {
+        v->in[k->rank] = hs_xcalloc(1, v->in_bytes ? v->in_bytes : 1);
+        memcpy(v->in[k->rank], k->values.data, k->values.len);
+    }
+    if (v->arrived < v->nranks)
+        return;
+    v->complete = true;
+    for (uint32_t r = 0; r < v->nranks; r++) /* a Broadcast needs its root's bytes alone */
+        v->complete = v->complete && (v->in[r] || (v->kind == HYSIM__COLL_KIND__BROADCAST && (int32_t)r != v->root));
+    v->complete = v->complete && (v->kind != HYSIM__COLL_KIND__BROADCAST || v->in[v->root]);
+    if (v->complete)
+        compute(v);
+}
+
+const uint8_t *hs_cvals_get(const hs_daemon *d, uint64_t comm_key, uint64_t seq, uint32_t rank, bool *ready,
+                            size_t *len)
+{
+    const comm_vals *cv = hs_u64map_get(&d->coll_values, comm_key);
+    const cvals *v = cv ? hs_u64map_get(&cv->by_seq, seq) : NULL;
+    *ready = !v || v->arrived == v->nranks; /* forgotten, or every part came */
+    *len = 0;
+    if (!v || !v->complete || rank >= v->nranks || (v->kind == HYSIM__COLL_KIND__REDUCE && (uint32_t)v->root != rank))
+        return NULL;
+    *len = v->out_bytes;
+    return v->out + rank * v->out_bytes;
+}
+
+void hs_cvals_free(hs_daemon *d)
+{
+    for (size_t i = 0; i < d->coll_values.cap; i++) {
+        if (!d->coll_values.used[i])
+            continue;
+        comm_vals *cv = d->coll_values.vals[i];
+        for (size_t j = 0; j < cv->by_seq.cap; j++)
+            if (cv->by_seq.used[j])
+                cvals_free(cv->by_seq.vals[j]);
+        hs_u64map_free(&cv->by_seq);
+        free(cv);
+    }
+    hs_u64map_free(&d->coll_values);
+}

@@ -18,6 +18,12 @@ usage: check_log.py CHECK [ARGS...] LOG EXIT_STATUS
       second give (GLOBAL_BATCH / CurrSamplesPerSec) is no shorter than the
       script's model takes at the scenario's peak (6 N T / PEAK), and its
       MaxMemAllocated is more than zero and at most the GPU's memory.
+  megatron STEPS PEAK_TFLOPS
+      the script printed Megatron-LM's iteration line for 1..STEPS, none
+      skipped, a finite grad norm, and from iteration 2 on a time per
+      iteration no shorter than the whole model's 6 N T / PEAK spread over
+      the job's GPUs (its "megatron:" line: the model-parallel group's
+      parameters, the global batch's tokens).
   oom
       the run failed and the framework reported torch's OutOfMemoryError.
 """
@@ -110,6 +116,27 @@ def deepspeed(lines, rc, steps, batch, peak_tflops, gpu_gib):
           f"at peak {floor_ms:.3f} ms; MaxMemAllocated {max_gb} GB")
 
 
+def megatron(lines, rc, steps, peak_tflops):
+    check(rc == 0, f"exit status {rc}")
+    head = [m for m in (re.search(r"megatron: TP (\d+) x PP (\d+) .* x DP (\d+), (\d+) micro-batches of (\d+) x (\d+) "
+                                  r"tokens per step; rank 0 holds (\d+) parameters", l) for l in lines) if m]
+    its = [m for m in (re.search(r"iteration\s+(\d+)/\s*(\d+) \| elapsed time per iteration \(ms\): ([\d.]+) \| .*"
+                                 r"grad norm: ([\d.naif-]+) \| skipped: (\d)", l) for l in lines) if m]
+    check(len(head) == 1, "no megatron: line")
+    check([int(m.group(1)) for m in its] == list(range(1, steps + 1)), f"iterations {[m.group(1) for m in its]}")
+    check(all(m.group(5) == "0" for m in its), "an iteration was skipped")
+    check(all(m.group(4) not in ("nan", "inf") for m in its), "a grad norm is not finite")
+    if failures:
+        return
+    tp, pp, dp, mbs, mb, seq, params = map(int, head[0].groups())
+    # rank 0 holds 1/(TP x PP) of the model, roughly; the global batch's tokens over every GPU
+    floor_ms = 1e3 * 6 * params * tp * pp * (mbs * mb * seq * dp) / (tp * pp * dp * peak_tflops * 1e12)
+    ms = [float(m.group(3)) for m in its[1:]]
+    check(all(x >= floor_ms for x in ms), f"iterations of {ms} ms, shorter than 6 N T / peak = {floor_ms:.3f} ms")
+    print(f"megatron: {steps} iterations, TP {tp} x PP {pp} x DP {dp}; " + ", ".join(f"{x:.1f}" for x in ms)
+          + f" ms from iteration 2; at peak {floor_ms:.3f} ms")
+
+
 def oom(lines, rc):
     check(rc != 0, "the run succeeded")
     check(any("torch.OutOfMemoryError: CUDA out of memory" in l for l in lines), "no OutOfMemoryError reported")
@@ -127,6 +154,8 @@ def main(argv):
         trainer(lines, rc, int(args[0]), float(args[1]))
     elif kind == "deepspeed":
         deepspeed(lines, rc, int(args[0]), int(args[1]), float(args[2]), float(args[3]))
+    elif kind == "megatron":
+        megatron(lines, rc, int(args[0]), float(args[1]))
     elif kind == "oom":
         oom(lines, rc)
     else:

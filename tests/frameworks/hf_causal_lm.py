@@ -4,11 +4,13 @@ accelerate's flags). The model is built from a config (no weights are
 downloaded); the tokenizer and text are framework_assets.py's, in the
 working folder. usage: hf_causal_lm.py [STEPS]"""
 import json
+import statistics
 import sys
+import time
 
 import torch
 from transformers import (DataCollatorForLanguageModeling, LlamaConfig, LlamaForCausalLM,
-                          PreTrainedTokenizerFast, Trainer, TrainingArguments)
+                          PreTrainedTokenizerFast, Trainer, TrainerCallback, TrainingArguments)
 
 SEQ = 256
 
@@ -30,6 +32,19 @@ class Chunks(torch.utils.data.Dataset):
         return {"input_ids": self.examples[i]}
 
 
+class StepTimes(TrainerCallback):
+    """Each step's wall time as the script sees it (time.perf_counter, from one step's end to the next's)."""
+
+    def __init__(self):
+        self.times, self.last = [], None
+
+    def on_step_end(self, args, state, control, **kwargs):
+        now = time.perf_counter()
+        if self.last is not None:
+            self.times.append(now - self.last)
+        self.last = now
+
+
 def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 6
     tok = PreTrainedTokenizerFast.from_pretrained("./tokenizer")
@@ -41,12 +56,17 @@ def main():
                              learning_rate=3e-4, bf16=True, report_to=[], save_strategy="no",
                              dataloader_num_workers=0, disable_tqdm=True)
     trainer = Trainer(model=model, args=args, train_dataset=Chunks(tok, "tests/assets/c4_test/data.json"),
-                      data_collator=DataCollatorForLanguageModeling(tok, mlm=False))
+                      data_collator=DataCollatorForLanguageModeling(tok, mlm=False), callbacks=[StepTimes()])
     if trainer.is_world_process_zero():
         params = sum(p.numel() for p in model.parameters())
         print(f"model: {params} parameters, {args.per_device_train_batch_size * SEQ} tokens per step per GPU",
               flush=True)
     trainer.train()
+    if trainer.is_world_process_zero():
+        steps = next(c for c in trainer.callback_handler.callbacks if isinstance(c, StepTimes)).times[1:]
+        median = 1e3 * statistics.median(steps) if steps else 0.0
+        print(f"step time: median {median:.2f} ms over steps 3..{len(steps) + 2}; "
+              f"peak memory: {torch.cuda.max_memory_allocated() / 2**20:.1f} MiB allocated", flush=True)
     if torch.distributed.is_initialized():
         torch.distributed.destroy_process_group()  # as torch asks: its watchdog thread stops before exit
 

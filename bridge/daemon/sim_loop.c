@@ -218,21 +218,25 @@ static void answer(hs_daemon *d, hs_session *s, size_t wi, uint64_t n_ns)
 }
 
 /*
- * Answers the waits whose answer is final; returns how many. For the others
- * whose time N is known, lowers *cap_tl to N ns + 1 ps and *cap_fabric to N ns.
+ * Answers the earliest wait whose answer is final, over every session: 1, or
+ * 0 when none is. For the others whose time N is known, lowers *cap_tl to
+ * N ns + 1 ps and *cap_fabric to N ns. One answer a pass: the session it
+ * answers may run again from there, which lowers the bound for every other
+ * session's waits (answering a later session in the same pass, against the
+ * bound from before, let one process's watchdog wake past another's present).
  */
 static int answer_ready(hs_daemon *d, uint64_t bound, uint64_t *cap_tl, uint64_t *cap_fabric)
 {
-    int answered = 0;
     uint64_t next = hs_tl_next_time(d);
     bool fabric_busy = program_flows(d) > 0;
     uint64_t fabric_now = hs_fspec_now(d);
+    hs_session *best = NULL;
+    size_t best_wi = 0;
+    uint64_t best_ns = 0;
     for (size_t i = 0; i < d->nsessions; i++) {
         hs_session *s = d->sessions[i];
         if (s->state != HS_SESS_WAITING && s->state != HS_SESS_RUNNING)
             continue;
-        size_t first = SIZE_MAX; /* the answerable wait of the earliest answer: the process has one host clock */
-        uint64_t first_ns = 0;
         for (size_t wi = 0; wi < s->nwaits; wi++) {
             const hs_wait *w = hs_session_wait(s, wi);
             uint64_t n_ns;
@@ -245,21 +249,21 @@ static int answer_ready(hs_daemon *d, uint64_t bound, uint64_t *cap_tl, uint64_t
                 return 0;
             }
             if (wait_final(s, w) || (bound > c && next > c && (!fabric_busy || fabric_now >= c))) {
-                if (first == SIZE_MAX || n_ns < first_ns) {
-                    first = wi;
-                    first_ns = n_ns;
+                if (!best || n_ns < best_ns) { /* the process has one host clock: its earliest answer first */
+                    best = s;
+                    best_wi = wi;
+                    best_ns = n_ns;
                 }
                 continue;
             }
             *cap_tl = hs_min_u64(*cap_tl, c + 1);
             *cap_fabric = hs_min_u64(*cap_fabric, c);
         }
-        if (first != SIZE_MAX) {
-            answer(d, s, first, first_ns);
-            answered++; /* the session's bound changed: its other waits in the next pass */
-        }
     }
-    return answered;
+    if (!best)
+        return 0;
+    answer(d, best, best_wi, best_ns);
+    return 1;
 }
 
 /* ------------------------------------------------------------- stepping */

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collective_tuner.h"
@@ -620,6 +621,42 @@ static void test_wake(void)
     CHECK_EQ(r->values[0][1], 0);
     CHECK_EQ(r->values[0][2], 30000);
     CHECK_EQ(r->values[0][3], 1);
+    dt_free(r);
+}
+
+/*
+ * Process 0 sleeps to 10 µs, then computes for 300 ms of real time before it sends anything; process 1
+ * sleeps to 100 µs. Process 0 may still send work at 10 µs, so process 1's sleep is answered only once
+ * process 0 has said Bye, not in the pass that answered process 0 (the bound it had before).
+ */
+static void child_answer_order(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    dt_client c;
+    dt_connect(&c, ep, 0, (uint32_t)idx, 1, 0);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    uint64_t h = dt_sleep_until(&c, 0, idx == 0 ? 10000 : 100000);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    dt_record(idx, h);
+    if (idx == 0) {
+        usleep(300000);
+    } else {
+        double waited = (double)(b.tv_sec - a.tv_sec) + 1e-9 * (double)(b.tv_nsec - a.tv_nsec);
+        dt_record(idx, waited >= 0.2);
+    }
+    dt_bye(&c, h, NULL, 0);
+}
+
+static void test_answer_order(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 2, child_answer_order, NULL);
+    expect_ok(r);
+    CHECK_EQ(r->values[0][0], 10000);
+    CHECK_EQ(r->values[1][0], 100000);
+    CHECK(r->values[1][1] == 1, "process 1's sleep to 100 us was answered while process 0 ran at 10 us");
     dt_free(r);
 }
 
@@ -1417,6 +1454,7 @@ static const dt_case cases[] = {
     {"no_bye", test_no_bye},
     {"sleep", test_sleep},
     {"wake", test_wake},
+    {"answer_order", test_answer_order},
     {"violations", test_violations},
     {"setup_summary", test_setup_summary},
     {"determinism", test_determinism},

@@ -5,8 +5,8 @@ usage: check_log.py CHECK [ARGS...] LOG EXIT_STATUS
       every rank logs steps 1..STEPS; from step 2 on, the step time the
       framework's tps implies (TOKENS_PER_STEP / (tps * NON_DP_SIZE)) is not
       zero, its MFU lies in (0, 100] (so the step is no shorter than the
-      scenario's GPU peak allows) and its log timestamps, read from the
-      simulated wall clock, agree with it.
+      scenario's GPU peak allows) and, up to the last step, its log
+      timestamps, read from the simulated wall clock, agree with it.
   trainer STEPS PEAK_TFLOPS
       Hugging Face's Trainer logged STEPS losses and its train_runtime and
       train_steps_per_second; the step time they give is no shorter than the
@@ -62,7 +62,9 @@ def torchtitan(lines, rc, steps, ranks, tokens, non_dp):
         if tps > 0:
             step_ms.append(1e3 * tokens / (tps * non_dp))
         gap = 1e3 * (min(r[0] for r in by_step[s]) - min(r[0] for r in by_step[s - 1]))
-        if tps > 0:
+        # the log lines carry no rank: the first rank's line of a step against the median tps, steps 2..N-1 (the
+        # last step's ranks may part: one counted late by hysim, docs/frameworks.md "Step times")
+        if tps > 0 and s < steps:
             check(abs(gap - step_ms[-1]) <= 1 + 0.1 * step_ms[-1],
                   f"step {s}: {step_ms[-1]:.2f} ms from tps, {gap:.2f} ms between log lines")
     print(f"torchtitan: {steps} steps on {ranks} ranks; step time from tps: "

@@ -39,42 +39,17 @@ static void cvals_free(cvals *v)
     free(v);
 }
 
-static bool scattered(Hysim__CollKind k)
-{
-    return k == HYSIM__COLL_KIND__REDUCE_SCATTER || k == HYSIM__COLL_KIND__ALL_TO_ALL;
-}
-
 /* Every rank's receive bytes from every rank's send bytes. */
 static void compute(cvals *v)
 {
-    uint32_t n = v->nranks;
-    size_t share = v->share, esize = hs_dtype_size((int)v->dtype);
-    v->out_bytes =
-        v->kind == HYSIM__COLL_KIND__ALL_GATHER || v->kind == HYSIM__COLL_KIND__ALL_TO_ALL ? n * share : share;
-    v->out = hs_xcalloc(n, v->out_bytes);
-    const void **in = hs_xcalloc(n, sizeof(*in));
-    for (uint32_t r = 0; r < n; r++) {
-        uint8_t *out = v->out + r * v->out_bytes;
-        switch (v->kind) {
-        case HYSIM__COLL_KIND__ALL_REDUCE:
-        case HYSIM__COLL_KIND__REDUCE:
-        case HYSIM__COLL_KIND__REDUCE_SCATTER:
-            for (uint32_t k = 0; k < n; k++)
-                in[k] = v->in[k] + (scattered(v->kind) ? r * share : 0);
-            hs_reduce_elements((int)v->dtype, (int)v->redop, esize ? share / esize : 0, in, (int)n, out);
-            break;
-        case HYSIM__COLL_KIND__BROADCAST: memcpy(out, v->in[v->root], share); break;
-        case HYSIM__COLL_KIND__ALL_GATHER:
-            for (uint32_t k = 0; k < n; k++)
-                memcpy(out + k * share, v->in[k], share);
-            break;
-        case HYSIM__COLL_KIND__ALL_TO_ALL:
-            for (uint32_t k = 0; k < n; k++)
-                memcpy(out + k * share, v->in[k] + r * share, share);
-            break;
-        default: break;
-        }
-    }
+    v->out_bytes = hs_coll_out_bytes((int)v->kind, v->share, (int)v->nranks);
+    v->out = hs_xcalloc(v->nranks, v->out_bytes);
+    const void **in = hs_xcalloc(v->nranks, sizeof(*in));
+    for (uint32_t k = 0; k < v->nranks; k++)
+        in[k] = v->in[k];
+    for (uint32_t r = 0; r < v->nranks; r++)
+        hs_coll_receive((int)v->kind, (int)v->dtype, (int)v->redop, v->share, (int)v->nranks, (int)r, v->root, in,
+                        v->out + r * v->out_bytes);
     free(in);
 }
 
@@ -101,7 +76,7 @@ void hs_cvals_part(hs_daemon *d, uint32_t nranks, const Hysim__Collective *k)
         v->redop = k->redop;
         v->root = k->root;
         v->share = k->bytes;
-        v->in_bytes = scattered(k->kind) ? nranks * k->bytes : k->bytes;
+        v->in_bytes = hs_coll_in_bytes((int)k->kind, k->bytes, (int)nranks);
         v->in = hs_xcalloc(nranks, sizeof(*v->in));
         hs_u64map_put(&cv->by_seq, k->seq, v);
     }

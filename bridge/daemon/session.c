@@ -316,12 +316,19 @@ void hs_session_wait_answered(hs_session *s, size_t i, uint64_t n_ns)
     settle(s);
 }
 
+/*
+ * A stamp of a process of several threads, taken where the process is: the answer to another thread's Wait may
+ * have been on its way when it was taken, moving the one clock past it (Waits, Wakes, Bye).
+ */
+static uint64_t taken_at(const hs_session *s, uint64_t host_ns)
+{
+    return s->threaded ? hs_max_u64(host_ns, s->host_ns) : host_ns;
+}
+
 static void on_wait(hs_session *s, const Hysim__Wait *m)
 {
     char what[256];
-    /* In a process of several threads, the answer to another thread's Wait may be on its way, moving the one
-     * clock past this stamp: the Wait is taken as sent where the process is. */
-    uint64_t host_ns = s->threaded ? hs_max_u64(m->host_ns, s->host_ns) : m->host_ns;
+    uint64_t host_ns = taken_at(s, m->host_ns);
     if (!host_ok(s, host_ns, "Wait"))
         return;
     bool per_gpu = m->cond == HYSIM__WAIT__COND__STREAM_IDLE || m->cond == HYSIM__WAIT__COND__DEVICE_IDLE;
@@ -445,8 +452,7 @@ static void on_wake(hs_session *s, const Hysim__Wake *m)
      * (the answer may have moved the process's clock past it on its way). */
     if (!w)
         return;
-    /* The waker's stamp may lag the one clock as a Wait's may (on_wait). */
-    uint64_t host_ns = s->threaded ? hs_max_u64(m->host_ns, s->host_ns) : m->host_ns;
+    uint64_t host_ns = taken_at(s, m->host_ns);
     if (!host_ok(s, host_ns, "Wake"))
         return;
     w->woken = true;
@@ -506,8 +512,7 @@ static void on_join(hs_session *s, const Hysim__Join *m)
 
 static void on_bye(hs_session *s, const Hysim__Bye *m)
 {
-    /* Its other threads may still wait (a watchdog's timed wait at exit): the stamp may lag as a Wait's may. */
-    uint64_t host_ns = s->threaded ? hs_max_u64(m->host_ns, s->host_ns) : m->host_ns;
+    uint64_t host_ns = taken_at(s, m->host_ns); /* its other threads may still wait (a watchdog's, at exit) */
     if (!host_ok(s, host_ns, "Bye"))
         return;
     s->host_ns = host_ns;
@@ -560,7 +565,7 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
         for (size_t i = 0; i < m->batch->n_ops && !s->d->failed; i++) {
             Hysim__Op *op = m->batch->ops[i];
             /* late_thread; and in a process of several threads, as for a Wait (on_wait) */
-            uint64_t floor = s->threaded ? hs_max_u64(s->floor_ns, s->host_ns) : s->floor_ns;
+            uint64_t floor = taken_at(s, s->floor_ns);
             if (op->host_ns < floor)
                 op->host_ns = floor;
             hs_tl_ingest(s->d, s, op);

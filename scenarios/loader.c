@@ -1066,13 +1066,13 @@ static void load_run(ctx *c, const slot *sec, hs_scenario *sc)
     }
 }
 
-/* nccl: {algo, proto, channels, calibrated, channel_gbps} — forces what NCCL's tuner would choose. */
+/* nccl: {algo, proto, channels, calibrated, channel_gbps, nvls} — forces what NCCL's tuner would choose. */
 static void load_nccl(ctx *c, const slot *sec, hs_scenario *sc)
 {
-    static const char *const keys[] = {"algo", "proto", "channels", "calibrated", "channel_gbps", NULL};
-    static const char *const algos[] = {"auto", "ring", "tree", NULL};
+    static const char *const keys[] = {"algo", "proto", "channels", "calibrated", "channel_gbps", "nvls", NULL};
+    static const char *const algos[] = {"auto", "ring", "tree", "nvls", NULL};
     static const char *const protos[] = {"auto", "ll", "ll128", "simple", NULL};
-    slot k[5];
+    slot k[6];
     if (!collect(c, sec->val, "nccl", keys, k))
         return;
     int v;
@@ -1084,6 +1084,7 @@ static void load_nccl(ctx *c, const slot *sec, hs_scenario *sc)
     get_bool(c, &k[3], "nccl.calibrated", &sc->nccl.calibrated);
     static const numspec gbps = {0, false, HS_MAX_GBPS, false}; /* 0 = no per-channel cap */
     get_num(c, &k[4], "nccl.channel_gbps", &gbps, &sc->nccl.channel_gbps);
+    get_bool(c, &k[5], "nccl.nvls", &sc->nccl.nvls);
 }
 
 /* containers: {image: NAME} — the image `hysim run --containers` starts instead of hysim's own. */

@@ -3,7 +3,9 @@
 # every collective on 2, 4 and 8 GPUs of one H200 server (examples/collectives_bench,
 # one process), and all-reduce on 16 and 64 GPUs (2 and 8 servers of 8, 8 x 400G
 # RoCE rails; examples/multiprocess_allreduce, one process per server), at
-# 64 MiB and 1 GiB. Real: bench/real/data/collectives_h200x4.txt (2 and 4 GPUs).
+# 64 MiB and 1 GiB. Real: bench/real/data/collectives_h200x4.txt (2 and 4 GPUs,
+# NVLS off, as tests/e2e/h200x4.yaml says). 8 GPUs twice: NVLS as NCCL would
+# choose it (the scenario's default), then with NCCL_NVLS_ENABLE=0 ("8-off").
 # usage: bench/nccl/gpu_counts.sh [BUILD_DIR]   (about two minutes on 2 cores)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,13 +21,15 @@ real_busbw() { # n op size
 }
 echo "# $(date -u +%F) hysim $(git -C "$root" rev-parse --short HEAD); busbw GB/s (real where measured)"
 printf "%5s %-14s %12s %10s %10s\n" GPUs op size hysim real
-for n in 2 4 8; do
+for run in 2 4 8 8-off; do
+  n=${run%-off} nvls=1
+  [[ $run == *-off ]] && nvls=0
   scenario=$root/tests/e2e/h200x$n.yaml
   [[ $n -eq 8 ]] && scenario=$root/scenarios/h200x8.yaml
   for size in 67108864 1073741824; do
-    "$hysim" run "$scenario" -- "$build/bin/collectives_bench" -g "$n" -b "$size" -n 2 -w 1 2>/dev/null |
-      awk '!/^#/ && NF == 5 { print $1, $5 }' | while read -r op busbw; do
-        printf "%5d %-14s %12d %10.1f %10s\n" "$n" "$op" "$size" "$busbw" "$(real_busbw "$n" "$op" "$size")"
+    NCCL_NVLS_ENABLE=$nvls "$hysim" run "$scenario" -- "$build/bin/collectives_bench" -g "$n" -b "$size" -n 2 -w 1 \
+      2>/dev/null | awk '!/^#/ && NF == 5 { print $1, $5 }' | while read -r op busbw; do
+        printf "%5s %-14s %12d %10.1f %10s\n" "$run" "$op" "$size" "$busbw" "$(real_busbw "$n" "$op" "$size")"
       done
   done
 done

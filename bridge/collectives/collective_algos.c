@@ -1,7 +1,7 @@
 /*
  * hysimd collective algorithms: how each kind of collective becomes fabric
- * flows, as NCCL runs it (ring, chain, tree, pairs, p2p): docs/nccl.md, "The
- * flows in detail".
+ * flows, as NCCL runs it (ring, chain, tree, NVLS, pairs, p2p): docs/nccl.md,
+ * "The flows in detail".
  */
 #include <stdlib.h>
 #include <string.h>
@@ -154,7 +154,11 @@ int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t en
     if (n < 2 || co->bytes == 0)
         return 0; /* nothing moves */
     uint32_t nch = co->plan.channels;
-    if (co->plan.algo == HS_NCCL_ALGO_TREE) {
+    bool pairs = co->kind == HYSIM__COLL_KIND__ALL_TO_ALL || co->plan.algo == HS_NCCL_ALGO_NVLS;
+    if (co->plan.algo == HS_NCCL_ALGO_NVLS) {
+        co->rows = co->cols = n; /* one flow per ordered pair, on channel 0 */
+        co->chunk = hs_tuner_nvls_pair_bytes(co->kind, co->bytes, n);
+    } else if (co->plan.algo == HS_NCCL_ALGO_TREE) {
         co->ch_bytes = ceil_div(co->bytes, nch);
         uint64_t chunks = ceil_div(co->ch_bytes, HS_TREE_MIN_CHUNK_BYTES);
         co->rows = (uint32_t)(chunks < HS_TREE_MAX_CHUNKS ? chunks : HS_TREE_MAX_CHUNKS);
@@ -179,7 +183,7 @@ int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t en
     }
     co->left = hs_xcalloc(n, sizeof(*co->left));
     for (uint32_t r = 0; r < n; r++)
-        co->left[r] = co->kind == HYSIM__COLL_KIND__ALL_TO_ALL ? 2 * (n - 1) : nch;
+        co->left[r] = pairs ? 2 * (n - 1) : nch;
     co->fstate = hs_xcalloc((size_t)nch * co->rows * co->cols, 1);
     if (co->plan.channel_gbps > 0)
         co->fmin = hs_xcalloc((size_t)nch * co->rows * co->cols, sizeof(*co->fmin));
@@ -465,6 +469,18 @@ static void pair_try(hs_daemon *d, hs_coll *co, uint32_t a, uint32_t b, uint64_t
     start_flow(d, co, 0, a, b, a, b, co->bytes, t, co->plan.start_ps);
 }
 
+/* NVLS: the switch reduces and multicasts once every rank has joined; then every pair's flow runs at once. */
+static void nvls_reached(hs_daemon *d, hs_coll *co, uint64_t t)
+{
+    for (uint32_t r = 0; r < co->n; r++)
+        if (!hs_coll_part_reached(co, r))
+            return;
+    for (uint32_t a = 0; a < co->n && !d->failed; a++)
+        for (uint32_t b = 0; b < co->n && !d->failed; b++)
+            if (a != b && *fs(co, 0, a, b) == HS_FLOW_IDLE)
+                start_flow(d, co, 0, a, b, a, b, co->chunk, t, co->plan.start_ps);
+}
+
 static void pairs_reached(hs_daemon *d, hs_coll *co, uint32_t r, uint64_t t)
 {
     for (uint32_t x = 0; x < co->n && !d->failed; x++) {
@@ -500,7 +516,9 @@ static void p2p_reached(hs_daemon *d, hs_coll *co, uint64_t t)
 
 void hs_algo_reached(hs_daemon *d, hs_coll *co, uint32_t idx, uint64_t t)
 {
-    if (co->plan.algo == HS_NCCL_ALGO_TREE)
+    if (co->plan.algo == HS_NCCL_ALGO_NVLS)
+        nvls_reached(d, co, t);
+    else if (co->plan.algo == HS_NCCL_ALGO_TREE)
         tree_reached(d, co, idx, t);
     else if (is_ring(co->kind))
         ring_reached(d, co, idx, t);
@@ -531,15 +549,15 @@ void hs_algo_flow_done(hs_daemon *d, hs_coll *co, uint32_t step, uint32_t col, u
     }
     *fs(co, ch, row, col) = HS_FLOW_DONE;
     co->flows_running--;
-    if (co->plan.algo == HS_NCCL_ALGO_TREE) {
+    if (co->kind == HYSIM__COLL_KIND__ALL_TO_ALL || co->plan.algo == HS_NCCL_ALGO_NVLS) {
+        channel_done(d, co, row, t);
+        channel_done(d, co, col, t);
+    } else if (co->plan.algo == HS_NCCL_ALGO_TREE) {
         tree_flow_done(d, co, ch, row, col, t);
     } else if (is_ring(co->kind)) {
         ring_flow_done(d, co, ch, row, col, t);
     } else if (is_chain(co->kind)) {
         chain_flow_done(d, co, ch, row, col, t);
-    } else if (co->kind == HYSIM__COLL_KIND__ALL_TO_ALL) {
-        channel_done(d, co, row, t);
-        channel_done(d, co, col, t);
     } else {
         hs_coll_part_done(d, co, 0, t);
         hs_coll_part_done(d, co, 1, t);

@@ -30,6 +30,16 @@ static const uint32_t THREAD_BYTES[NPROTO] = {0, 512 * 16, 640 * 8, 512 * 64};
 
 #define CALIBRATED_FROM_BYTES (64ull << 20) /* smallest size of the fit */
 
+/* NVLink SHARP (docs/nccl.md, "NVLS"). NCCL 2.28's constants for Hopper, for the choice: NVLS_NCHANNELS_SM90,
+ * the NVLS graph's hwLat on NVLink (Simple only, no base latency), nvlsEfficiency. For the flows: the fraction
+ * of the link rate the switch path moves, fitted to the 480 GB/s bus bandwidth NCCL's maintainers give for an
+ * all-reduce on 8 H100s (algorithm bandwidth 275 GB/s: 9/8 of it on each link, over 450 GB/s). */
+#define NVLS_CHANNELS         16
+#define NVLS_LATENCY_US       25.0
+#define NVLS_TUNER_EFFICIENCY 0.85
+#define NVLS_WIRE_EFFICIENCY  0.687
+#define NVLS_MIN_CC           9
+
 /* P2P channel rates, GB/s of payload (see the file comment): one channel for one peer; one shared by several */
 #define P2P_CHANNEL_GBS        21.8
 #define P2P_SHARED_CHANNEL_GBS 29.1
@@ -71,7 +81,7 @@ static uint64_t local_write_bytes(Hysim__CollKind k, uint64_t bytes, uint32_t nr
 
 const char *hs_tuner_algo_name(enum hs_nccl_algo a)
 {
-    return a == HS_NCCL_ALGO_RING ? "Ring" : a == HS_NCCL_ALGO_TREE ? "Tree" : "auto";
+    return a == HS_NCCL_ALGO_RING ? "Ring" : a == HS_NCCL_ALGO_TREE ? "Tree" : a == HS_NCCL_ALGO_NVLS ? "NVLS" : "auto";
 }
 
 const char *hs_tuner_proto_name(enum hs_nccl_proto p)
@@ -179,6 +189,47 @@ static double tree_time_us(const hs_scenario *sc, enum hs_nccl_proto p, uint64_t
     return lat + (double)nbytes / (1000.0 * algbw);
 }
 
+/*
+ * Whether NCCL would offer NVLS for this collective: all-reduce, all-gather or reduce-scatter on one NVSwitch
+ * server of more than 2 GPUs (ncclNvlsInit: gpuCount <= 2 has none; NVLS across servers needs CollNet, and
+ * NVLS-Tree is not modelled), Hopper or later, unless the scenario's nccl.nvls or NCCL_NVLS_ENABLE=0 says no.
+ */
+static bool nvls_offered(const hs_scenario *sc, Hysim__CollKind k, uint32_t n, uint32_t nnodes)
+{
+    const char *env = getenv("NCCL_NVLS_ENABLE");
+    return is_ring_kind(k) && nnodes == 1 && n > 2 && sc->gpu.cc_major >= NVLS_MIN_CC && sc->nvlink.gbps_per_gpu > 0 &&
+           sc->nccl.nvls && !(env && atoi(env) == 0);
+}
+
+/*
+ * NCCL's estimate for NVLS (tuning.cc, ncclTopoTuneModel), with the NVLS graph's bandwidth taken as the ring's
+ * bus bandwidth: per channel min(bwIntra × efficiency × (C−1)/C × (all-reduce: 2, else (n−1)/n), bwInter);
+ * all-reduce's algorithm bandwidth is that × n / (2(n−1)), the others' that itself.
+ */
+static double nvls_time_us(const hs_scenario *sc, Hysim__CollKind k, uint64_t nbytes, uint32_t n)
+{
+    double bus = bus_gbs(sc, HS_NCCL_PROTO_SIMPLE, 1);
+    double intra = bus * NVLS_TUNER_EFFICIENCY * (NVLS_CHANNELS - 1) / NVLS_CHANNELS *
+                   (k == HYSIM__COLL_KIND__ALL_REDUCE ? 2.0 : (double)(n - 1) / n);
+    double busbw = intra < bus ? intra : bus;
+    double algbw = k == HYSIM__COLL_KIND__ALL_REDUCE ? busbw * n / ring_steps(k, n) : busbw;
+    return NVLS_LATENCY_US + (double)nbytes / (1000.0 * algbw);
+}
+
+/*
+ * Bytes each pair of GPUs exchanges through the switch so that every GPU's link carries what NVLS moves
+ * (docs/nccl.md, "NVLS"): all-reduce (n+1)/n × bytes each way (its contributions reduced by the switch, then
+ * its reduced share multicast), spread over its n−1 peers; all-gather and reduce-scatter (n−1)/n of the
+ * whole buffer, a rank's chunk (`bytes`) per peer.
+ */
+uint64_t hs_tuner_nvls_pair_bytes(Hysim__CollKind kind, uint64_t bytes, uint32_t n)
+{
+    if (kind != HYSIM__COLL_KIND__ALL_REDUCE)
+        return bytes;
+    double b = (double)bytes * (n + 1) / ((double)n * (n - 1));
+    return (uint64_t)(b + 0.5);
+}
+
 /* NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS as a count 1..64; 0 when unset or not a count. */
 static uint32_t env_channel_count(const char *var)
 {
@@ -266,18 +317,35 @@ static double p2p_channel_share(const hs_scenario *sc, double efficiency, uint32
     return (sharing == 1 ? P2P_CHANNEL_GBS : P2P_SHARED_CHANNEL_GBS / sharing) / efficiency;
 }
 
+/* NVLS's plan: its channels, its latency once (no steps, no hops), the switch path's efficiency, no cap. */
+static int nvls_plan(const hs_scenario *sc, hs_nccl_plan *out)
+{
+    out->channels = NVLS_CHANNELS;
+    out->wire_factor = sc->nccl.calibrated ? 1.0 / NVLS_WIRE_EFFICIENCY : 1.0;
+    out->start_ps = sc->nccl.calibrated ? (uint64_t)(NVLS_LATENCY_US * 1e6) : 0;
+    out->hop_ps = out->hop_net_ps = 0;
+    out->channel_gbps = 0;
+    out->p2p_channels = out->p2p_parts = out->p2p_sharing = 0;
+    return 0;
+}
+
 int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, uint32_t nranks, uint32_t nnodes,
                   uint32_t env_algo, uint32_t env_proto, hs_nccl_plan *out, char *err, size_t errlen)
 {
     enum hs_nccl_algo algo = sc->nccl.algo ? sc->nccl.algo : (enum hs_nccl_algo)env_algo;
     enum hs_nccl_proto proto = sc->nccl.proto ? sc->nccl.proto : (enum hs_nccl_proto)env_proto;
-    if (algo > HS_NCCL_ALGO_TREE || proto > HS_NCCL_PROTO_SIMPLE) {
+    if (algo > HS_NCCL_ALGO_NVLS || proto > HS_NCCL_PROTO_SIMPLE) {
         snprintf(err, errlen, "NCCL algorithm %u / protocol %u: unknown", (unsigned)algo, (unsigned)proto);
         return -1;
     }
     /* NCCL has a tree for AllReduce only: the others fall back to Ring (see the file comment) */
     bool tree_ok = kind == HYSIM__COLL_KIND__ALL_REDUCE && nranks > 1;
-    if (!tree_ok)
+    bool nvls_ok = nvls_offered(sc, kind, nranks, nnodes);
+    if (algo == HS_NCCL_ALGO_NVLS && !nvls_ok)
+        algo = HS_NCCL_ALGO_AUTO; /* forced where NCCL has none: the tuner chooses among the others */
+    else if (algo == HS_NCCL_ALGO_NVLS)
+        proto = HS_NCCL_PROTO_SIMPLE; /* NVLS runs Simple only */
+    else if (!tree_ok && algo == HS_NCCL_ALGO_TREE)
         algo = HS_NCCL_ALGO_RING;
     uint64_t nbytes = tuned_bytes(kind, bytes, nranks);
     if (!is_tuned(kind)) {
@@ -288,16 +356,19 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
         enum hs_nccl_algo best_a = HS_NCCL_ALGO_RING;
         enum hs_nccl_proto best_p = HS_NCCL_PROTO_SIMPLE;
         bool found = false;
-        for (int a = HS_NCCL_ALGO_RING; a <= HS_NCCL_ALGO_TREE; a++) {
-            if ((algo != HS_NCCL_ALGO_AUTO && a != (int)algo) || (a == HS_NCCL_ALGO_TREE && !tree_ok))
+        for (int a = HS_NCCL_ALGO_RING; a <= HS_NCCL_ALGO_NVLS; a++) {
+            if ((algo != HS_NCCL_ALGO_AUTO && a != (int)algo) || (a == HS_NCCL_ALGO_TREE && !tree_ok) ||
+                (a == HS_NCCL_ALGO_NVLS && !nvls_ok))
                 continue;
             for (int p = HS_NCCL_PROTO_LL; p <= HS_NCCL_PROTO_SIMPLE; p++) {
-                if (proto != HS_NCCL_PROTO_AUTO && p != (int)proto)
+                if ((proto != HS_NCCL_PROTO_AUTO && p != (int)proto) ||
+                    (a == HS_NCCL_ALGO_NVLS && p != HS_NCCL_PROTO_SIMPLE))
                     continue;
                 enum hs_nccl_proto pp = (enum hs_nccl_proto)p;
                 double t = a == HS_NCCL_ALGO_TREE
                                ? tree_time_us(sc, pp, nbytes, nranks, nnodes, channels_for(sc, pp, nbytes, nnodes))
-                               : ring_time_us(sc, kind, pp, nbytes, nranks, nnodes);
+                           : a == HS_NCCL_ALGO_NVLS ? nvls_time_us(sc, kind, nbytes, nranks)
+                                                    : ring_time_us(sc, kind, pp, nbytes, nranks, nnodes);
                 if (!found || t < best) {
                     found = true;
                     best = t;
@@ -314,6 +385,8 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
     out->algo = algo;
     out->proto = proto;
     out->channels = is_tuned(kind) ? channels_for(sc, proto, nbytes, nnodes) : 1;
+    if (algo == HS_NCCL_ALGO_NVLS)
+        return nvls_plan(sc, out);
     if (algo == HS_NCCL_ALGO_TREE && out->channels < 2)
         out->channels = 2; /* NCCL always runs both trees of the double binary tree */
     out->wire_factor = proto == HS_NCCL_PROTO_LL ? 2.0 : proto == HS_NCCL_PROTO_LL128 ? 128.0 / 120.0 : 1.0;

@@ -14,7 +14,7 @@
 #define HS_TUNER_MAX_CHANNELS 64
 
 typedef struct hs_nccl_plan {
-    enum hs_nccl_algo algo;   /* RING or TREE, never AUTO */
+    enum hs_nccl_algo algo;   /* RING, TREE or NVLS, never AUTO */
     enum hs_nccl_proto proto; /* LL, LL128 or SIMPLE, never AUTO */
     uint32_t channels;        /* ≥ 1 */
     double wire_factor;       /* bytes on the wire per byte of payload (protocol, kernel efficiency) */
@@ -37,6 +37,9 @@ typedef struct hs_nccl_plan {
  */
 int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, uint32_t nranks, uint32_t nnodes,
                   uint32_t env_algo, uint32_t env_proto, hs_nccl_plan *out, char *err, size_t errlen);
+
+/* NVLS: the bytes each ordered pair of the n GPUs exchanges through the switch (one flow each). */
+uint64_t hs_tuner_nvls_pair_bytes(Hysim__CollKind kind, uint64_t bytes, uint32_t n);
 
 /* "Ring", "Simple", ... */
 const char *hs_tuner_algo_name(enum hs_nccl_algo a);

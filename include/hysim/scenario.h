@@ -31,7 +31,7 @@ enum hs_run_mode { HS_MODE_EXACT = 0, HS_MODE_OPTIMISTIC };
 enum hs_fabric_process { HS_FABRIC_PROCESS_DEFAULT = 0, HS_FABRIC_PROCESS_INLINE, HS_FABRIC_PROCESS_WORKER };
 
 /* NCCL algorithm and protocol (hs_scenario.nccl); AUTO = NCCL's tuner chooses. */
-enum hs_nccl_algo { HS_NCCL_ALGO_AUTO = 0, HS_NCCL_ALGO_RING, HS_NCCL_ALGO_TREE };
+enum hs_nccl_algo { HS_NCCL_ALGO_AUTO = 0, HS_NCCL_ALGO_RING, HS_NCCL_ALGO_TREE, HS_NCCL_ALGO_NVLS };
 enum hs_nccl_proto { HS_NCCL_PROTO_AUTO = 0, HS_NCCL_PROTO_LL, HS_NCCL_PROTO_LL128, HS_NCCL_PROTO_SIMPLE };
 
 /* Generated background traffic (hs_scenario.background). */
@@ -131,6 +131,7 @@ typedef struct hs_scenario {
         enum hs_nccl_proto proto;
         int channels;    /* 0 = as NCCL picks them for the topology */
         bool calibrated; /* apply the measured efficiency of NCCL's kernels (bridge/collectives/collective_tuner.c) */
+        bool nvls;       /* NVLink SHARP where NCCL would use it (default true; NCCL_NVLS_ENABLE=0 also turns it off) */
         double channel_gbps; /* calibrated, one server: most wire GB/s one channel's flow moves; 0 = no
                                 cap; < 0 (default) = each kind's fitted cap (bridge/collectives/collective_tuner.c) */
     } nccl;

@@ -669,7 +669,7 @@ static uint32_t env_choice(const char *var, const char *const names[], _Atomic i
     for (uint32_t i = 0; v && names[i]; i++)
         if (!strcasecmp(v, names[i]))
             return i + 1;
-    /* one name hysim does not model (NVLS, CollNet, PAT): said once, not silently dropped */
+    /* one name hysim does not model (NVLSTree, CollNet, PAT): said once, not silently dropped */
     if (v && *v && !strpbrk(v, ",;^:") && !atomic_exchange(said, 1)) {
         char known[64] = "";
         for (uint32_t i = 0; names[i]; i++)
@@ -682,7 +682,7 @@ static uint32_t env_choice(const char *var, const char *const names[], _Atomic i
 
 static uint32_t env_algo(void)
 {
-    static const char *const names[] = {"Ring", "Tree", NULL};
+    static const char *const names[] = {"Ring", "Tree", "NVLS", NULL};
     static _Atomic int said;
     return env_choice("NCCL_ALGO", names, &said);
 }

@@ -198,9 +198,14 @@ static void print_summary(const hs_scenario *sc, const hs_run_summary *s, double
                 (double)s->speculation_wall_ns * 1e-9, (double)s->fork_wall_ns * 1e-9);
     if (s->late_threads)
         fprintf(stderr,
-                "hysim: note: %llu time%s a thread issued its first GPU work after the simulation had passed its "
-                "process's clock (the others all waited); that work started where the simulation was\n",
+                "hysim: note: %llu time%s a thread sent work after the simulation had passed its process's clock "
+                "(the others all waited, or blocked outside); that work started where the simulation was\n",
                 (unsigned long long)s->late_threads, s->late_threads == 1 ? "" : "s");
+    if (s->late_flows)
+        fprintf(stderr,
+                "hysim: note: %llu flow%s reached the fabric after it had passed their start (by at most %.3f us: a "
+                "thread's stamp behind its process's clock, host_time real); they started where the fabric was\n",
+                (unsigned long long)s->late_flows, s->late_flows == 1 ? "" : "s", (double)s->late_flow_max_ps * 1e-6);
     if (s->rejected_token || s->rejected_unknown || s->rejected_oversize || s->refused_connections)
         fprintf(
             stderr,

@@ -297,7 +297,7 @@ int hs_coll_attach(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op)
     hs_coll *co = is_p2p(k->kind) ? find_pair(d, who, c, k, &idx) : find_collective(d, who, c, k);
     if (!co)
         return -1;
-    hs_cvals_part(d, c->nranks, k);
+    hs_cvals_part(d, c->nranks, k, hs_ns_to_ps(m->host_ns));
     if (op->nparts == 0 && tuned_kind(co->kind)) {
         /* the trace names what NCCL would run: "AllReduce Tree/LL" */
         char label[64];

@@ -15,7 +15,8 @@
 
 typedef struct cvals {
     uint32_t nranks, arrived;
-    bool complete; /* every part came, each with its values */
+    uint64_t last_ps; /* the latest part's issue time: no rank has the result before it */
+    bool complete;    /* every part came, each with its values */
     Hysim__CollKind kind;
     uint32_t dtype, redop;
     int32_t root;
@@ -53,7 +54,7 @@ static void compute(cvals *v)
     free(in);
 }
 
-void hs_cvals_part(hs_daemon *d, uint32_t nranks, const Hysim__Collective *k)
+void hs_cvals_part(hs_daemon *d, uint32_t nranks, const Hysim__Collective *k, uint64_t issue_ps)
 {
     if (k->kind == HYSIM__COLL_KIND__SEND || k->kind == HYSIM__COLL_KIND__RECV || nranks == 0 || k->rank >= nranks)
         return;
@@ -83,6 +84,7 @@ void hs_cvals_part(hs_daemon *d, uint32_t nranks, const Hysim__Collective *k)
     if (v->in[k->rank] || v->arrived == v->nranks)
         return; /* collective.c refuses a rank's second part */
     v->arrived++;
+    v->last_ps = v->last_ps > issue_ps ? v->last_ps : issue_ps;
     if (k->has_values && k->values.len == v->in_bytes && v->root >= 0 && (uint32_t)v->root < nranks) {
         v->in[k->rank] = hs_xcalloc(1, v->in_bytes ? v->in_bytes : 1);
         memcpy(v->in[k->rank], k->values.data, k->values.len);
@@ -98,11 +100,12 @@ void hs_cvals_part(hs_daemon *d, uint32_t nranks, const Hysim__Collective *k)
 }
 
 const uint8_t *hs_cvals_get(const hs_daemon *d, uint64_t comm_key, uint64_t seq, uint32_t rank, bool *ready,
-                            size_t *len)
+                            uint64_t *ready_ps, size_t *len)
 {
     const comm_vals *cv = hs_u64map_get(&d->coll_values, comm_key);
     const cvals *v = cv ? hs_u64map_get(&cv->by_seq, seq) : NULL;
     *ready = !v || v->arrived == v->nranks; /* forgotten, or every part came */
+    *ready_ps = v ? v->last_ps : 0;
     *len = 0;
     if (!v || !v->complete || rank >= v->nranks || (v->kind == HYSIM__COLL_KIND__REDUCE && (uint32_t)v->root != rank))
         return NULL;

@@ -184,15 +184,17 @@ int hs_coll_attach(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *m
  */
 bool hs_coll_comm_joined(const struct hs_daemon *d, uint64_t key, uint32_t nranks, const struct hs_session *s,
                          uint32_t *ranks, uint32_t *mine);
-/* collective_values.c: a small collective part's send bytes (Collective.values), by (comm, seq). */
-void hs_cvals_part(struct hs_daemon *d, uint32_t nranks, const Hysim__Collective *k);
+/* collective_values.c: a small collective part's send bytes (Collective.values), by (comm, seq), issued at
+ * issue_ps (its host time). */
+void hs_cvals_part(struct hs_daemon *d, uint32_t nranks, const Hysim__Collective *k, uint64_t issue_ps);
 /*
  * Rank's receive bytes of collective (comm_key, seq) (*len of them), or NULL
  * when not known (a part came without values, a Reduce's non-root, forgotten);
- * *ready: every part has come (or it was forgotten), so the answer is final.
+ * *ready: every part has come (or it was forgotten), so the answer is final;
+ * *ready_ps: the latest part's issue time (0 when forgotten).
  */
 const uint8_t *hs_cvals_get(const struct hs_daemon *d, uint64_t comm_key, uint64_t seq, uint32_t rank, bool *ready,
-                            size_t *len);
+                            uint64_t *ready_ps, size_t *len);
 void hs_cvals_free(struct hs_daemon *d);
 /* The op's stream has reached its collective parts (from part `first` on) at time t. */
 void hs_coll_reached(struct hs_daemon *d, hs_op *op, uint32_t first, uint64_t t);

@@ -41,6 +41,8 @@ typedef struct hs_run_summary {
     uint64_t refused_connections; /* unregistered, closed to stay under 256 of them or within the open-file limit */
     /* A thread's first work came after the simulation passed its process's clock: started later. */
     uint64_t late_threads;
+    /* host_time real/scaled: flows whose work reached the fabric after it had passed their start (started then) */
+    uint64_t late_flows, late_flow_max_ps;
     /* run.mode: optimistic (docs/time.md; bridge/speculation/speculate.c). All 0 in exact mode. */
     uint64_t optimistic_answers;  /* blocking calls answered by speculation, ahead of the safe time */
     uint64_t answers_revised;     /* ... whose answer the authoritative simulation later changed */

@@ -660,6 +660,59 @@ static void test_answer_order(void)
     dt_free(r);
 }
 
+/*
+ * A small collective's values (a COLL_VALUES Wait) are answered no earlier than the last rank's part was
+ * issued: rank 0 asks at 1 µs, rank 1 issues its part at 500 µs (and 200 ms of real time later). Answered at
+ * its own 1 µs, rank 0 would run on from a time the simulation may already have passed.
+ */
+static void child_values_time(const char *ep, int idx, void *arg)
+{
+    (void)arg;
+    uint32_t g = (uint32_t)idx;
+    dt_client c;
+    dt_connect(&c, ep, 0, g, 1, 0);
+    dt_comm_init(&c, 0, g, COMM, g, 2);
+    if (idx == 0) {
+        dt_collective(&c, 1000, 0, 0, COMM, 0, 0, HYSIM__COLL_KIND__ALL_REDUCE, 8);
+        dt_flush(&c);
+        Hysim__Wait w = HYSIM__WAIT__INIT;
+        w.host_ns = 1000;
+        w.cond = HYSIM__WAIT__COND__COLL_VALUES;
+        w.comm_key = COMM;
+        w.coll_seq = 0;
+        w.coll_rank = 0;
+        Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+        m.msg_case = HYSIM__CLIENT_MSG__MSG_WAIT;
+        m.wait = &w;
+        dt_send(&c, &m);
+        Hysim__Reply *r = dt_read_reply(&c);
+        CHECK(r && !r->error[0], "values wait: %s", r ? r->error : "no reply");
+        uint64_t t = r ? r->now_ns : 0;
+        dt_record(idx, t);
+        if (r)
+            hysim__reply__free_unpacked(r, NULL);
+        t = dt_sync_stream(&c, t, 0, 0);
+        dt_bye(&c, t, NULL, 0);
+        return;
+    }
+    dt_flush(&c);
+    usleep(200000);
+    dt_collective(&c, 500000, 1, 0, COMM, 1, 0, HYSIM__COLL_KIND__ALL_REDUCE, 8);
+    uint64_t t = dt_sync_stream(&c, 500000, 1, 0);
+    dt_bye(&c, t, NULL, 0);
+}
+
+static void test_values_time(void)
+{
+    hs_scenario sc;
+    dt_scenario(&sc);
+    dt_result *r = dt_run(&sc, 2, child_values_time, NULL);
+    expect_ok(r);
+    CHECK(r->nvalues[0] == 1 && r->values[0][0] == 500000, "values answered at %llu ns, not at rank 1's 500000",
+          r->nvalues[0] ? (unsigned long long)r->values[0][0] : 0ull);
+    dt_free(r);
+}
+
 static void test_allreduce_one_process(void)
 {
     hs_scenario sc;
@@ -1455,6 +1508,7 @@ static const dt_case cases[] = {
     {"sleep", test_sleep},
     {"wake", test_wake},
     {"answer_order", test_answer_order},
+    {"values_time", test_values_time},
     {"violations", test_violations},
     {"setup_summary", test_setup_summary},
     {"determinism", test_determinism},

@@ -94,13 +94,19 @@ static bool profiled_gemm(const hs_daemon *d, const hs_profile_db *db, const hs_
            hs_profile_db_lookup(db, &key, us);
 }
 
-/* The kernel in one of hysim's databases: at its launch size, else its family's (hs_profile_db_scaled). */
-static bool in_databases(const hs_daemon *d, const hs_profile_key *key, const hs_gemm_shape *g, double *us)
+/* The kernel in one of hysim's databases at its launch size (a GEMM: its shape). */
+static bool in_databases_exact(const hs_daemon *d, const hs_profile_key *key, const hs_gemm_shape *g, double *us)
 {
     for (size_t i = 0; i < d->ndatabases; i++)
         if (g ? profiled_gemm(d, d->databases[i], g, us) : hs_profile_db_lookup(d->databases[i], key, us))
             return true;
-    for (size_t i = 0; i < d->ndatabases && !g; i++)
+    return false;
+}
+
+/* ... else its family's there (hs_profile_db_scaled). */
+static bool in_databases_family(const hs_daemon *d, const hs_profile_key *key, double *us)
+{
+    for (size_t i = 0; i < d->ndatabases; i++)
         if (hs_profile_db_scaled(d->databases[i], key, us))
             return true;
     return false;
@@ -124,7 +130,7 @@ enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const Hys
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_PROFILE;
     }
-    if (k->gemm && in_databases(d, &key, &g, &us)) {
+    if (k->gemm && in_databases_exact(d, &key, &g, &us)) {
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_DATABASE;
     }
@@ -132,11 +138,16 @@ enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const Hys
         *dur_ps = us_to_ps(hs_gemm_kernel_us(&d->sc, &g));
         return HS_KERNEL_ROOFLINE;
     }
+    /* a measurement at this very launch size before any family's estimate (docs/compute.md, "Kernels") */
+    if (!k->random && in_databases_exact(d, &key, NULL, &us)) {
+        *dur_ps = us_to_ps(us);
+        return HS_KERNEL_DATABASE;
+    }
     if (d->profiles && !k->random && hs_profile_db_scaled(d->profiles, &key, &us)) {
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_FAMILY;
     }
-    if (!k->random && in_databases(d, &key, NULL, &us)) {
+    if (!k->random && in_databases_family(d, &key, &us)) {
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_DATABASE;
     }

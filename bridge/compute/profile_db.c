@@ -259,6 +259,20 @@ static bool matches(const entry *e, const hs_profile_key *k, size_t len, bool ex
     return !strcmp(e->gpu, k->gpu) && (exact ? !strcmp(e->kernel, k->kernel) : !strncmp(e->kernel, k->kernel, len));
 }
 
+/*
+ * Above the largest entry: on along the slope of the two largest (a launch's extra threads cost what they
+ * cost there), never below the largest's time nor above proportional to work (a launch wholly bound by its
+ * throughput); a lone entry stays flat: one time does not tell a latency-bound launch from a throughput-bound
+ * one, and scaling a 2 µs launch by a thousand times its threads gave kernels of milliseconds.
+ */
+static double beyond_largest(const entry *largest, double wl, const entry *second, double w2, double w)
+{
+    if (!second || wl <= w2)
+        return largest->us;
+    double us = largest->us + (largest->us - second->us) * (w - wl) / (wl - w2), cap = largest->us * w / wl;
+    return us < largest->us ? largest->us : us > cap ? cap : us;
+}
+
 /* The scaled time among the entries matches() takes (hs_profile_db_scaled); false when there are none. */
 static bool scaled_among(const hs_profile_db *db, const hs_profile_key *key, size_t len, bool exact, double *us)
 {
@@ -270,9 +284,9 @@ static bool scaled_among(const hs_profile_db *db, const hs_profile_key *key, siz
         end++;
     }
     double w = threads(key->grid, key->block);
-    /* the entries just below and above w in work, and the smallest and largest, with their work */
-    const entry *below = NULL, *above = NULL, *smallest = NULL, *largest = NULL;
-    double wb = 0, wa = 0, ws = 0, wl = 0;
+    /* the entries just below and above w in work, the smallest, the largest and the next largest, with their work */
+    const entry *below = NULL, *above = NULL, *smallest = NULL, *largest = NULL, *second = NULL;
+    double wb = 0, wa = 0, ws = 0, wl = 0, w2 = 0;
     for (size_t i = first; i < end; i++) {
         const entry *e = &db->e[i];
         if (!matches(e, key, len, exact) || (any_block && !same_block(e, key)))
@@ -280,8 +294,13 @@ static bool scaled_among(const hs_profile_db *db, const hs_profile_key *key, siz
         double we = threads(e->grid, e->block);
         if (!smallest || we < ws)
             smallest = e, ws = we;
-        if (!largest || we > wl)
+        if (!largest || we > wl) {
+            if (largest)
+                second = largest, w2 = wl;
             largest = e, wl = we;
+        } else if (we < wl && (!second || we > w2)) {
+            second = e, w2 = we;
+        }
         if (we <= w && (!below || we > wb))
             below = e, wb = we;
         if (we >= w && (!above || we < wa))
@@ -292,7 +311,7 @@ static bool scaled_among(const hs_profile_db *db, const hs_profile_key *key, siz
     if (!below)
         *us = smallest->us;
     else if (!above)
-        *us = wl > 0 ? largest->us * w / wl : largest->us;
+        *us = beyond_largest(largest, wl, second, w2, w);
     else
         *us = wa > wb ? below->us + (above->us - below->us) * (w - wb) / (wa - wb) : below->us;
     return *us > 0;

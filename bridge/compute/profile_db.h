@@ -58,8 +58,9 @@ bool hs_profile_db_lookup(const hs_profile_db *db, const hs_profile_key *key, do
  * Its work is its threads (grid x block); among the entries with its block
  * and shared memory (else all of them) the time is interpolated linearly in
  * work between the two that bracket it, kept at the smallest's below them,
- * and proportional to work above the largest (a large launch is bound by
- * its throughput).
+ * and above the largest continued along the slope of the two largest (at
+ * least the largest's time, at most proportional to work; one entry alone:
+ * its time).
  */
 int hs_profile_db_scaled(const hs_profile_db *db, const hs_profile_key *key, double *us);
 /* The length of a mangled template kernel's name without its template arguments; 0 when it is not one. */

@@ -102,7 +102,7 @@ static void test_refused(void)
             ":4: kernel _Z1kv on NVIDIA H200 with this grid, block and shared memory is already on line 2");
 }
 
-/* A kernel the database holds at other launch sizes: interpolated in threads, floored, proportional above. */
+/* A kernel the database holds at other launch sizes: interpolated in threads, floored, along the top slope above. */
 static void test_scaled(void)
 {
     const char *text = "# hysim-profile 1\n"
@@ -121,8 +121,12 @@ static void test_scaled(void)
     CHECK(hs_profile_db_scaled(db, &k, &us) && fabs(us - 19) < 1e-9, "between two sizes: %g, not 19", us);
     k.grid[0] = 5;
     CHECK(hs_profile_db_scaled(db, &k, &us) && us == 10, "below the smallest: %g, not 10", us);
-    k.grid[0] = 50, k.grid[1] = 4; /* 200 blocks of the same block: above the largest, proportional */
-    CHECK(hs_profile_db_scaled(db, &k, &us) && fabs(us - 56) < 1e-9, "above the largest: %g, not 56", us);
+    k.grid[0] = 50, k.grid[1] = 4; /* 200 blocks: above the largest, on the slope of 10 -> 100 blocks (0.2 us each) */
+    CHECK(hs_profile_db_scaled(db, &k, &us) && fabs(us - 48) < 1e-9, "above the largest: %g, not 48", us);
+    k.grid[0] = 8000, k.grid[1] = 1, k.block[0] = 256; /* a lone entry (_Z3mulPf's below) is not scaled up */
+    k.kernel = "_Z3mulPf";
+    CHECK(hs_profile_db_scaled(db, &k, &us) && us == 4, "a lone entry, far above: %g, not 4", us);
+    k.kernel = "_Z3addPf", k.block[0] = 128;
     k.grid[0] = 100, k.grid[1] = 1, k.block[0] = 32; /* no entry with this block: all of the name, by threads */
     double want = 99 + (28 - 99) * (3200.0 - 2560) / (12800 - 2560); /* between 40 x 64 and 100 x 128 threads */
     CHECK(hs_profile_db_scaled(db, &k, &us) && fabs(us - want) < 1e-9, "another block: %g, not %g", us, want);
@@ -159,7 +163,8 @@ static void test_family(void)
                         0};
     CHECK(hs_profile_db_scaled(db, &k, &us) == 2 && fabs(us - 12) < 1e-9, "a family's: %g, not 12", us);
     k.kernel = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_3AddEEEviT0_";
-    CHECK(hs_profile_db_scaled(db, &k, &us) == 1 && fabs(us - 16) < 1e-9, "its own name's: %g, not 16", us);
+    /* its own name's one entry (100 blocks, 8 us), kept flat above it */
+    CHECK(hs_profile_db_scaled(db, &k, &us) == 1 && fabs(us - 8) < 1e-9, "its own name's: %g, not 8", us);
     k.kernel = "_ZN2at6native13reduce_kernelILi512ELi1EEEvT1_";
     CHECK_COND(hs_profile_db_scaled(db, &k, &us) == 0); /* a template the database lacks */
     hs_profile_db_free(db);

@@ -2,28 +2,16 @@
 # Hugging Face's Trainer (tests/frameworks/hf_causal_lm.py, DDP on 1 and 2 GPUs)
 # and DeepSpeed ZeRO-3 (tests/frameworks/deepspeed_zero3.py, 2 GPUs) on real
 # GPUs, as tests/frameworks runs them under hysim, for bench/RESULTS.md.
-# The machine has torch but no package index: the frameworks come from wheels
-# downloaded beforehand into build-wheels/ (pip download --no-deps of the
-# versions in tools/requirements-frameworks.txt), installed into a folder
-# on PYTHONPATH. The Trainer's script prints the median of its steps from the
-# third on; DeepSpeed prints each step's samples per second.
+# The frameworks come from wheels (bench/real/frameworks_install.sh). The
+# Trainer's script prints the median of its steps from the third on;
+# DeepSpeed prints each step's samples per second.
 # usage: bench/real/frameworks_real.sh OUT [STEPS]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: frameworks_real.sh OUT [STEPS]}
 steps=${2:-30}
-py=${PY:-/opt/torch/.venv/bin/python3}
 mkdir -p "$out"
-site=$(mktemp -d)
-pip=("$py" -m pip install -q --no-index --find-links "$root/build-wheels" --no-deps --target "$site")
-req() { grep -iE "^$1==" "$root/tools/requirements-frameworks.txt"; }
-"${pip[@]}" wheel==0.48.0 setuptools==80.9.0
-names="transformers accelerate tokenizers safetensors huggingface_hub hf-xet regex PyYAML tqdm psutil msgpack ninja
-       hjson py-cpuinfo pydantic pydantic_core annotated-types typing-inspection einops typer click rich shellingham
-       markdown-it-py mdurl Pygments httpx2 httpcore2 h11 anyio certifi idna packaging annotated-doc truststore"
-"${pip[@]}" $(for n in $names; do req "$n"; done) 2>&1 | tail -3
-PYTHONPATH=$site DS_BUILD_OPS=0 "${pip[@]}" --no-build-isolation "$(req deepspeed)" 2>&1 | tail -3
-export PYTHONPATH=$site HF_HUB_OFFLINE=1
+source "$root/bench/real/frameworks_install.sh" # py, site, PYTHONPATH
 { nvidia-smi --query-gpu=name,driver_version --format=csv; nvidia-smi topo -m; "$py" -c 'import torch, transformers, deepspeed; print(torch.__version__, transformers.__version__, deepspeed.__version__)'; } >"$out/machine.txt" 2>&1
 work=$(mktemp -d) && cd "$work" && "$py" "$root/tests/frameworks/framework_assets.py" .
 for n in 1 2; do

@@ -4,7 +4,9 @@ sequence parallelism, pipeline parallel 2 with the interleaved schedule
 (2 virtual stages per rank), data parallel over the rest, Megatron's DDP
 and distributed optimizer, gradient clipping on. Tokens are generated.
 Launched with torchrun on 8 GPUs; prints Megatron-LM's iteration line.
-usage: megatron_gpt.py [STEPS]"""
+TP, PP and VPP may be given (bench/real runs TP 2 x PP 2 on 4 GPUs and
+TP 1 x PP 1 on one, where VPP 1 means no interleaving).
+usage: megatron_gpt.py [STEPS [TP PP VPP]]"""
 import os
 import sys
 import time
@@ -20,7 +22,7 @@ from megatron.core.pipeline_parallel import get_forward_backward_func
 from megatron.core.transformer.module import Float16Module
 from megatron.core.transformer.transformer_config import TransformerConfig
 
-TP, PP, VPP = 2, 2, 2
+TP, PP, VPP = (int(a) for a in sys.argv[2:5]) if len(sys.argv) > 4 else (2, 2, 2)
 LAYERS, DIM, HEADS, VOCAB, SEQ = 8, 512, 8, 4096, 256
 MICRO_BATCH, MICRO_BATCHES = 2, 4
 # Megatron-Core refuses sequence parallelism with torch's LayerNorm: it needs Apex or Transformer Engine,
@@ -32,9 +34,10 @@ def build(config):
     """One model chunk per virtual stage of this pipeline rank."""
     chunks = []
     for v in range(VPP):
+        stage = v if VPP > 1 else None
         gpt = GPTModel(config=config, transformer_layer_spec=get_gpt_layer_local_spec(), vocab_size=VOCAB,
-                       max_sequence_length=SEQ, pre_process=ps.is_pipeline_first_stage(False, v),
-                       post_process=ps.is_pipeline_last_stage(False, v), vp_stage=v).cuda()
+                       max_sequence_length=SEQ, pre_process=ps.is_pipeline_first_stage(False, stage),
+                       post_process=ps.is_pipeline_last_stage(False, stage), vp_stage=stage).cuda()
         gpt = Float16Module(config, gpt)  # bf16 in, as Megatron-LM wraps its model
         ddp = DistributedDataParallelConfig(grad_reduce_in_fp32=True, use_distributed_optimizer=True)
         chunks.append(DistributedDataParallel(config=config, ddp_config=ddp, module=gpt,
@@ -66,16 +69,18 @@ def main():
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 6
     torch.distributed.init_process_group("nccl")
     torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))
+    virtual = VPP if VPP > 1 else None
     ps.initialize_model_parallel(tensor_model_parallel_size=TP, pipeline_model_parallel_size=PP,
-                                 virtual_pipeline_model_parallel_size=VPP)
+                                 virtual_pipeline_model_parallel_size=virtual)
     tensor_parallel.model_parallel_cuda_manual_seed(1234)
     config = TransformerConfig(num_layers=LAYERS, hidden_size=DIM, num_attention_heads=HEADS, bf16=True,
                                params_dtype=torch.bfloat16, pipeline_dtype=torch.bfloat16,
                                tensor_model_parallel_size=TP, pipeline_model_parallel_size=PP,
-                               virtual_pipeline_model_parallel_size=VPP, sequence_parallel=SEQUENCE_PARALLEL)
+                               virtual_pipeline_model_parallel_size=virtual, sequence_parallel=SEQUENCE_PARALLEL)
     chunks = build(config)
     config.finalize_model_grads_func = finalize_model_grads
-    config.no_sync_func = [c.no_sync for c in chunks]
+    # the interleaved schedule takes one per chunk, the others one
+    config.no_sync_func = [c.no_sync for c in chunks] if VPP > 1 else chunks[0].no_sync
     optimizer = get_megatron_optimizer(OptimizerConfig(optimizer="adam", lr=3e-4, bf16=True, clip_grad=1.0,
                                                        use_distributed_optimizer=True), chunks)
     dp = ps.get_data_parallel_world_size()

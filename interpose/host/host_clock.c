@@ -76,17 +76,22 @@ static __thread uint64_t t_call_ns; /* what the current outermost call costs (ap
  * unless the thread was preempted in it, and the thread's CPU time is sampled
  * after a long gap, after a long call (it may have blocked) and every
  * HS_SAMPLE_EVERY calls: the sample credits the CPU time spent outside calls
- * since the previous sample, less what the short gaps already credited.
+ * since the previous sample, less what the short gaps already credited. A
+ * thread preempted in its short gaps is credited more than its CPU time
+ * there; the clock cannot go back, so the excess is a debt the next credits
+ * pay first (docs/time.md, "Host time under real").
  */
 #define HS_SHORT_GAP_NS 50000u
 #define HS_SAMPLE_EVERY 64u
 
-static __thread uint64_t t_mono_exit;   /* monotonic ns when the last call returned */
-static __thread uint64_t t_mono_entry;  /* monotonic ns when the current call began */
-static __thread uint64_t t_cpu_sample;  /* thread CPU time at the last sample */
-static __thread uint64_t t_inside_ns;   /* wall time inside calls since the sample */
-static __thread uint64_t t_credited_ns; /* host time credited by short gaps since the sample */
-static __thread unsigned t_calls;       /* calls since the sample */
+static __thread uint64_t t_mono_exit;     /* monotonic ns when the last call returned */
+static __thread uint64_t t_mono_entry;    /* monotonic ns when the current call began */
+static __thread uint64_t t_cpu_sample;    /* thread CPU time at the last sample */
+static __thread uint64_t t_inside_ns;     /* wall time inside calls since the sample */
+static __thread uint64_t t_credited_ns;   /* host time credited by short gaps since the sample */
+static __thread uint64_t t_short_wall_ns; /* wall time of those short gaps */
+static __thread uint64_t t_debt_ns;       /* credited beyond the CPU time the samples found, to pay back */
+static __thread unsigned t_calls;         /* calls since the sample */
 
 static void *libc_symbol(const char *name, const char *version)
 {
@@ -243,7 +248,16 @@ static void take_cpu_sample(uint64_t cpu)
     t_cpu_sample = cpu;
     t_inside_ns = 0;
     t_credited_ns = 0;
+    t_short_wall_ns = 0;
     t_calls = 0;
+}
+
+/* What a credit of `ns` gives once the debt is paid from it first. */
+static uint64_t after_debt(uint64_t ns)
+{
+    uint64_t pay = ns < t_debt_ns ? ns : t_debt_ns;
+    t_debt_ns -= pay;
+    return ns - pay;
 }
 
 /* Real host time since the thread's previous call returned (see HS_SHORT_GAP_NS). */
@@ -253,14 +267,28 @@ static uint64_t host_time_since_last_call(void)
     uint64_t gap = now - t_mono_exit;
     t_mono_entry = now;
     if (t_mono_exit && gap < HS_SHORT_GAP_NS && ++t_calls < HS_SAMPLE_EVERY) {
-        t_credited_ns += gap;
-        return gap;
+        uint64_t give = after_debt(gap);
+        t_short_wall_ns += gap;
+        t_credited_ns += give;
+        return give;
     }
     uint64_t cpu = real_ns(CLOCK_THREAD_CPUTIME_ID);
-    uint64_t spent = cpu > t_cpu_sample ? cpu - t_cpu_sample : 0;
-    uint64_t outside = spent > t_inside_ns ? spent - t_inside_ns : 0;
+    uint64_t spent = cpu > t_cpu_sample ? cpu - t_cpu_sample : 0, outside;
+    if (t_mono_exit && gap < HS_SHORT_GAP_NS) {
+        /* every gap of the window short: its CPU time splits between gaps and calls as their wall times do
+         * (a thread preempted in the one was preempted in the other alike) */
+        double out = (double)(t_short_wall_ns + gap), all = out + (double)t_inside_ns;
+        outside = all > 0 ? (uint64_t)((double)spent * out / all) : 0;
+    } else {
+        outside = spent > t_inside_ns ? spent - t_inside_ns : 0; /* it may have blocked: CPU time alone counts */
+    }
+    uint64_t credited = t_credited_ns;
     take_cpu_sample(cpu);
-    return outside > t_credited_ns ? outside - t_credited_ns : 0;
+    if (outside < credited) {
+        t_debt_ns += credited - outside;
+        return 0;
+    }
+    return after_debt(outside - credited);
 }
 
 void hs_clock_thread_was_idle(void)

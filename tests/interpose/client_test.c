@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -661,6 +662,35 @@ static void case_clock_real(double factor)
     CHECK(d - c < 20000000 * factor, "a 200 ms sleep before any work moved the clock %.3f ms", (d - c) / 1e6);
 }
 
+/*
+ * real: a thread that shares its core with another process, and so is preempted between its calls, moves the
+ * clock by its CPU time, not by the wall time its short gaps span (those are credited first and paid back).
+ */
+static void case_clock_preempted(void)
+{
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    CHECK(sched_setaffinity(0, sizeof one, &one) == 0, "sched_setaffinity: %s", strerror(errno));
+    pid_t hog = fork();
+    if (hog == 0) { /* the other process on the same core */
+        for (volatile uint64_t x = 0;; x++) {}
+    }
+    int n;
+    CHECK_CUDA(cudaGetDeviceCount(&n), cudaSuccess);
+    uint64_t a = ns_of(CLOCK_MONOTONIC), cpu0 = raw_ns(CLOCK_THREAD_CPUTIME_ID), wall0 = raw_ns(CLOCK_MONOTONIC);
+    while (raw_ns(CLOCK_MONOTONIC) - wall0 < 600000000ull) {
+        burn_cpu(5000);
+        (void)ns_of(CLOCK_MONOTONIC); /* an intercepted call after a short gap */
+    }
+    uint64_t b = ns_of(CLOCK_MONOTONIC), cpu = raw_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+    uint64_t wall = raw_ns(CLOCK_MONOTONIC) - wall0;
+    kill(hog, SIGKILL);
+    waitpid(hog, NULL, 0);
+    CHECK((double)(b - a) <= 1.15 * (double)cpu + 2e6 && (double)(b - a) >= 0.7 * (double)cpu,
+          "%.0f ms of CPU in %.0f ms of wall time moved the clock %.1f ms", cpu / 1e6, wall / 1e6, (b - a) / 1e6);
+}
+
 #define THREADS  4
 #define LAUNCHES 300
 
@@ -916,6 +946,8 @@ int main(int argc, char **argv)
         case_clock_setup();
     else if (!strcmp(c, "clock_real"))
         case_clock_real(argc > 2 ? atof(argv[2]) : 1.0);
+    else if (!strcmp(c, "clock_preempted"))
+        case_clock_preempted();
     else if (!strcmp(c, "order"))
         case_order();
     else if (!strcmp(c, "nccl"))

@@ -91,7 +91,7 @@ def main():
     data = [batches(ps.get_data_parallel_rank()) for _ in range(VPP)]
     forward_backward = get_forward_backward_func()
     for it in range(1, steps + 1):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         for c in chunks:
             c.zero_grad_buffer()
         optimizer.zero_grad()
@@ -100,11 +100,12 @@ def main():
                          forward_only=False)
         ok, grad_norm, _ = optimizer.step()
         torch.cuda.synchronize()
-        ms = 1e3 * (time.perf_counter() - start)
+        ms, cpu_ms = 1e3 * (time.perf_counter() - start), 1e3 * (time.process_time() - cpu)
         if torch.distributed.get_rank() == 0:
             print(f" iteration {it:8d}/{steps:8d} | elapsed time per iteration (ms): {ms:.1f} | "
                   f"global batch size: {MICRO_BATCH * MICRO_BATCHES * dp:5d} | grad norm: {grad_norm:.3f} | "
-                  f"skipped: {0 if ok else 1} | max allocated (MiB): {torch.cuda.max_memory_allocated() / 2**20:.1f}",
+                  f"skipped: {0 if ok else 1} | max allocated (MiB): {torch.cuda.max_memory_allocated() / 2**20:.1f} | "
+                  f"process CPU time (ms): {cpu_ms:.1f}",
                   flush=True)
     ps.destroy_model_parallel()
     torch.distributed.destroy_process_group()

@@ -41,6 +41,25 @@ static bool is_chain(Hysim__CollKind k) { return k == HYSIM__COLL_KIND__BROADCAS
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
+/* One flow per ordered pair of ranks, each rank done with its 2(n−1): all-to-all, and NVLS. */
+static bool is_pairs(const hs_coll *co)
+{
+    return co->kind == HYSIM__COLL_KIND__ALL_TO_ALL || co->plan.algo == HS_NCCL_ALGO_NVLS;
+}
+
+/*
+ * NVLS: bytes each pair of GPUs exchanges through the switch so that every GPU's link carries what NVLS moves
+ * (docs/nccl.md, "NVLS"): all-reduce (n+1)/n × bytes each way (its contributions reduced by the switch, then
+ * its reduced share multicast), spread over its n−1 peers; all-gather and reduce-scatter (n−1)/n of the
+ * whole buffer, a rank's chunk (`bytes`) per peer.
+ */
+static uint64_t nvls_pair_bytes(Hysim__CollKind kind, uint64_t bytes, uint32_t n)
+{
+    if (kind != HYSIM__COLL_KIND__ALL_REDUCE)
+        return bytes;
+    return (uint64_t)((double)bytes * (n + 1) / ((double)n * (n - 1)) + 0.5);
+}
+
 /*
  * Ring orders: ranks in communicator order, each server's run of ranks
  * rotated by the channel, every other server's run reversed, so that the hop
@@ -154,10 +173,9 @@ int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t en
     if (n < 2 || co->bytes == 0)
         return 0; /* nothing moves */
     uint32_t nch = co->plan.channels;
-    bool pairs = co->kind == HYSIM__COLL_KIND__ALL_TO_ALL || co->plan.algo == HS_NCCL_ALGO_NVLS;
     if (co->plan.algo == HS_NCCL_ALGO_NVLS) {
         co->rows = co->cols = n; /* one flow per ordered pair, on channel 0 */
-        co->chunk = hs_tuner_nvls_pair_bytes(co->kind, co->bytes, n);
+        co->chunk = nvls_pair_bytes(co->kind, co->bytes, n);
     } else if (co->plan.algo == HS_NCCL_ALGO_TREE) {
         co->ch_bytes = ceil_div(co->bytes, nch);
         uint64_t chunks = ceil_div(co->ch_bytes, HS_TREE_MIN_CHUNK_BYTES);
@@ -183,7 +201,7 @@ int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t en
     }
     co->left = hs_xcalloc(n, sizeof(*co->left));
     for (uint32_t r = 0; r < n; r++)
-        co->left[r] = pairs ? 2 * (n - 1) : nch;
+        co->left[r] = is_pairs(co) ? 2 * (n - 1) : nch;
     co->fstate = hs_xcalloc((size_t)nch * co->rows * co->cols, 1);
     if (co->plan.channel_gbps > 0)
         co->fmin = hs_xcalloc((size_t)nch * co->rows * co->cols, sizeof(*co->fmin));
@@ -549,7 +567,7 @@ void hs_algo_flow_done(hs_daemon *d, hs_coll *co, uint32_t step, uint32_t col, u
     }
     *fs(co, ch, row, col) = HS_FLOW_DONE;
     co->flows_running--;
-    if (co->kind == HYSIM__COLL_KIND__ALL_TO_ALL || co->plan.algo == HS_NCCL_ALGO_NVLS) {
+    if (is_pairs(co)) {
         channel_done(d, co, row, t);
         channel_done(d, co, col, t);
     } else if (co->plan.algo == HS_NCCL_ALGO_TREE) {

@@ -216,20 +216,6 @@ static double nvls_time_us(const hs_scenario *sc, Hysim__CollKind k, uint64_t nb
     return NVLS_LATENCY_US + (double)nbytes / (1000.0 * algbw);
 }
 
-/*
- * Bytes each pair of GPUs exchanges through the switch so that every GPU's link carries what NVLS moves
- * (docs/nccl.md, "NVLS"): all-reduce (n+1)/n × bytes each way (its contributions reduced by the switch, then
- * its reduced share multicast), spread over its n−1 peers; all-gather and reduce-scatter (n−1)/n of the
- * whole buffer, a rank's chunk (`bytes`) per peer.
- */
-uint64_t hs_tuner_nvls_pair_bytes(Hysim__CollKind kind, uint64_t bytes, uint32_t n)
-{
-    if (kind != HYSIM__COLL_KIND__ALL_REDUCE)
-        return bytes;
-    double b = (double)bytes * (n + 1) / ((double)n * (n - 1));
-    return (uint64_t)(b + 0.5);
-}
-
 /* NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS as a count 1..64; 0 when unset or not a count. */
 static uint32_t env_channel_count(const char *var)
 {

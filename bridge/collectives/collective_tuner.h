@@ -38,9 +38,6 @@ typedef struct hs_nccl_plan {
 int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, uint32_t nranks, uint32_t nnodes,
                   uint32_t env_algo, uint32_t env_proto, hs_nccl_plan *out, char *err, size_t errlen);
 
-/* NVLS: the bytes each ordered pair of the n GPUs exchanges through the switch (one flow each). */
-uint64_t hs_tuner_nvls_pair_bytes(Hysim__CollKind kind, uint64_t bytes, uint32_t n);
-
 /* "Ring", "Simple", ... */
 const char *hs_tuner_algo_name(enum hs_nccl_algo a);
 const char *hs_tuner_proto_name(enum hs_nccl_proto p);

@@ -346,6 +346,11 @@ void hs_session_process(hs_session *s);
 void hs_session_reply(hs_session *s, const Hysim__Reply *r);
 /* The i-th unanswered Wait of s, oldest first (i < s->nwaits). */
 hs_wait *hs_session_wait(hs_session *s, size_t i);
+/* Whether s holds the safe time back at its host time (running, not a launcher, not blocked outside). */
+static inline bool hs_session_bounds(const hs_session *s)
+{
+    return s->state == HS_SESS_RUNNING && !s->launcher && !s->outside;
+}
 /* Forgets s's i-th Wait, answered at host time n_ns; the session runs again. */
 void hs_session_wait_answered(hs_session *s, size_t i, uint64_t n_ns);
 /* Closes the connection (state CLOSED); the session's ops live on. */

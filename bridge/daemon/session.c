@@ -540,10 +540,8 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
         violation(s, "a message while its Wait is unanswered");
         return;
     }
-    /* a session that did not hold the safe time back (running_bound, sim_loop.c): whatever it sends may come
-     * after the simulation passed it */
-    bool bounding = s->state == HS_SESS_RUNNING && !s->launcher && !s->outside;
-    if (!bounding && s->registered && m->msg_case != HYSIM__CLIENT_MSG__MSG_JOIN &&
+    /* a session that did not hold the safe time back: whatever it sends may come after the simulation passed it */
+    if (!hs_session_bounds(s) && s->registered && m->msg_case != HYSIM__CLIENT_MSG__MSG_JOIN &&
         m->msg_case != HYSIM__CLIENT_MSG__MSG_REGISTER)
         late_thread(s, m);
     /* Until the process's clock catches up with a late thread's floor, its Waits and other messages are

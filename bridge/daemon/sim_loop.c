@@ -95,7 +95,7 @@ static uint64_t running_bound(const hs_daemon *d)
         return b; /* a speculation: as if no process will issue more work */
     for (size_t i = 0; i < d->nsessions; i++) {
         const hs_session *s = d->sessions[i];
-        if (s->state == HS_SESS_RUNNING && !s->launcher && !s->outside)
+        if (hs_session_bounds(s))
             b = hs_min_u64(b, hs_ns_to_ps(s->host_ns));
     }
     for (int i = 0; i < d->nchildren; i++)

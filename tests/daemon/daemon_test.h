@@ -108,6 +108,8 @@ void dt_peer_copy(dt_client *c, uint64_t host_ns, uint32_t gpu, uint64_t stream,
 void dt_raw_op(dt_client *c, uint64_t host_ns, uint32_t gpu);
 void dt_flush(dt_client *c);
 
+/* Wait w as given (fields dt_wait does not set); flushes first. The reply is the caller's. */
+Hysim__Reply *dt_wait_msg(dt_client *c, Hysim__Wait *w);
 /* A Wait; flushes first. The reply is the caller's (hysim__reply__free_unpacked). */
 Hysim__Reply *dt_wait(dt_client *c, uint64_t host_ns, Hysim__Wait__Cond cond, uint32_t gpu, uint64_t stream,
                       uint64_t event, bool query, const uint64_t *timed, size_t ntimed);

@@ -278,10 +278,21 @@ void dt_flush(dt_client *c)
     c->nops = 0;
 }
 
+Hysim__Reply *dt_wait_msg(dt_client *c, Hysim__Wait *w)
+{
+    dt_flush(c);
+    Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
+    m.msg_case = HYSIM__CLIENT_MSG__MSG_WAIT;
+    m.wait = w;
+    send_msg(c, &m);
+    Hysim__Reply *r = dt_read_reply(c);
+    CHECK(r, "no reply to Wait (connection closed)");
+    return r;
+}
+
 Hysim__Reply *dt_wait(dt_client *c, uint64_t host_ns, Hysim__Wait__Cond cond, uint32_t gpu, uint64_t stream,
                       uint64_t event, bool query, const uint64_t *timed, size_t ntimed)
 {
-    dt_flush(c);
     Hysim__Wait w = HYSIM__WAIT__INIT;
     w.host_ns = host_ns;
     w.cond = cond;
@@ -291,13 +302,7 @@ Hysim__Reply *dt_wait(dt_client *c, uint64_t host_ns, Hysim__Wait__Cond cond, ui
     w.query = query;
     w.n_timed_events = ntimed;
     w.timed_events = (uint64_t *)timed;
-    Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
-    m.msg_case = HYSIM__CLIENT_MSG__MSG_WAIT;
-    m.wait = &w;
-    send_msg(c, &m);
-    Hysim__Reply *r = dt_read_reply(c);
-    CHECK(r, "no reply to Wait (connection closed)");
-    return r;
+    return dt_wait_msg(c, &w);
 }
 
 void dt_send(dt_client *c, const Hysim__ClientMsg *m)

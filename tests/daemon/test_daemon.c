@@ -674,18 +674,13 @@ static void child_values_time(const char *ep, int idx, void *arg)
     dt_comm_init(&c, 0, g, COMM, g, 2);
     if (idx == 0) {
         dt_collective(&c, 1000, 0, 0, COMM, 0, 0, HYSIM__COLL_KIND__ALL_REDUCE, 8);
-        dt_flush(&c);
         Hysim__Wait w = HYSIM__WAIT__INIT;
         w.host_ns = 1000;
         w.cond = HYSIM__WAIT__COND__COLL_VALUES;
         w.comm_key = COMM;
         w.coll_seq = 0;
         w.coll_rank = 0;
-        Hysim__ClientMsg m = HYSIM__CLIENT_MSG__INIT;
-        m.msg_case = HYSIM__CLIENT_MSG__MSG_WAIT;
-        m.wait = &w;
-        dt_send(&c, &m);
-        Hysim__Reply *r = dt_read_reply(&c);
+        Hysim__Reply *r = dt_wait_msg(&c, &w);
         CHECK(r && !r->error[0], "values wait: %s", r ? r->error : "no reply");
         uint64_t t = r ? r->now_ns : 0;
         dt_record(idx, t);

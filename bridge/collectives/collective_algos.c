@@ -3,6 +3,7 @@
  * flows, as NCCL runs it (ring, chain, tree, NVLS, pairs, p2p): docs/nccl.md,
  * "The flows in detail".
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -169,6 +170,14 @@ int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t en
         hs_daemon_fail(d, "hysim: %s on comm 0x%llx: %s", hs_coll_kind_name(co->kind), (unsigned long long)co->comm_key,
                        err);
         return -1;
+    }
+    if (co->plan.nvls_refused && !d->said_nvls_refused && !d->spec_child) {
+        d->said_nvls_refused = true;
+        fprintf(stderr,
+                "hysim: NVLS forced (NCCL_ALGO or nccl.algo) for %s on %u GPU%s of %u server%s, where NCCL has no "
+                "NVLS (one NVSwitch server of more than 2 Hopper GPUs, nccl.nvls and NCCL_NVLS_ENABLE not off): "
+                "the tuner chooses instead\n",
+                hs_coll_kind_name(co->kind), n, n == 1 ? "" : "s", nnodes, nnodes == 1 ? "" : "s");
     }
     if (n < 2 || co->bytes == 0)
         return 0; /* nothing moves */

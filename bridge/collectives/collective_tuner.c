@@ -327,7 +327,8 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
     /* NCCL has a tree for AllReduce only: the others fall back to Ring (see the file comment) */
     bool tree_ok = kind == HYSIM__COLL_KIND__ALL_REDUCE && nranks > 1;
     bool nvls_ok = nvls_offered(sc, kind, nranks, nnodes);
-    if (algo == HS_NCCL_ALGO_NVLS && !nvls_ok)
+    out->nvls_refused = algo == HS_NCCL_ALGO_NVLS && !nvls_ok;
+    if (out->nvls_refused)
         algo = HS_NCCL_ALGO_AUTO; /* forced where NCCL has none: the tuner chooses among the others */
     else if (algo == HS_NCCL_ALGO_NVLS)
         proto = HS_NCCL_PROTO_SIMPLE; /* NVLS runs Simple only */

@@ -25,6 +25,7 @@ typedef struct hs_nccl_plan {
     /* Send/Recv, AllToAll (0 for the others): NCCL's p2p channels per peer P (a power of two), the
      * k of them one peer's bytes are split over, and how many peers' rounds share each of those */
     uint32_t p2p_channels, p2p_parts, p2p_sharing;
+    bool nvls_refused; /* NVLS was forced (NCCL_ALGO, nccl.algo) where NCCL has none: the tuner chose instead */
 } hs_nccl_plan;
 
 /*

@@ -448,8 +448,9 @@ struct hs_daemon {
     struct hs_statsout *stats_out; /* stats_output.c: `hysim run --stats` files (NULL: not asked for) */
 
     /* speculate.c (run.mode: optimistic) */
-    struct hs_spec *spec; /* answered speculations awaiting their true answer, fork fault injection */
-    bool spec_child;      /* this process is a speculation: no output, no bound, answers the target only */
+    struct hs_spec *spec;   /* answered speculations awaiting their true answer, fork fault injection */
+    bool spec_child;        /* this process is a speculation: no output, no bound, answers the target only */
+    bool said_nvls_refused; /* collective_algos.c: a forced NVLS that NCCL would not have was said once */
 
     struct hs_fspec *fspec; /* fabric_speculation.c: completions computed ahead (NULL: no speculation) */
 };

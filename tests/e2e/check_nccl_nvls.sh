@@ -5,7 +5,7 @@
 #   - its 1 GiB bus bandwidth is within 5 % of the 480 GB/s the model is
 #     fitted to, and above the same all-reduce with NVLS off;
 #   - NCCL_NVLS_ENABLE=0 and the scenario's nccl.nvls: false each turn it off;
-#   - NCCL_ALGO=NVLS where NCCL has none (2 GPUs) leaves the tuner's Ring.
+#   - NCCL_ALGO=NVLS where NCCL has none (2 GPUs) leaves the tuner's Ring, and says so.
 # usage: check_nccl_nvls.sh HYSIM SCENARIO_8GPU SCENARIO_2GPU BENCH WORKDIR
 set -euo pipefail
 hysim=$1 sc8=$2 sc2=$3 bench=$4 work=$5
@@ -41,4 +41,6 @@ run "$work/off.yaml" 8 1G
 run "$sc2" 2 1G NCCL_ALGO=NVLS
 echo "2 GPUs, NCCL_ALGO=NVLS: $algo"
 [[ $algo == "AllReduce Ring/Simple " ]] || fail "NVLS on 2 GPUs, where NCCL has none ($algo)"
+[[ $(grep -c "hysim: NVLS forced (NCCL_ALGO or nccl.algo) for AllReduce on 2 GPUs" "$work/out") == 1 ]] ||
+  fail "a forced NVLS where NCCL has none is not said once"
 echo ok

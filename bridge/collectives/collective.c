@@ -34,48 +34,49 @@ typedef struct hs_comm {
     hs_u64map p2p;   /* from << 32 | to → hs_p2p_chan* */
 } hs_comm;
 
-const char *hs_coll_kind_name(Hysim__CollKind k)
+const char *hs_coll_kind_name(enum hs_coll_kind k)
 {
     switch (k) {
-    case HYSIM__COLL_KIND__ALL_REDUCE: return "AllReduce";
-    case HYSIM__COLL_KIND__ALL_GATHER: return "AllGather";
-    case HYSIM__COLL_KIND__REDUCE_SCATTER: return "ReduceScatter";
-    case HYSIM__COLL_KIND__BROADCAST: return "Broadcast";
-    case HYSIM__COLL_KIND__REDUCE: return "Reduce";
-    case HYSIM__COLL_KIND__SEND: return "Send";
-    case HYSIM__COLL_KIND__RECV: return "Recv";
-    case HYSIM__COLL_KIND__ALL_TO_ALL: return "AllToAll";
+    case HS_COLL_ALL_REDUCE: return "AllReduce";
+    case HS_COLL_ALL_GATHER: return "AllGather";
+    case HS_COLL_REDUCE_SCATTER: return "ReduceScatter";
+    case HS_COLL_BROADCAST: return "Broadcast";
+    case HS_COLL_REDUCE: return "Reduce";
+    case HS_COLL_SEND: return "Send";
+    case HS_COLL_RECV: return "Recv";
+    case HS_COLL_ALL_TO_ALL: return "AllToAll";
     default: return "an unknown collective kind";
     }
 }
 
 /* ------------------------------------------------------------- communicators */
 
-int hs_coll_comm_init(hs_daemon *d, hs_session *s, const Hysim__Op *m)
+int hs_coll_comm_init(hs_daemon *d, hs_session *s, const hs_issued_op *m)
 {
-    const Hysim__CommInit *ci = m->comm_init;
+    const uint64_t key = m->comm.key;
+    const uint32_t rank = m->comm.rank, nranks = m->comm.nranks;
     char who[256];
-    if (ci->nranks == 0 || ci->rank >= ci->nranks) {
+    if (nranks == 0 || rank >= nranks) {
         hs_daemon_fail(d, "hysim: %s: CommInit of comm 0x%llx with rank %u of %u ranks",
-                       hs_session_name(s, who, sizeof(who)), (unsigned long long)ci->comm_key, ci->rank, ci->nranks);
+                       hs_session_name(s, who, sizeof(who)), (unsigned long long)key, rank, nranks);
         return -1;
     }
-    hs_comm *c = hs_u64map_get(&d->comms, ci->comm_key);
+    hs_comm *c = hs_u64map_get(&d->comms, key);
     if (!c) {
         c = hs_xcalloc(1, sizeof(*c));
-        c->key = ci->comm_key;
-        c->nranks = ci->nranks;
+        c->key = key;
+        c->nranks = nranks;
         c->ranks = hs_xcalloc(c->nranks, sizeof(*c->ranks));
         hs_u64map_put(&d->comms, c->key, c);
-    } else if (c->nranks != ci->nranks) {
+    } else if (c->nranks != nranks) {
         hs_daemon_fail(d, "hysim: %s: CommInit of comm 0x%llx with %u ranks, but other ranks said %u",
-                       hs_session_name(s, who, sizeof(who)), (unsigned long long)ci->comm_key, ci->nranks, c->nranks);
+                       hs_session_name(s, who, sizeof(who)), (unsigned long long)key, nranks, c->nranks);
         return -1;
     }
-    hs_comm_rank *r = &c->ranks[ci->rank];
+    hs_comm_rank *r = &c->ranks[rank];
     if (r->joined) {
-        hs_daemon_fail(d, "hysim: %s: rank %u of comm 0x%llx joined twice", hs_session_name(s, who, sizeof(who)),
-                       ci->rank, (unsigned long long)ci->comm_key);
+        hs_daemon_fail(d, "hysim: %s: rank %u of comm 0x%llx joined twice", hs_session_name(s, who, sizeof(who)), rank,
+                       (unsigned long long)key);
         return -1;
     }
     r->s = s;
@@ -84,19 +85,20 @@ int hs_coll_comm_init(hs_daemon *d, hs_session *s, const Hysim__Op *m)
     return 0;
 }
 
-int hs_coll_comm_destroy(hs_daemon *d, hs_session *s, const Hysim__Op *m)
+int hs_coll_comm_destroy(hs_daemon *d, hs_session *s, const hs_issued_op *m)
 {
-    const Hysim__CommDestroy *cd = m->comm_destroy;
-    hs_comm *c = hs_u64map_get(&d->comms, cd->comm_key);
-    if (!c || cd->rank >= c->nranks || !c->ranks[cd->rank].joined || c->ranks[cd->rank].s != s) {
+    const uint64_t key = m->comm.key;
+    const uint32_t rank = m->comm.rank;
+    hs_comm *c = hs_u64map_get(&d->comms, key);
+    if (!c || rank >= c->nranks || !c->ranks[rank].joined || c->ranks[rank].s != s) {
         char who[256];
         hs_daemon_fail(d, "hysim: %s: CommDestroy of rank %u of comm 0x%llx, which it never joined",
-                       hs_session_name(s, who, sizeof(who)), cd->rank, (unsigned long long)cd->comm_key);
+                       hs_session_name(s, who, sizeof(who)), rank, (unsigned long long)key);
         return -1;
     }
     /* collectives already issued still run; the rank may join again later */
-    c->ranks[cd->rank].joined = false;
-    c->ranks[cd->rank].next_seq = 0;
+    c->ranks[rank].joined = false;
+    c->ranks[rank].next_seq = 0;
     return 0;
 }
 
@@ -151,14 +153,14 @@ static void part_servers(const hs_daemon *d, const hs_comm *c, const uint32_t *r
     }
 }
 
-static hs_coll *coll_new(hs_daemon *d, hs_comm *c, uint64_t seq, const Hysim__Collective *k, uint32_t n,
+static hs_coll *coll_new(hs_daemon *d, hs_comm *c, uint64_t seq, const hs_coll_call *k, uint32_t n,
                          const uint32_t *ranks)
 {
     hs_coll *co = hs_xcalloc(1, sizeof(*co));
     co->comm = c;
     co->comm_key = c->key;
     co->seq = seq;
-    co->kind = k->kind == HYSIM__COLL_KIND__RECV ? HYSIM__COLL_KIND__SEND : k->kind;
+    co->kind = k->kind == HS_COLL_RECV ? HS_COLL_SEND : k->kind;
     co->bytes = k->bytes;
     co->root = k->root;
     co->n = n;
@@ -176,22 +178,19 @@ static hs_coll *coll_new(hs_daemon *d, hs_comm *c, uint64_t seq, const Hysim__Co
     return co;
 }
 
-static bool is_p2p(Hysim__CollKind k) { return k == HYSIM__COLL_KIND__SEND || k == HYSIM__COLL_KIND__RECV; }
+static bool is_p2p(enum hs_coll_kind k) { return k == HS_COLL_SEND || k == HS_COLL_RECV; }
 
 /* Kinds NCCL's tuner plans (an algorithm and a protocol worth naming). */
-static bool tuned_kind(Hysim__CollKind k)
+static bool tuned_kind(enum hs_coll_kind k)
 {
-    return k == HYSIM__COLL_KIND__ALL_REDUCE || k == HYSIM__COLL_KIND__ALL_GATHER ||
-           k == HYSIM__COLL_KIND__REDUCE_SCATTER || k == HYSIM__COLL_KIND__BROADCAST || k == HYSIM__COLL_KIND__REDUCE;
+    return k == HS_COLL_ALL_REDUCE || k == HS_COLL_ALL_GATHER || k == HS_COLL_REDUCE_SCATTER ||
+           k == HS_COLL_BROADCAST || k == HS_COLL_REDUCE;
 }
 
-static bool known_kind(Hysim__CollKind k)
-{
-    return k >= HYSIM__COLL_KIND__ALL_REDUCE && k <= HYSIM__COLL_KIND__ALL_TO_ALL;
-}
+static bool known_kind(enum hs_coll_kind k) { return (unsigned)k <= HS_COLL_ALL_TO_ALL; }
 
 /* The collective (comm, seq) the part belongs to, created by its first part; NULL after failing. */
-static hs_coll *find_collective(hs_daemon *d, const char *who, hs_comm *c, const Hysim__Collective *k)
+static hs_coll *find_collective(hs_daemon *d, const char *who, hs_comm *c, const hs_coll_call *k)
 {
     hs_comm_rank *cr = &c->ranks[k->rank];
     if (k->seq != cr->next_seq) {
@@ -200,7 +199,7 @@ static hs_coll *find_collective(hs_daemon *d, const char *who, hs_comm *c, const
                        (unsigned long long)cr->next_seq);
         return NULL;
     }
-    bool rooted = k->kind == HYSIM__COLL_KIND__BROADCAST || k->kind == HYSIM__COLL_KIND__REDUCE;
+    bool rooted = k->kind == HS_COLL_BROADCAST || k->kind == HS_COLL_REDUCE;
     if (rooted && (k->root < 0 || (uint32_t)k->root >= c->nranks)) {
         hs_daemon_fail(d, "hysim: %s: %s on comm 0x%llx with root %d of %u ranks", who, hs_coll_kind_name(k->kind),
                        (unsigned long long)k->comm_key, k->root, c->nranks);
@@ -226,9 +225,9 @@ static hs_coll *find_collective(hs_daemon *d, const char *who, hs_comm *c, const
 }
 
 /* The Send/Recv pair the part belongs to (part index in *idx); NULL after failing. */
-static hs_coll *find_pair(hs_daemon *d, const char *who, hs_comm *c, const Hysim__Collective *k, uint32_t *idx)
+static hs_coll *find_pair(hs_daemon *d, const char *who, hs_comm *c, const hs_coll_call *k, uint32_t *idx)
 {
-    bool send = k->kind == HYSIM__COLL_KIND__SEND;
+    bool send = k->kind == HS_COLL_SEND;
     if (k->root < 0 || (uint32_t)k->root >= c->nranks) {
         hs_daemon_fail(d, "hysim: %s: %s on comm 0x%llx with peer %d of %u ranks", who, hs_coll_kind_name(k->kind),
                        (unsigned long long)k->comm_key, k->root, c->nranks);
@@ -272,9 +271,9 @@ static hs_coll *find_pair(hs_daemon *d, const char *who, hs_comm *c, const Hysim
     return co;
 }
 
-int hs_coll_attach(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op)
+int hs_coll_attach(hs_daemon *d, hs_session *s, const hs_issued_op *m, hs_op *op)
 {
-    const Hysim__Collective *k = m->collective;
+    const hs_coll_call *k = &m->coll;
     char who[256];
     hs_session_name(s, who, sizeof(who));
     hs_comm *c = hs_u64map_get(&d->comms, k->comm_key);

@@ -27,7 +27,7 @@ typedef struct hs_coll {
     bool local;               /* a rank's Send/Recv to itself: a copy within its GPU, no flow */
     uint64_t comm_key;
     uint64_t seq;
-    Hysim__CollKind kind;
+    enum hs_coll_kind kind; /* a Send/Recv pair: HS_COLL_SEND */
     uint64_t bytes;
     int32_t root;
     uint32_t n;          /* parts */
@@ -63,7 +63,7 @@ static inline bool hs_coll_part_is_done(const hs_coll *co, uint32_t idx)
     return (co->pstate[idx] & HS_PART_DONE) != 0;
 }
 /* "AllReduce", "Send", ... */
-const char *hs_coll_kind_name(Hysim__CollKind k);
+const char *hs_coll_kind_name(enum hs_coll_kind k);
 
 /* collective_algos.c */
 /*

@@ -32,21 +32,17 @@ static uint8_t *fs(hs_coll *co, uint32_t ch, uint32_t row, uint32_t col)
     return &co->fstate[((size_t)ch * co->rows + row) * co->cols + col];
 }
 
-static bool is_ring(Hysim__CollKind k)
+static bool is_ring(enum hs_coll_kind k)
 {
-    return k == HYSIM__COLL_KIND__ALL_REDUCE || k == HYSIM__COLL_KIND__ALL_GATHER ||
-           k == HYSIM__COLL_KIND__REDUCE_SCATTER;
+    return k == HS_COLL_ALL_REDUCE || k == HS_COLL_ALL_GATHER || k == HS_COLL_REDUCE_SCATTER;
 }
 
-static bool is_chain(Hysim__CollKind k) { return k == HYSIM__COLL_KIND__BROADCAST || k == HYSIM__COLL_KIND__REDUCE; }
+static bool is_chain(enum hs_coll_kind k) { return k == HS_COLL_BROADCAST || k == HS_COLL_REDUCE; }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 /* One flow per ordered pair of ranks, each rank done with its 2(n−1): all-to-all, and NVLS. */
-static bool is_pairs(const hs_coll *co)
-{
-    return co->kind == HYSIM__COLL_KIND__ALL_TO_ALL || co->plan.algo == HS_NCCL_ALGO_NVLS;
-}
+static bool is_pairs(const hs_coll *co) { return co->kind == HS_COLL_ALL_TO_ALL || co->plan.algo == HS_NCCL_ALGO_NVLS; }
 
 /*
  * NVLS: bytes each pair of GPUs exchanges through the switch so that every GPU's link carries what NVLS moves
@@ -54,9 +50,9 @@ static bool is_pairs(const hs_coll *co)
  * its reduced share multicast), spread over its n−1 peers; all-gather and reduce-scatter (n−1)/n of the
  * whole buffer, a rank's chunk (`bytes`) per peer.
  */
-static uint64_t nvls_pair_bytes(Hysim__CollKind kind, uint64_t bytes, uint32_t n)
+static uint64_t nvls_pair_bytes(enum hs_coll_kind kind, uint64_t bytes, uint32_t n)
 {
-    if (kind != HYSIM__COLL_KIND__ALL_REDUCE)
+    if (kind != HS_COLL_ALL_REDUCE)
         return bytes;
     return (uint64_t)((double)bytes * (n + 1) / ((double)n * (n - 1)) + 0.5);
 }
@@ -164,7 +160,7 @@ int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t en
         nnodes += server[r] != server[r - 1];
     char err[256];
     /* a Send/Recv pair's p2p channels depend on its communicator's size, not the pair's */
-    uint32_t ranks = co->kind == HYSIM__COLL_KIND__SEND && co->comm_ranks ? co->comm_ranks : n;
+    uint32_t ranks = co->kind == HS_COLL_SEND && co->comm_ranks ? co->comm_ranks : n;
     if (hs_tuner_plan(&d->sc, co->kind, co->bytes, ranks, nnodes, env_algo, env_proto, &co->plan, err, sizeof err) <
         0) {
         hs_daemon_fail(d, "hysim: %s on comm 0x%llx: %s", hs_coll_kind_name(co->kind), (unsigned long long)co->comm_key,
@@ -193,17 +189,16 @@ int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t en
         co->cols = 2 * n;
         tree_build(co, server);
     } else if (is_ring(co->kind)) {
-        co->rows = co->kind == HYSIM__COLL_KIND__ALL_REDUCE ? 2 * (n - 1) : n - 1;
+        co->rows = co->kind == HS_COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
         co->cols = n;
-        co->chunk = co->kind == HYSIM__COLL_KIND__ALL_REDUCE ? ceil_div(co->bytes, (uint64_t)n * nch)
-                                                             : ceil_div(co->bytes, nch);
+        co->chunk = co->kind == HS_COLL_ALL_REDUCE ? ceil_div(co->bytes, (uint64_t)n * nch) : ceil_div(co->bytes, nch);
         ring_orders(co, server);
     } else if (is_chain(co->kind)) {
         co->ch_bytes = ceil_div(co->bytes, nch);
         co->chunk = HS_CHAIN_CHUNK_BYTES < co->ch_bytes ? HS_CHAIN_CHUNK_BYTES : co->ch_bytes;
         co->rows = (uint32_t)ceil_div(co->ch_bytes, co->chunk);
         co->cols = n - 1;
-    } else if (co->kind == HYSIM__COLL_KIND__ALL_TO_ALL) {
+    } else if (co->kind == HS_COLL_ALL_TO_ALL) {
         co->rows = co->cols = n;
     } else {
         co->rows = co->cols = 1; /* Send/Recv */
@@ -291,7 +286,7 @@ static void ring_flow_done(hs_daemon *d, hs_coll *co, uint32_t ch, uint32_t k, u
 /* Rank at chain position p, and back. */
 static uint32_t chain_rank(const hs_coll *co, uint32_t p)
 {
-    uint32_t first = co->kind == HYSIM__COLL_KIND__BROADCAST ? (uint32_t)co->root : (uint32_t)co->root + 1;
+    uint32_t first = co->kind == HS_COLL_BROADCAST ? (uint32_t)co->root : (uint32_t)co->root + 1;
     return (first + p) % co->n;
 }
 
@@ -551,7 +546,7 @@ void hs_algo_reached(hs_daemon *d, hs_coll *co, uint32_t idx, uint64_t t)
         ring_reached(d, co, idx, t);
     else if (is_chain(co->kind))
         chain_reached(d, co, idx, t);
-    else if (co->kind == HYSIM__COLL_KIND__ALL_TO_ALL)
+    else if (co->kind == HS_COLL_ALL_TO_ALL)
         pairs_reached(d, co, idx, t);
     else
         p2p_reached(d, co, t);

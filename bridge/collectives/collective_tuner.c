@@ -55,28 +55,28 @@ typedef struct calib {
     double efficiency, startup_us, channel_gbps, local_gbs;
 } calib;
 
-static calib calibration(Hysim__CollKind k)
+static calib calibration(enum hs_coll_kind k)
 {
     switch (k) {
     /* bench/nccl/fit_ring_model.py, on 2 and 4 GPUs (docs/nccl.md, "Bus bandwidth and the GPU count") */
-    case HYSIM__COLL_KIND__ALL_REDUCE: return (calib){0.8569, 31.1, 31.3, 1148};
-    case HYSIM__COLL_KIND__ALL_GATHER: return (calib){0.8321, 26.2, 27.8, 1089};
-    case HYSIM__COLL_KIND__REDUCE_SCATTER: return (calib){0.8524, 28.9, 38.8, 1000};
+    case HS_COLL_ALL_REDUCE: return (calib){0.8569, 31.1, 31.3, 1148};
+    case HS_COLL_ALL_GATHER: return (calib){0.8321, 26.2, 27.8, 1089};
+    case HS_COLL_REDUCE_SCATTER: return (calib){0.8524, 28.9, 38.8, 1000};
     /* 2 GPUs (collectives_h200x2.txt) */
-    case HYSIM__COLL_KIND__BROADCAST: return (calib){0.816, 10.0, 32.3, 0};
-    case HYSIM__COLL_KIND__REDUCE: return (calib){0.827, 6.0, 52.5, 0};
-    case HYSIM__COLL_KIND__ALL_TO_ALL: return (calib){0.718, 28.0, 0, 0};
+    case HS_COLL_BROADCAST: return (calib){0.816, 10.0, 32.3, 0};
+    case HS_COLL_REDUCE: return (calib){0.827, 6.0, 52.5, 0};
+    case HS_COLL_ALL_TO_ALL: return (calib){0.718, 28.0, 0, 0};
     default: return (calib){0.782, 62.0, 0, 0}; /* Send/Recv */
     }
 }
 
 /* Bytes each rank of a ring kind writes within its own memory between its sends: all-gather's own chunk,
  * reduce-scatter's and all-reduce's reduced chunk (`bytes` is a rank's chunk for the first two). */
-static uint64_t local_write_bytes(Hysim__CollKind k, uint64_t bytes, uint32_t nranks)
+static uint64_t local_write_bytes(enum hs_coll_kind k, uint64_t bytes, uint32_t nranks)
 {
-    if (k == HYSIM__COLL_KIND__ALL_REDUCE)
+    if (k == HS_COLL_ALL_REDUCE)
         return bytes / nranks;
-    return k == HYSIM__COLL_KIND__ALL_GATHER || k == HYSIM__COLL_KIND__REDUCE_SCATTER ? bytes : 0;
+    return k == HS_COLL_ALL_GATHER || k == HS_COLL_REDUCE_SCATTER ? bytes : 0;
 }
 
 const char *hs_tuner_algo_name(enum hs_nccl_algo a)
@@ -92,21 +92,17 @@ const char *hs_tuner_proto_name(enum hs_nccl_proto p)
                                        : "auto";
 }
 
-static bool is_ring_kind(Hysim__CollKind k)
+static bool is_ring_kind(enum hs_coll_kind k)
 {
-    return k == HYSIM__COLL_KIND__ALL_REDUCE || k == HYSIM__COLL_KIND__ALL_GATHER ||
-           k == HYSIM__COLL_KIND__REDUCE_SCATTER;
+    return k == HS_COLL_ALL_REDUCE || k == HS_COLL_ALL_GATHER || k == HS_COLL_REDUCE_SCATTER;
 }
 
-static bool is_tuned(Hysim__CollKind k)
-{
-    return is_ring_kind(k) || k == HYSIM__COLL_KIND__BROADCAST || k == HYSIM__COLL_KIND__REDUCE;
-}
+static bool is_tuned(enum hs_coll_kind k) { return is_ring_kind(k) || k == HS_COLL_BROADCAST || k == HS_COLL_REDUCE; }
 
 /* Ring steps of the kind: NCCL's nsteps. */
-static uint32_t ring_steps(Hysim__CollKind k, uint32_t n)
+static uint32_t ring_steps(enum hs_coll_kind k, uint32_t n)
 {
-    if (k == HYSIM__COLL_KIND__ALL_REDUCE)
+    if (k == HS_COLL_ALL_REDUCE)
         return 2 * (n - 1);
     if (is_ring_kind(k))
         return n - 1;
@@ -130,23 +126,23 @@ static double bus_gbs(const hs_scenario *sc, enum hs_nccl_proto p, uint32_t nnod
     return bw;
 }
 
-static double latency_us(Hysim__CollKind k, enum hs_nccl_proto p, uint32_t n, uint32_t nnodes)
+static double latency_us(enum hs_coll_kind k, enum hs_nccl_proto p, uint32_t n, uint32_t nnodes)
 {
     if (!is_ring_kind(k))
         return BASE_LAT_US[p] + (nnodes > 1 ? HW_LAT_NET_US[p] : HW_LAT_NVLINK_US[p]);
     uint32_t steps = ring_steps(k, n);
-    uint32_t inter = nnodes > 1 ? (k == HYSIM__COLL_KIND__ALL_REDUCE ? 2 * (nnodes - 1) : nnodes - 1) : 0;
+    uint32_t inter = nnodes > 1 ? (k == HS_COLL_ALL_REDUCE ? 2 * (nnodes - 1) : nnodes - 1) : 0;
     return BASE_LAT_US[p] + (steps - inter) * HW_LAT_NVLINK_US[p] + inter * HW_LAT_NET_US[p];
 }
 
 /* NCCL's nBytes: AllGather and ReduceScatter count the whole buffer. */
-static uint64_t tuned_bytes(Hysim__CollKind k, uint64_t bytes, uint32_t n)
+static uint64_t tuned_bytes(enum hs_coll_kind k, uint64_t bytes, uint32_t n)
 {
-    return k == HYSIM__COLL_KIND__ALL_GATHER || k == HYSIM__COLL_KIND__REDUCE_SCATTER ? bytes * n : bytes;
+    return k == HS_COLL_ALL_GATHER || k == HS_COLL_REDUCE_SCATTER ? bytes * n : bytes;
 }
 
-static double ring_time_us(const hs_scenario *sc, Hysim__CollKind k, enum hs_nccl_proto p, uint64_t nbytes, uint32_t n,
-                           uint32_t nnodes)
+static double ring_time_us(const hs_scenario *sc, enum hs_coll_kind k, enum hs_nccl_proto p, uint64_t nbytes,
+                           uint32_t n, uint32_t nnodes)
 {
     double algbw = bus_gbs(sc, p, nnodes) * n / ring_steps(k, n);
     return latency_us(k, p, n, nnodes) + (double)nbytes / (1000.0 * algbw);
@@ -194,7 +190,7 @@ static double tree_time_us(const hs_scenario *sc, enum hs_nccl_proto p, uint64_t
  * server of more than 2 GPUs (ncclNvlsInit: gpuCount <= 2 has none; NVLS across servers needs CollNet, and
  * NVLS-Tree is not modelled), Hopper or later, unless the scenario's nccl.nvls or NCCL_NVLS_ENABLE=0 says no.
  */
-static bool nvls_offered(const hs_scenario *sc, Hysim__CollKind k, uint32_t n, uint32_t nnodes)
+static bool nvls_offered(const hs_scenario *sc, enum hs_coll_kind k, uint32_t n, uint32_t nnodes)
 {
     const char *env = getenv("NCCL_NVLS_ENABLE");
     return is_ring_kind(k) && nnodes == 1 && n > 2 && sc->gpu.cc_major >= NVLS_MIN_CC && sc->nvlink.gbps_per_gpu > 0 &&
@@ -206,13 +202,13 @@ static bool nvls_offered(const hs_scenario *sc, Hysim__CollKind k, uint32_t n, u
  * bus bandwidth: per channel min(bwIntra × efficiency × (C−1)/C × (all-reduce: 2, else (n−1)/n), bwInter);
  * all-reduce's algorithm bandwidth is that × n / (2(n−1)), the others' that itself.
  */
-static double nvls_time_us(const hs_scenario *sc, Hysim__CollKind k, uint64_t nbytes, uint32_t n)
+static double nvls_time_us(const hs_scenario *sc, enum hs_coll_kind k, uint64_t nbytes, uint32_t n)
 {
     double bus = bus_gbs(sc, HS_NCCL_PROTO_SIMPLE, 1);
     double intra = bus * NVLS_TUNER_EFFICIENCY * (NVLS_CHANNELS - 1) / NVLS_CHANNELS *
-                   (k == HYSIM__COLL_KIND__ALL_REDUCE ? 2.0 : (double)(n - 1) / n);
+                   (k == HS_COLL_ALL_REDUCE ? 2.0 : (double)(n - 1) / n);
     double busbw = intra < bus ? intra : bus;
-    double algbw = k == HYSIM__COLL_KIND__ALL_REDUCE ? busbw * n / ring_steps(k, n) : busbw;
+    double algbw = k == HS_COLL_ALL_REDUCE ? busbw * n / ring_steps(k, n) : busbw;
     return NVLS_LATENCY_US + (double)nbytes / (1000.0 * algbw);
 }
 
@@ -315,7 +311,7 @@ static int nvls_plan(const hs_scenario *sc, hs_nccl_plan *out)
     return 0;
 }
 
-int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, uint32_t nranks, uint32_t nnodes,
+int hs_tuner_plan(const hs_scenario *sc, enum hs_coll_kind kind, uint64_t bytes, uint32_t nranks, uint32_t nnodes,
                   uint32_t env_algo, uint32_t env_proto, hs_nccl_plan *out, char *err, size_t errlen)
 {
     enum hs_nccl_algo algo = sc->nccl.algo ? sc->nccl.algo : (enum hs_nccl_algo)env_algo;
@@ -325,7 +321,7 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
         return -1;
     }
     /* NCCL has a tree for AllReduce only: the others fall back to Ring (see the file comment) */
-    bool tree_ok = kind == HYSIM__COLL_KIND__ALL_REDUCE && nranks > 1;
+    bool tree_ok = kind == HS_COLL_ALL_REDUCE && nranks > 1;
     bool nvls_ok = nvls_offered(sc, kind, nranks, nnodes);
     out->nvls_refused = algo == HS_NCCL_ALGO_NVLS && !nvls_ok;
     if (out->nvls_refused)
@@ -384,8 +380,7 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
         out->p2p_channels = p2p_channels(sc, nnodes);
         out->p2p_parts = p2p_parts(out->p2p_channels, nranks, bytes);
         /* AllToAll: every round, its own GPU's included, is one peer's; a Send/Recv pair is one round */
-        out->p2p_sharing =
-            kind == HYSIM__COLL_KIND__ALL_TO_ALL ? p2p_sharing(out->p2p_channels, out->p2p_parts, nranks) : 1;
+        out->p2p_sharing = kind == HS_COLL_ALL_TO_ALL ? p2p_sharing(out->p2p_channels, out->p2p_parts, nranks) : 1;
     }
     if (!sc->nccl.calibrated)
         return 0; /* the bare link model: payload × protocol factor at the link's rate */
@@ -395,7 +390,7 @@ int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, u
     if (nnodes == 1) {
         out->wire_factor /= cb.efficiency;
         /* fitted on 64 MiB..1 GiB; smaller buffers get a linear share of it */
-        uint64_t total = kind == HYSIM__COLL_KIND__ALL_TO_ALL ? bytes * nranks : nbytes;
+        uint64_t total = kind == HS_COLL_ALL_TO_ALL ? bytes * nranks : nbytes;
         double share = (double)total / (double)CALIBRATED_FROM_BYTES;
         start_us += cb.startup_us * (share < 1 ? share : 1);
         out->channel_gbps = sc->nccl.channel_gbps < 0 ? cb.channel_gbps : sc->nccl.channel_gbps;

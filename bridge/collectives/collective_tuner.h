@@ -36,7 +36,7 @@ typedef struct hs_nccl_plan {
  * AllReduce's only: forced for another kind, it falls back to Ring.
  * Returns 0, or −1 with err set when a choice is unknown.
  */
-int hs_tuner_plan(const hs_scenario *sc, Hysim__CollKind kind, uint64_t bytes, uint32_t nranks, uint32_t nnodes,
+int hs_tuner_plan(const hs_scenario *sc, enum hs_coll_kind kind, uint64_t bytes, uint32_t nranks, uint32_t nnodes,
                   uint32_t env_algo, uint32_t env_proto, hs_nccl_plan *out, char *err, size_t errlen);
 
 /* "Ring", "Simple", ... */

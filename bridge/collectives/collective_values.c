@@ -17,10 +17,10 @@ typedef struct cvals {
     uint32_t nranks, arrived;
     uint64_t last_ps; /* the latest part's issue time: no rank has the result before it */
     bool complete;    /* every part came, each with its values */
-    Hysim__CollKind kind;
+    enum hs_coll_kind kind;
     uint32_t dtype, redop;
     int32_t root;
-    uint64_t share; /* bytes of one rank's call (Collective.bytes) */
+    uint64_t share; /* bytes of one rank's call (hs_coll_call.bytes) */
     uint8_t **in;   /* [nranks] each rank's send bytes, NULL: none came */
     size_t in_bytes;
     uint8_t *out; /* once complete: [nranks] receive buffers of out_bytes each, rank-major */
@@ -43,20 +43,20 @@ static void cvals_free(cvals *v)
 /* Every rank's receive bytes from every rank's send bytes. */
 static void compute(cvals *v)
 {
-    v->out_bytes = hs_coll_out_bytes((int)v->kind, v->share, (int)v->nranks);
+    v->out_bytes = hs_coll_out_bytes(v->kind, v->share, (int)v->nranks);
     v->out = hs_xcalloc(v->nranks, v->out_bytes);
     const void **in = hs_xcalloc(v->nranks, sizeof(*in));
     for (uint32_t k = 0; k < v->nranks; k++)
         in[k] = v->in[k];
     for (uint32_t r = 0; r < v->nranks; r++)
-        hs_coll_receive((int)v->kind, (int)v->dtype, (int)v->redop, v->share, (int)v->nranks, (int)r, v->root, in,
+        hs_coll_receive(v->kind, (int)v->dtype, (int)v->redop, v->share, (int)v->nranks, (int)r, v->root, in,
                         v->out + r * v->out_bytes);
     free(in);
 }
 
-void hs_cvals_part(hs_daemon *d, uint32_t nranks, const Hysim__Collective *k, uint64_t issue_ps)
+void hs_cvals_part(hs_daemon *d, uint32_t nranks, const hs_coll_call *k, uint64_t issue_ps)
 {
-    if (k->kind == HYSIM__COLL_KIND__SEND || k->kind == HYSIM__COLL_KIND__RECV || nranks == 0 || k->rank >= nranks)
+    if (k->kind == HS_COLL_SEND || k->kind == HS_COLL_RECV || nranks == 0 || k->rank >= nranks)
         return;
     comm_vals *cv = hs_u64map_get(&d->coll_values, k->comm_key);
     if (!cv) {
@@ -77,7 +77,7 @@ void hs_cvals_part(hs_daemon *d, uint32_t nranks, const Hysim__Collective *k, ui
         v->redop = k->redop;
         v->root = k->root;
         v->share = k->bytes;
-        v->in_bytes = hs_coll_in_bytes((int)k->kind, k->bytes, (int)nranks);
+        v->in_bytes = hs_coll_in_bytes(k->kind, k->bytes, (int)nranks);
         v->in = hs_xcalloc(nranks, sizeof(*v->in));
         hs_u64map_put(&cv->by_seq, k->seq, v);
     }
@@ -85,16 +85,16 @@ void hs_cvals_part(hs_daemon *d, uint32_t nranks, const Hysim__Collective *k, ui
         return; /* collective.c refuses a rank's second part */
     v->arrived++;
     v->last_ps = v->last_ps > issue_ps ? v->last_ps : issue_ps;
-    if (k->has_values && k->values.len == v->in_bytes && v->root >= 0 && (uint32_t)v->root < nranks) {
+    if (k->has_values && k->values_len == v->in_bytes && v->root >= 0 && (uint32_t)v->root < nranks) {
         v->in[k->rank] = hs_xcalloc(1, v->in_bytes ? v->in_bytes : 1);
-        memcpy(v->in[k->rank], k->values.data, k->values.len);
+        memcpy(v->in[k->rank], k->values, k->values_len);
     }
     if (v->arrived < v->nranks)
         return;
     v->complete = true;
     for (uint32_t r = 0; r < v->nranks; r++) /* a Broadcast needs its root's bytes alone */
-        v->complete = v->complete && (v->in[r] || (v->kind == HYSIM__COLL_KIND__BROADCAST && (int32_t)r != v->root));
-    v->complete = v->complete && (v->kind != HYSIM__COLL_KIND__BROADCAST || v->in[v->root]);
+        v->complete = v->complete && (v->in[r] || (v->kind == HS_COLL_BROADCAST && (int32_t)r != v->root));
+    v->complete = v->complete && (v->kind != HS_COLL_BROADCAST || v->in[v->root]);
     if (v->complete)
         compute(v);
 }
@@ -107,7 +107,7 @@ const uint8_t *hs_cvals_get(const hs_daemon *d, uint64_t comm_key, uint64_t seq,
     *ready = !v || v->arrived == v->nranks; /* forgotten, or every part came */
     *ready_ps = v ? v->last_ps : 0;
     *len = 0;
-    if (!v || !v->complete || rank >= v->nranks || (v->kind == HYSIM__COLL_KIND__REDUCE && (uint32_t)v->root != rank))
+    if (!v || !v->complete || rank >= v->nranks || (v->kind == HS_COLL_REDUCE && (uint32_t)v->root != rank))
         return NULL;
     *len = v->out_bytes;
     return v->out + rank * v->out_bytes;

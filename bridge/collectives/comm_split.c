@@ -1,5 +1,5 @@
 /*
- * hysimd's side of ncclCommSplit across processes (hysim.proto, CommSplit).
+ * hysimd's side of ncclCommSplit across processes (hs_split_request).
  * The split is collective over the parent communicator: each process sends
  * the calls of its ranks once and blocks; the split is kept here, keyed by
  * (parent, split number), until every parent rank has called. Then each new
@@ -83,14 +83,11 @@ static void answer(hs_daemon *d, hs_split *sp, hs_session *s)
     uint32_t mine = 0;
     for (uint32_t r = 0; r < sp->nranks; r++)
         mine += sp->by[r] == s;
-    Hysim__SplitRank *res = hs_xcalloc(mine, sizeof(*res));
-    Hysim__SplitRank **ptrs = hs_xcalloc(mine, sizeof(*ptrs));
+    hs_split_rank *res = hs_xcalloc(mine ? mine : 1, sizeof(*res));
     for (uint32_t r = 0; r < sp->nranks; r++) {
         if (sp->by[r] != s)
             continue;
-        Hysim__SplitRank *x = &res[sp->order[r]];
-        hysim__split_rank__init(x);
-        ptrs[sp->order[r]] = x;
+        hs_split_rank *x = &res[sp->order[r]];
         x->none = sp->color[r] == NOCOLOR;
         if (!x->none) {
             x->comm_key = split_comm_key(sp->parent, sp->gen, sp->color[r]);
@@ -99,13 +96,7 @@ static void answer(hs_daemon *d, hs_split *sp, hs_session *s)
     }
     s->host_ns = sp->latest_ns; /* parked until now; its own call was no later */
     s->split_waiting = false;
-    Hysim__Reply reply = HYSIM__REPLY__INIT;
-    reply.now_ns = s->host_ns;
-    reply.done = true;
-    reply.n_split = mine;
-    reply.split = ptrs;
-    hs_session_reply(s, &reply);
-    free(ptrs);
+    hs_session_reply(s, &(hs_answer){.now_ns = s->host_ns, .done = true, .split = res, .nsplit = mine});
     free(res);
     (void)d;
 }
@@ -142,40 +133,30 @@ static hs_split *split_new(uint64_t parent, uint64_t gen, uint32_t nranks)
  * a rank still to join may be one of the process's own threads'), with one
  * SplitRank per rank of the process (its parent rank in `rank`).
  */
-static void answer_local_ranks(hs_daemon *d, hs_session *s, const Hysim__CommSplit *m)
+static void answer_local_ranks(hs_daemon *d, hs_session *s, const hs_split_request *m)
 {
     uint32_t *ranks = hs_xcalloc(m->parent_nranks, sizeof(*ranks)), mine;
     bool all = hs_coll_comm_joined(d, m->parent_key, m->parent_nranks, s, ranks, &mine);
-    Hysim__SplitRank *res = hs_xcalloc(mine, sizeof(*res));
-    Hysim__SplitRank **ptrs = hs_xcalloc(mine, sizeof(*ptrs));
-    for (uint32_t i = 0; i < mine; i++) {
-        hysim__split_rank__init(&res[i]);
+    hs_split_rank *res = hs_xcalloc(mine ? mine : 1, sizeof(*res));
+    for (uint32_t i = 0; i < mine; i++)
         res[i].rank = ranks[i];
-        ptrs[i] = &res[i];
-    }
     s->host_ns = m->host_ns;
-    Hysim__Reply reply = HYSIM__REPLY__INIT;
-    reply.now_ns = m->host_ns;
-    reply.done = all;
-    reply.n_split = all ? mine : 0;
-    reply.split = ptrs;
-    hs_session_reply(s, &reply);
-    free(ptrs);
+    hs_session_reply(s, &(hs_answer){.now_ns = m->host_ns, .done = all, .split = res, .nsplit = all ? mine : 0});
     free(res);
     free(ranks);
 }
 
-void hs_split_call(hs_daemon *d, hs_session *s, const Hysim__CommSplit *m)
+void hs_split_call(hs_daemon *d, hs_session *s, const hs_split_request *m)
 {
     char who[256];
     hs_session_name(s, who, sizeof(who));
-    if (m->parent_nranks > 0 && m->n_calls == 0) {
+    if (m->parent_nranks > 0 && m->ncalls == 0) {
         answer_local_ranks(d, s, m);
         return;
     }
     if (m->parent_nranks == 0) {
         hs_daemon_fail(d, "hysim: %s: CommSplit of comm 0x%llx with %u ranks and %zu calls", who,
-                       (unsigned long long)m->parent_key, m->parent_nranks, m->n_calls);
+                       (unsigned long long)m->parent_key, m->parent_nranks, m->ncalls);
         return;
     }
     uint64_t k = map_key(m->parent_key, m->gen);
@@ -188,8 +169,8 @@ void hs_split_call(hs_daemon *d, hs_session *s, const Hysim__CommSplit *m)
                        (unsigned long long)m->gen, (unsigned long long)m->parent_key, m->parent_nranks, sp->nranks);
         return;
     }
-    for (size_t i = 0; i < m->n_calls; i++) {
-        const Hysim__SplitCall *c = m->calls[i];
+    for (size_t i = 0; i < m->ncalls; i++) {
+        const hs_split_rank_call *c = &m->calls[i];
         if (c->rank >= sp->nranks || sp->by[c->rank] || (c->color < 0 && c->color != NOCOLOR)) {
             hs_daemon_fail(d,
                            "hysim: %s: split #%llu of comm 0x%llx: rank %u (of %u) called twice, or is out of "

@@ -180,24 +180,24 @@ int hs_reduce_elements(int type, int op, size_t count, const void *const *in, in
     return 0;
 }
 
-size_t hs_coll_in_bytes(int kind, size_t share, int n)
+size_t hs_coll_in_bytes(enum hs_coll_kind kind, size_t share, int n)
 {
-    return kind == HS_CK_REDUCE_SCATTER || kind == HS_CK_ALL_TO_ALL ? share * (size_t)n : share;
+    return kind == HS_COLL_REDUCE_SCATTER || kind == HS_COLL_ALL_TO_ALL ? share * (size_t)n : share;
 }
 
-size_t hs_coll_out_bytes(int kind, size_t share, int n)
+size_t hs_coll_out_bytes(enum hs_coll_kind kind, size_t share, int n)
 {
-    return kind == HS_CK_ALL_GATHER || kind == HS_CK_ALL_TO_ALL ? share * (size_t)n : share;
+    return kind == HS_COLL_ALL_GATHER || kind == HS_COLL_ALL_TO_ALL ? share * (size_t)n : share;
 }
 
-void hs_coll_receive(int kind, int type, int op, size_t share, int n, int rank, int root, const void *const *in,
-                     void *out)
+void hs_coll_receive(enum hs_coll_kind kind, int type, int op, size_t share, int n, int rank, int root,
+                     const void *const *in, void *out)
 {
     size_t esize = hs_dtype_size(type), count = esize ? share / esize : 0;
     switch (kind) {
-    case HS_CK_ALL_REDUCE:
-    case HS_CK_REDUCE: hs_reduce_elements(type, op, count, in, n, out); break;
-    case HS_CK_REDUCE_SCATTER: { /* this rank's share of each rank's buffer */
+    case HS_COLL_ALL_REDUCE:
+    case HS_COLL_REDUCE: hs_reduce_elements(type, op, count, in, n, out); break;
+    case HS_COLL_REDUCE_SCATTER: { /* this rank's share of each rank's buffer */
         const void **part = malloc((size_t)n * sizeof(*part));
         if (!part)
             break;
@@ -207,12 +207,12 @@ void hs_coll_receive(int kind, int type, int op, size_t share, int n, int rank, 
         free(part);
         break;
     }
-    case HS_CK_BROADCAST: memcpy(out, in[root], share); break;
-    case HS_CK_ALL_GATHER:
+    case HS_COLL_BROADCAST: memcpy(out, in[root], share); break;
+    case HS_COLL_ALL_GATHER:
         for (int k = 0; k < n; k++)
             memcpy((char *)out + (size_t)k * share, in[k], share);
         break;
-    case HS_CK_ALL_TO_ALL: /* rank k's share number `rank` */
+    case HS_COLL_ALL_TO_ALL: /* rank k's share number `rank` */
         for (int k = 0; k < n; k++)
             memcpy((char *)out + (size_t)k * share, (const char *)in[k] + (size_t)rank * share, share);
         break;

@@ -9,6 +9,8 @@
 
 #include <stddef.h>
 
+#include "hysim/coll_kind.h"
+
 /* NCCL's numbering: ncclSum .. ncclAvg; ncclInt8 .. ncclFloat8e5m2. */
 enum { HS_RED_SUM, HS_RED_PROD, HS_RED_MAX, HS_RED_MIN, HS_RED_AVG };
 enum {
@@ -37,26 +39,15 @@ size_t hs_dtype_size(int type);
  */
 int hs_reduce_elements(int type, int op, size_t count, const void *const *in, int n, void *out);
 
-/* Collective kinds in hysim.proto's CollKind numbering (the client's enum hs_coll_kind). */
-enum {
-    HS_CK_ALL_REDUCE,
-    HS_CK_ALL_GATHER,
-    HS_CK_REDUCE_SCATTER,
-    HS_CK_BROADCAST,
-    HS_CK_REDUCE,
-    HS_CK_SEND,
-    HS_CK_RECV,
-    HS_CK_ALL_TO_ALL
-};
 /* Bytes of one rank's send and receive buffers for a kind whose call names share bytes, among n ranks. */
-size_t hs_coll_in_bytes(int kind, size_t share, int n);
-size_t hs_coll_out_bytes(int kind, size_t share, int n);
+size_t hs_coll_in_bytes(enum hs_coll_kind kind, size_t share, int n);
+size_t hs_coll_out_bytes(enum hs_coll_kind kind, size_t share, int n);
 /*
  * Rank's receive bytes (hs_coll_out_bytes of them) from the n ranks' send
  * bytes in[0..n) (hs_coll_in_bytes each; a Broadcast reads in[root] alone):
  * what the GPUs leave in its receive buffer. Send and Recv: nothing.
  */
-void hs_coll_receive(int kind, int type, int op, size_t share, int n, int rank, int root, const void *const *in,
-                     void *out);
+void hs_coll_receive(enum hs_coll_kind kind, int type, int op, size_t share, int n, int rank, int root,
+                     const void *const *in, void *out);
 
 #endif

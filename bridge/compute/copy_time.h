@@ -12,6 +12,9 @@
 
 #include "hysim/scenario.h"
 
+/* Which memories a copy joins (hysim.proto CopyKind's numbering). */
+enum hs_copy_kind { HS_COPY_H2D, HS_COPY_D2H, HS_COPY_D2D, HS_COPY_H2H };
+
 /*
  * An op's time: dur_ps, what it takes once started, and early_ps, the part
  * of its fixed cost done while the work before it on its stream runs (it may

@@ -2,7 +2,7 @@
  * Kernel durations by source (kernel_time.h). All GPUs of a scenario are the
  * same model, so the profile database is searched under gpu.model's name; a
  * library GEMM under its GEMM key (profile_db.h) before the roofline; a
- * cuRAND generation (Kernel.random) its measured model's time
+ * cuRAND generation (hs_kernel_launch.random) its measured model's time
  * (random_time.c) unless profiled.
  */
 #include "kernel_time.h"
@@ -19,15 +19,6 @@
 #include "gemm_model.h"
 #include "profile_db.h"
 #include "random_time.h"
-
-/* The GEMM types the interposer sends (include/hysim/gemm_dtype.h) are the wire's. */
-_Static_assert((int)HS_GEMM_FP32 == (int)HYSIM__GEMM_DTYPE__GEMM_FP32 &&
-                   (int)HS_GEMM_FP16 == (int)HYSIM__GEMM_DTYPE__GEMM_FP16 &&
-                   (int)HS_GEMM_BF16 == (int)HYSIM__GEMM_DTYPE__GEMM_BF16 &&
-                   (int)HS_GEMM_FP64 == (int)HYSIM__GEMM_DTYPE__GEMM_FP64 &&
-                   (int)HS_GEMM_TF32 == (int)HYSIM__GEMM_DTYPE__GEMM_TF32 &&
-                   (int)HS_GEMM_FP8 == (int)HYSIM__GEMM_DTYPE__GEMM_FP8,
-               "hysim/gemm_dtype.h and hysim.proto's GemmDtype differ");
 
 static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
 
@@ -112,49 +103,45 @@ static bool in_databases_family(const hs_daemon *d, const hs_profile_key *key, d
     return false;
 }
 
-enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const Hysim__Kernel *k, uint64_t *dur_ps)
+enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const hs_kernel_launch *k, uint64_t *dur_ps)
 {
     (void)gpu; /* one GPU model per scenario */
     double us;
-    hs_gemm_shape g = {0};
-    if (k->gemm)
-        g = (hs_gemm_shape){k->gemm->m,          k->gemm->n,   k->gemm->k,   k->gemm->batch,
-                            (int)k->gemm->dtype, k->gemm->lda, k->gemm->ldb, k->gemm->ldc};
+    const hs_gemm_shape *g = k->has_gemm ? &k->gemm : NULL;
     hs_profile_key key = {d->sc.gpu.model,
                           k->name ? k->name : "",
-                          {k->grid_x, k->grid_y, k->grid_z},
-                          {k->block_x, k->block_y, k->block_z},
+                          {k->grid[0], k->grid[1], k->grid[2]},
+                          {k->block[0], k->block[1], k->block[2]},
                           k->shared_bytes};
-    if (d->profiles &&
-        ((k->gemm && profiled_gemm(d, d->profiles, &g, &us)) || hs_profile_db_lookup(d->profiles, &key, &us))) {
+    if (d->profiles && ((g && profiled_gemm(d, d->profiles, g, &us)) || hs_profile_db_lookup(d->profiles, &key, &us))) {
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_PROFILE;
     }
-    if (k->gemm && in_databases_exact(d, &key, &g, &us)) {
+    if (g && in_databases_exact(d, &key, g, &us)) {
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_DATABASE;
     }
-    if (k->gemm) {
-        *dur_ps = us_to_ps(hs_gemm_kernel_us(&d->sc, &g));
+    if (g) {
+        *dur_ps = us_to_ps(hs_gemm_kernel_us(&d->sc, g));
         return HS_KERNEL_ROOFLINE;
     }
     /* a measurement at this very launch size before any family's estimate (docs/compute.md, "Kernels") */
-    if (!k->random && in_databases_exact(d, &key, NULL, &us)) {
+    if (!k->has_random && in_databases_exact(d, &key, NULL, &us)) {
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_DATABASE;
     }
-    if (d->profiles && !k->random && hs_profile_db_scaled(d->profiles, &key, &us)) {
+    if (d->profiles && !k->has_random && hs_profile_db_scaled(d->profiles, &key, &us)) {
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_FAMILY;
     }
-    if (!k->random && in_databases_family(d, &key, &us)) {
+    if (!k->has_random && in_databases_family(d, &key, &us)) {
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_DATABASE;
     }
-    if (k->random) {
+    if (k->has_random) {
         /* cuRAND's measured model, counted with the GEMM roofline's; measured between two events, like the
          * GEMMs, it holds the launch gap of its time (HS_GEMM_FIT_GAP_US), which the GPU adds */
-        uint64_t ps = hs_ns_to_ps(hs_random_time_ns(d->sc.gpu.model, k->random)), gap = us_to_ps(HS_GEMM_FIT_GAP_US);
+        uint64_t ps = hs_ns_to_ps(hs_random_time_ns(d->sc.gpu.model, &k->random)), gap = us_to_ps(HS_GEMM_FIT_GAP_US);
         *dur_ps = ps > gap ? ps - gap : 0;
         return HS_KERNEL_ROOFLINE;
     }

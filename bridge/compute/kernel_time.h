@@ -1,7 +1,7 @@
 /*
  * How hysimd times a kernel (docs/compute.md), first match wins:
- * the profile database (compute.profiles; a library GEMM, Kernel.gemm, by its
- * shape and type: profile_db.h), the GEMM roofline for library calls of known
+ * the profile database (compute.profiles; a library GEMM by its shape and
+ * type: profile_db.h), the GEMM roofline for library calls of known
  * shape, the scenario's default duration. The
  * run summary counts kernels and their time by source.
  */
@@ -11,9 +11,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hysim.pb-c.h"
+#include "gemm_model.h"
+#include "random_time.h"
 
 struct hs_daemon;
+
+/* A kernel as its process launched it. */
+typedef struct hs_kernel_launch {
+    const char *name; /* mangled device function name (library calls: the API name); NULL: none */
+    uint32_t grid[3], block[3];
+    uint64_t shared_bytes;
+    bool graph_node;    /* replayed by a CUDA graph: no launch gap (compute.kernel_gap_us) */
+    bool has_gemm;      /* a library GEMM of this shape and type: the roofline's */
+    hs_gemm_shape gemm; /* (batch 0 is read as 1; leading dimensions 0: packed) */
+    bool has_random;    /* a cuRAND generation: random_time.c's */
+    hs_rng_generation random;
+} hs_kernel_launch;
 
 enum hs_kernel_source {
     HS_KERNEL_DEFAULT = 0,
@@ -28,7 +41,8 @@ int hs_kernel_time_init(struct hs_daemon *d, char *err, size_t errlen);
 void hs_kernel_time_free(struct hs_daemon *d);
 
 /* The kernel's duration on global GPU `gpu` in *dur_ps; returns its source. */
-enum hs_kernel_source hs_kernel_time(const struct hs_daemon *d, uint32_t gpu, const Hysim__Kernel *k, uint64_t *dur_ps);
+enum hs_kernel_source hs_kernel_time(const struct hs_daemon *d, uint32_t gpu, const hs_kernel_launch *k,
+                                     uint64_t *dur_ps);
 
 /* Adds a finished kernel to the run summary. */
 void hs_kernel_time_count(struct hs_daemon *d, int source, uint64_t dur_ps);

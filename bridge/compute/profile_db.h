@@ -1,30 +1,8 @@
 /*
- * The profile database (docs/compute.md): kernel durations measured
- * on a real GPU, keyed by GPU model, kernel name, grid, block and dynamic
- * shared memory. A kernel found here takes the measured time. Format
- * (version 1), a text file:
- *
- *   # hysim-profile 1
- *   # gpu,kernel,grid_x,grid_y,grid_z,block_x,block_y,block_z,shared_bytes,us
- *   NVIDIA H200,_Z6scalePfi,1024,1,1,256,1,1,0,12.5
- *
- * The first line must be "# hysim-profile 1"; later lines starting with '#'
- * and blank lines are comments. Fields are comma-separated without quoting
- * (neither GPU model names nor mangled kernel names contain commas); gpu is
- * the scenario's gpu model as cudaDeviceProp.name reports it; us > 0. A key
- * given twice is an error.
- *
- * A cuBLAS / cuBLASLt GEMM (a Kernel op carrying a Gemm) is keyed by what that
- * Gemm carries, not by the library's internal kernels: kernel "gemm:DTYPE"
- * (DTYPE as bridge/compute/gemm_model.h's hs_gemm_dtype_name spells it: fp32, tf32,
- * fp16, bf16, fp64, fp8; tf32 also for an fp32 product the handle's math mode
- * or the compute type lets use TF32), grid (m, n, k) with m x n the output
- * and k the inner dimension (interpose/blas/cublas_gemm_shape.h), block
- * (batch, 1, 1), shared 0; us is the whole call's time (every kernel it
- * launched, a batch included). A GEMM with a dimension over 4294967295 has
- * no key.
- *
- *   NVIDIA H200,gemm:bf16,4096,2048,1024,3,1,1,0,201.5
+ * The profile database: kernel durations measured on a real GPU, keyed by
+ * GPU model, kernel name, grid, block and dynamic shared memory (a library
+ * GEMM by its shape and type), read and written as a text file; its format
+ * is in docs/compute.md, "The profile database".
  */
 #ifndef HYSIM_BRIDGE_PROFILE_DB_H
 #define HYSIM_BRIDGE_PROFILE_DB_H

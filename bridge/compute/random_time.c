@@ -42,18 +42,18 @@ static const gpu_costs H200_COSTS = {
 
 /* A GPU named H200 takes the H200's costs, any other GPU the H100's (as the GEMM curves). MT19937 is
  * timed as MTGP32 and the 64-bit and scrambled Sobol generators as Sobol32: not measured. */
-static const gen_costs *costs_of(const char *gpu_model, Hysim__RngGenerator generator)
+static const gen_costs *costs_of(const char *gpu_model, enum hs_rng_generator generator)
 {
     const gpu_costs *gpu = strstr(gpu_model, "H200") ? &H200_COSTS : &H100_COSTS;
     switch (generator) {
-    case HYSIM__RNG_GENERATOR__RNG_PHILOX: return &gpu->philox;
-    case HYSIM__RNG_GENERATOR__RNG_MRG32K3A: return &gpu->mrg32k3a;
-    case HYSIM__RNG_GENERATOR__RNG_MTGP32:
-    case HYSIM__RNG_GENERATOR__RNG_MT19937: return &gpu->mtgp32;
-    case HYSIM__RNG_GENERATOR__RNG_SOBOL32:
-    case HYSIM__RNG_GENERATOR__RNG_SCRAMBLED_SOBOL32:
-    case HYSIM__RNG_GENERATOR__RNG_SOBOL64:
-    case HYSIM__RNG_GENERATOR__RNG_SCRAMBLED_SOBOL64: return &gpu->sobol32;
+    case HS_RNG_PHILOX: return &gpu->philox;
+    case HS_RNG_MRG32K3A: return &gpu->mrg32k3a;
+    case HS_RNG_MTGP32:
+    case HS_RNG_MT19937: return &gpu->mtgp32;
+    case HS_RNG_SOBOL32:
+    case HS_RNG_SCRAMBLED_SOBOL32:
+    case HS_RNG_SOBOL64:
+    case HS_RNG_SCRAMBLED_SOBOL64: return &gpu->sobol32;
     default: return &gpu->xorwow;
     }
 }
@@ -64,20 +64,18 @@ static const gen_costs *costs_of(const char *gpu_model, Hysim__RngGenerator gene
  * same generator, log-normals the normals', Poisson numbers the normals',
  * 64-bit integers half the 32-bit rate.
  */
-uint64_t hs_random_time_ns(const char *gpu_model, const Hysim__RandomGeneration *r)
+uint64_t hs_random_time_ns(const char *gpu_model, const hs_rng_generation *r)
 {
     const gen_costs *c = costs_of(gpu_model, r->generator);
     if (r->count == 0)
         return r->first ? (uint64_t)llround(c->setup_us * 1e3) : 0; /* curandGenerateSeeds */
     double fixed, per_us;
     switch (r->output) {
-    case HYSIM__RNG_OUTPUT__RNG_UINT32: fixed = c->d[UINT32].fixed_us, per_us = c->d[UINT32].per_us; break;
-    case HYSIM__RNG_OUTPUT__RNG_UINT64: fixed = c->d[UINT32].fixed_us, per_us = c->d[UINT32].per_us / 2; break;
-    case HYSIM__RNG_OUTPUT__RNG_UNIFORM: fixed = c->d[UNIFORM].fixed_us, per_us = c->d[UNIFORM].per_us; break;
-    case HYSIM__RNG_OUTPUT__RNG_UNIFORM_DOUBLE:
-        fixed = c->d[UNIFORM_DOUBLE].fixed_us, per_us = c->d[UNIFORM_DOUBLE].per_us;
-        break;
-    case HYSIM__RNG_OUTPUT__RNG_NORMAL_DOUBLE:
+    case HS_RNG_UINT32: fixed = c->d[UINT32].fixed_us, per_us = c->d[UINT32].per_us; break;
+    case HS_RNG_UINT64: fixed = c->d[UINT32].fixed_us, per_us = c->d[UINT32].per_us / 2; break;
+    case HS_RNG_UNIFORM: fixed = c->d[UNIFORM].fixed_us, per_us = c->d[UNIFORM].per_us; break;
+    case HS_RNG_UNIFORM_DOUBLE: fixed = c->d[UNIFORM_DOUBLE].fixed_us, per_us = c->d[UNIFORM_DOUBLE].per_us; break;
+    case HS_RNG_NORMAL_DOUBLE:
         fixed = c->d[UNIFORM_DOUBLE].fixed_us;
         per_us = c->d[UNIFORM_DOUBLE].per_us * c->d[NORMAL].per_us / c->d[UNIFORM].per_us;
         break;

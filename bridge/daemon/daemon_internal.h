@@ -4,6 +4,7 @@
  *   hysimd.c      create/run/destroy, the listening socket, the poll loop,
  *                 children (pidfds), failure and kill handling
  *   session.c     one session per connection: frames in, replies out
+ *   session_wire.c  the wire's messages into the daemon's own types (requests.h)
  *   timeline.c    per-GPU streams, ops, their dependencies, the event heap
  *   collective.c  communicators, matching ranks' parts into collectives and
  *                 Send/Recv pairs, parts' completion, reports
@@ -34,6 +35,7 @@
 #include "frame.h"
 #include "hysim/fabric.h"
 #include "hysimd.h"
+#include "requests.h"
 
 #define HS_TIME_INF UINT64_MAX
 
@@ -96,7 +98,7 @@ enum hs_op_kind {
 typedef struct hs_op {
     int refs;
     uint8_t kind;
-    uint8_t copy_kind;     /* Hysim__CopyKind, for HS_OP_COPY */
+    uint8_t copy_kind;     /* enum hs_copy_kind, for HS_OP_COPY */
     uint8_t kernel_source; /* enum hs_kernel_source (kernel_time.h), for HS_OP_KERNEL */
     bool started, done;
     struct hs_session *s;
@@ -114,7 +116,7 @@ typedef struct hs_op {
     uint64_t stream; /* the stream it was issued on (trace tracks) */
     uint32_t label;  /* its name in run_stats (kernel, collective kind; 0: none) */
     /* HS_OP_COLLECTIVE: its parts; several when parts of one NCCL group on
-     * one stream were fused (Collective.group). Done when all parts are. */
+     * one stream were fused (hs_coll_call.group). Done when all parts are. */
     uint64_t group;
     hs_op_part *parts;
     uint32_t nparts, parts_left;
@@ -147,8 +149,8 @@ void hs_tl_session_free(struct hs_session *s);
 /* Looks up (gpu, stream) of a session; gpu is global and already range-checked. */
 hs_stream *hs_tl_stream(struct hs_session *s, uint32_t gpu, uint64_t id);
 
-/* Ingests one op of a Batch. 0, or -1 after hs_daemon_fail (protocol violation). */
-int hs_tl_ingest(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *op);
+/* Ingests one op a process issued. 0, or -1 after hs_daemon_fail (protocol violation). */
+int hs_tl_ingest(struct hs_daemon *d, struct hs_session *s, const hs_issued_op *op);
 
 uint64_t hs_tl_next_time(const struct hs_daemon *d); /* HS_TIME_INF if the heap is empty */
 bool hs_tl_empty(const struct hs_daemon *d);
@@ -170,23 +172,23 @@ void hs_tl_free(struct hs_daemon *d);
 
 /* ----------------------------------------------------------- collective */
 
-int hs_coll_comm_init(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *op);
-int hs_coll_comm_destroy(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *op);
+int hs_coll_comm_init(struct hs_daemon *d, struct hs_session *s, const hs_issued_op *op);
+int hs_coll_comm_destroy(struct hs_daemon *d, struct hs_session *s, const hs_issued_op *op);
 /*
  * Attaches a collective part to op (a new op, or the stream's tail when the
  * part joins its group) and to its (comm, seq) or Send/Recv pair; validates.
  * 0 or -1 after hs_daemon_fail.
  */
-int hs_coll_attach(struct hs_daemon *d, struct hs_session *s, const Hysim__Op *msg, hs_op *op);
+int hs_coll_attach(struct hs_daemon *d, struct hs_session *s, const hs_issued_op *msg, hs_op *op);
 /*
  * Whether every rank of comm `key` (of nranks) has joined, in any process;
  * ranks[0..*mine) get the ranks session s joined (ranks: room for nranks).
  */
 bool hs_coll_comm_joined(const struct hs_daemon *d, uint64_t key, uint32_t nranks, const struct hs_session *s,
                          uint32_t *ranks, uint32_t *mine);
-/* collective_values.c: a small collective part's send bytes (Collective.values), by (comm, seq), issued at
+/* collective_values.c: a small collective part's send bytes (hs_coll_call.values), by (comm, seq), issued at
  * issue_ps (its host time). */
-void hs_cvals_part(struct hs_daemon *d, uint32_t nranks, const Hysim__Collective *k, uint64_t issue_ps);
+void hs_cvals_part(struct hs_daemon *d, uint32_t nranks, const hs_coll_call *k, uint64_t issue_ps);
 /*
  * Rank's receive bytes of collective (comm_key, seq) (*len of them), or NULL
  * when not known (a part came without values, a Reduce's non-root, forgotten);
@@ -211,7 +213,7 @@ void hs_coll_free(struct hs_daemon *d);
  * process waits (split_waiting); once every rank of the parent has called,
  * every calling process is answered.
  */
-void hs_split_call(struct hs_daemon *d, struct hs_session *s, const Hysim__CommSplit *m);
+void hs_split_call(struct hs_daemon *d, struct hs_session *s, const hs_split_request *m);
 /* Appends a description of every unanswered split to buf; returns their number. */
 size_t hs_split_describe_unfinished(const struct hs_daemon *d, char *buf, size_t len);
 void hs_split_free(struct hs_daemon *d);
@@ -268,7 +270,7 @@ enum hs_sess_state {
 };
 
 typedef struct hs_wait {
-    Hysim__Wait__Cond cond;
+    enum hs_wait_cond cond;
     bool query;
     uint64_t host_ns;
     uint32_t gpu;
@@ -343,7 +345,7 @@ void hs_session_process(hs_session *s);
  * its process, so a small reply always finds room in the socket; a peer that
  * is gone shows as EOF.
  */
-void hs_session_reply(hs_session *s, const Hysim__Reply *r);
+void hs_session_reply(hs_session *s, const hs_answer *a);
 /* The i-th unanswered Wait of s, oldest first (i < s->nwaits). */
 hs_wait *hs_session_wait(hs_session *s, size_t i);
 /* Whether s holds the safe time back at its host time (running, not a launcher, not blocked outside). */
@@ -490,7 +492,7 @@ int hs_spec_init(hs_daemon *d, char *err, size_t errlen);
  */
 int hs_spec_step(hs_daemon *d);
 /* In a speculation, from answer(): keeps the target's answer for the parent. */
-void hs_spec_child_answered(hs_daemon *d, const hs_session *s, const Hysim__Reply *r);
+void hs_spec_child_answered(hs_daemon *d, const hs_session *s, const hs_answer *r);
 /* fork(), failing with EAGAIN on the Nth call when HYSIM_FAULT_FORK=N. */
 pid_t hs_spec_fork(hs_daemon *d);
 void hs_spec_free(hs_daemon *d);
@@ -504,8 +506,8 @@ void hs_spec_free(hs_daemon *d);
  * are held back and handed out by hs_fspec_next_completion as if computed
  * just then.
  */
-/* Creates d->fabric as run.fabric and HYSIM_FABRIC_WORKER say. 0, or -1 with the reason in err. */
-int hs_fspec_create_fabric(hs_daemon *d, char *err, size_t errlen);
+/* Speculates with a worker-process fabric (worker) when run.fabric.speculate asks for it. */
+void hs_fspec_init(hs_daemon *d, bool worker);
 /* After the background traffic is known: speculation is off with it. */
 void hs_fspec_configure(hs_daemon *d);
 /* The fabric time the daemon's state reflects: every completion before it is applied. */

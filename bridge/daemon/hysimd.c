@@ -1,10 +1,11 @@
 /*
- * hysimd: create/run/destroy, the listening socket and the poll loop over it,
- * the sessions' sockets and one pidfd per child; failure handling (no hangs:
- * a failed run terminates the children, SIGKILL after 2 s). SIGINT, SIGTERM
- * and SIGHUP stop a run, and a child's death fails it, within about
- * HS_INTERRUPT_CHECK_MS even inside a long stretch of simulation: the
- * simulation loop calls hs_daemon_interrupted regularly.
+ * hysimd: create/run/destroy (the fabric in-process or in a worker process),
+ * the listening socket and the poll loop over it, the sessions' sockets and
+ * one pidfd per child; failure handling (no hangs: a failed run terminates
+ * the children, SIGKILL after 2 s). SIGINT, SIGTERM and SIGHUP stop a run,
+ * and a child's death fails it, within about HS_INTERRUPT_CHECK_MS even
+ * inside a long stretch of simulation: the simulation loop calls
+ * hs_daemon_interrupted regularly.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -92,6 +93,33 @@ static int read_token(hs_daemon *d, char *err, size_t errlen)
     return 0;
 }
 
+static bool worker_wanted(const hs_scenario *sc)
+{
+    if (sc->run.fabric.process != HS_FABRIC_PROCESS_DEFAULT)
+        return sc->run.fabric.process == HS_FABRIC_PROCESS_WORKER;
+    const char *w = getenv("HYSIM_FABRIC_WORKER");
+    return w && strcmp(w, "1") == 0;
+}
+
+/* d->fabric as run.fabric and HYSIM_FABRIC_WORKER say: in-process or a worker process, speculating
+ * (fabric_speculation.c). 0, or -1 with the reason in err. */
+static int create_fabric(hs_daemon *d, char *err, size_t errlen)
+{
+    const hs_scenario *sc = &d->sc;
+    hs_fabric_options o = {.worker = worker_wanted(sc)};
+    if (o.worker && sc->run.mode == HS_MODE_OPTIMISTIC) {
+        snprintf(err, errlen,
+                 "hysimd: run.mode: optimistic does not work with run.fabric.process: worker: a speculation "
+                 "forks the daemon, and the worker process cannot be shared by two copies");
+        return -1;
+    }
+    d->fabric = hs_fabric_create_opts(sc, &o, err, errlen);
+    if (!d->fabric)
+        return -1;
+    hs_fspec_init(d, o.worker);
+    return 0;
+}
+
 hs_daemon *hs_daemon_create(const hs_scenario *sc, const char *endpoint, char *err, size_t errlen)
 {
     if (hs_scenario_gpu_count(sc) <= 0) {
@@ -111,7 +139,7 @@ hs_daemon *hs_daemon_create(const hs_scenario *sc, const char *endpoint, char *e
     if (parse_epoch(&d->epoch_ns, err, errlen) < 0 || read_token(d, err, errlen) < 0 ||
         hs_admit_init(d, err, errlen) < 0 || hs_spec_init(d, err, errlen) < 0)
         goto fail;
-    if (hs_fspec_create_fabric(d, err, errlen) < 0) /* run.fabric: in-process or a worker, speculating */
+    if (create_fabric(d, err, errlen) < 0)
         goto fail;
     d->bg = hs_bg_create(sc);
     hs_fspec_configure(d);
@@ -475,9 +503,7 @@ static void shut_down(hs_daemon *d)
     for (size_t i = 0; i < d->nsessions; i++) {
         hs_session *s = d->sessions[i];
         if (s->state == HS_SESS_WAITING && s->fd >= 0) {
-            Hysim__Reply r = HYSIM__REPLY__INIT;
-            r.error = d->error;
-            hs_session_reply(s, &r);
+            hs_session_reply(s, &(hs_answer){.error = d->error});
         }
         hs_session_close(s);
     }

@@ -1,28 +1,12 @@
 /*
- * hysimd sessions: one per connection. Decodes ClientMsg frames and hands
- * them on: Register → Reply{setup}, Batch → timeline, Wait → clock (answered
- * by hs_loop_advance), Threads → how many waits block it, CommSplit →
- * comm_split.c (answered once every rank of the parent has called), Bye →
- * closed cleanly.
- *
- * Threads: a process's threads may each have a Wait unanswered (Wait.id);
- * the session is WAITING only while every thread that issued work waits
- * (sim_loop.c says why that bound is sound). A thread blocked in
- * pthread_join waits too (THREAD_EXIT), until the Threads message whose
- * `exited` names the joined thread; a sleep or a timed wait (UNTIL) until
- * its time, or, a timed wait, until another thread's Wake. Work arriving while all of
- * them wait comes from a thread new to the simulator; it is accepted when
- * the simulation has not moved past its host time, and fails the run with a
- * message otherwise (it cannot be timed in the simulated past).
- *
- * A frame that does not decode or a protocol violation fails the run with a
- * message naming the process.
- *
- * A connection that has not registered is not known to be part of the
- * program (over TCP it may be anyone): a wrong token in its Register, a
- * first message other than Register, or a frame that is too large or does
- * not decode closes it and is counted (hs_run_summary), but does not fail
- * the run.
+ * hysimd sessions: one per connection. Decodes ClientMsg frames, turns them
+ * into the daemon's own requests (session_wire.c) and hands them on:
+ * Register → setup, Batch → timeline, Wait → the loop (hs_loop_advance
+ * answers), Threads and Wake → the waits that block it, CommSplit →
+ * comm_split.c, Bye → closed cleanly. When a process's threads bound the
+ * safe time and how late ones are taken: docs/time.md; what an unregistered
+ * connection may do: docs/architecture.md, "Connections". A protocol
+ * violation fails the run with a message naming the process.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +15,7 @@
 
 #include "daemon_internal.h"
 #include "run_stats.h"
+#include "session_wire.h"
 
 hs_session *hs_session_new(hs_daemon *d, int fd)
 {
@@ -70,15 +55,6 @@ int hs_session_cmp(const hs_session *a, const hs_session *b)
     CMP(index)
 #undef CMP
     return 0;
-}
-
-/* ------------------------------------------------------------- output */
-
-void hs_session_reply(hs_session *s, const Hysim__Reply *r)
-{
-    char err[256];
-    if (s->fd >= 0 && hs_frame_send_reply(s->fd, r, err, sizeof(err)) != HS_FRAME_OK)
-        s->io_error = true; /* the peer is gone: EOF handling names it */
 }
 
 /* ------------------------------------------------------------- input */
@@ -135,7 +111,7 @@ static void reject(hs_session *s, uint64_t *counter, const char *why)
     if (why) {
         Hysim__Reply r = HYSIM__REPLY__INIT;
         r.error = (char *)why;
-        hs_session_reply(s, &r);
+        hs_session_send(s, &r);
     }
     hs_session_close(s);
 }
@@ -273,7 +249,7 @@ static void on_register(hs_session *s, const Hysim__Register *m)
     r.now_ns = s->host_ns;
     r.done = true;
     r.setup = &setup;
-    hs_session_reply(s, &r);
+    hs_session_send(s, &r);
 }
 
 hs_wait *hs_session_wait(hs_session *s, size_t i) { return i == 0 ? &s->wait : &s->more_waits[i - 1]; }
@@ -375,7 +351,7 @@ static void on_wait(hs_session *s, const Hysim__Wait *m)
     }
     if (w->target)
         hs_op_ref(w->target);
-    w->cond = m->cond;
+    w->cond = hs_wire_wait_cond(m->cond);
     w->query = m->query;
     w->host_ns = host_ns;
     w->gpu = m->gpu;
@@ -407,7 +383,7 @@ static bool thread_exited(hs_session *s, uint64_t thread, uint64_t exit_ns)
 {
     for (size_t i = 0; i < s->nwaits; i++) {
         hs_wait *w = hs_session_wait(s, i);
-        if (w->cond == HYSIM__WAIT__COND__THREAD_EXIT && w->thread_id == thread && !w->exited) {
+        if (w->cond == HS_WAIT_THREAD_EXIT && w->thread_id == thread && !w->exited) {
             w->exited = true;
             w->exit_ns = exit_ns;
             return true;
@@ -445,7 +421,7 @@ static void on_wake(hs_session *s, const Hysim__Wake *m)
     hs_wait *w = NULL;
     for (size_t i = 0; i < s->nwaits && !w; i++) {
         hs_wait *x = hs_session_wait(s, i);
-        if (x->id == m->id && x->cond == HYSIM__WAIT__COND__UNTIL && !x->woken)
+        if (x->id == m->id && x->cond == HS_WAIT_UNTIL && !x->woken)
             w = x;
     }
     /* Answered already (its deadline came first): the signal came too late to matter, whatever its stamp
@@ -507,7 +483,7 @@ static void on_join(hs_session *s, const Hysim__Join *m)
     r.id = m->id;
     r.now_ns = s->host_ns;
     r.done = true;
-    hs_session_reply(s, &r);
+    hs_session_send(s, &r);
 }
 
 static void on_bye(hs_session *s, const Hysim__Bye *m)
@@ -565,12 +541,13 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
     case HYSIM__CLIENT_MSG__MSG_JOIN: on_join(s, m->join); break;
     case HYSIM__CLIENT_MSG__MSG_BATCH:
         for (size_t i = 0; i < m->batch->n_ops && !s->d->failed; i++) {
-            Hysim__Op *op = m->batch->ops[i];
+            hs_issued_op op;
+            hs_wire_op(m->batch->ops[i], &op);
             /* late_thread; and in a process of several threads, as for a Wait (on_wait) */
             uint64_t floor = taken_at(s, s->floor_ns);
-            if (op->host_ns < floor)
-                op->host_ns = floor;
-            hs_tl_ingest(s->d, s, op);
+            if (op.host_ns < floor)
+                op.host_ns = floor;
+            hs_tl_ingest(s->d, s, &op);
         }
         break;
     case HYSIM__CLIENT_MSG__MSG_WAIT: on_wait(s, m->wait); break;
@@ -578,8 +555,13 @@ static void handle(hs_session *s, const Hysim__ClientMsg *m)
     case HYSIM__CLIENT_MSG__MSG_THREADS: on_threads(s, m->threads); break;
     case HYSIM__CLIENT_MSG__MSG_WAKE: on_wake(s, m->wake); break;
     case HYSIM__CLIENT_MSG__MSG_COMM_SPLIT:
-        if (host_ok(s, m->comm_split->host_ns, "CommSplit"))
-            hs_split_call(s->d, s, m->comm_split); /* answered once every parent rank has called */
+        if (host_ok(s, m->comm_split->host_ns, "CommSplit")) {
+            hs_split_request r;
+            hs_split_rank_call *calls;
+            hs_wire_split(m->comm_split, &r, &calls);
+            hs_split_call(s->d, s, &r); /* answered once every parent rank has called */
+            free(calls);
+        }
         break;
     default: violation(s, "unknown ClientMsg"); break;
     }

@@ -112,26 +112,26 @@ static uint64_t running_bound(const hs_daemon *d)
 static bool wait_cond(const hs_session *s, const hs_wait *w, uint64_t *t_ps)
 {
     switch (w->cond) {
-    case HYSIM__WAIT__COND__STREAM_IDLE:
-    case HYSIM__WAIT__COND__EVENT_DONE:
+    case HS_WAIT_STREAM_IDLE:
+    case HS_WAIT_EVENT_DONE:
         if (!w->target) {
             *t_ps = 0;
             return true;
         }
         *t_ps = w->target->done_ps;
         return w->target->done;
-    case HYSIM__WAIT__COND__DEVICE_IDLE: {
+    case HS_WAIT_DEVICE_IDLE: {
         const hs_sgpu *sg = &s->gpus[w->gpu - s->first_gpu];
         *t_ps = sg->last_done_ps;
         return sg->pending == 0;
     }
-    case HYSIM__WAIT__COND__THREAD_EXIT: /* final once the exit arrived: it needs no simulation */
+    case HS_WAIT_THREAD_EXIT: /* final once the exit arrived: it needs no simulation */
         *t_ps = hs_ns_to_ps(w->exit_ns);
         return w->exited;
-    case HYSIM__WAIT__COND__UNTIL: /* a sleep: its end is known from the start (woken: not done) */
+    case HS_WAIT_UNTIL: /* a sleep: its end is known from the start (woken: not done) */
         *t_ps = hs_ns_to_ps(w->until_ns);
         return true;
-    case HYSIM__WAIT__COND__COLL_VALUES: { /* no simulation: once every rank's part came, from the last's issue */
+    case HS_WAIT_COLL_VALUES: { /* no simulation: once every rank's part came, from the last's issue */
         bool ready;
         size_t len;
         uint64_t last_ps;
@@ -171,7 +171,7 @@ static bool wait_final(const hs_session *s, const hs_wait *w)
     /* A sleep's end is known at once, but answered early it would move the process's one host clock
      * ahead of its other threads: it waits until the simulation gets there (optimistic mode, where only
      * one thread of a process waits at a time, need not). */
-    if (w->cond == HYSIM__WAIT__COND__UNTIL)
+    if (w->cond == HS_WAIT_UNTIL)
         return woken_first(w) || s->d->sc.run.mode == HS_MODE_OPTIMISTIC;
     if (w->query && !wait_cond(s, w, &t))
         return false; /* may still become true by N */
@@ -187,42 +187,32 @@ static void answer(hs_daemon *d, hs_session *s, size_t wi, uint64_t n_ns)
 {
     hs_wait *w = hs_session_wait(s, wi);
     uint64_t now_ps = hs_ns_to_ps(n_ns), t = 0;
-    Hysim__Reply r = HYSIM__REPLY__INIT;
-    r.now_ns = n_ns;
-    r.done = wait_cond(s, w, &t) && t <= now_ps;
-    r.id = w->id;
-
-    Hysim__EventTime *et = hs_xcalloc(w->ntimed, sizeof(*et));
-    Hysim__EventTime **etp = hs_xcalloc(w->ntimed, sizeof(*etp));
+    hs_answer r = {.now_ns = n_ns, .done = wait_cond(s, w, &t) && t <= now_ps, .id = w->id};
+    hs_event_time *et = hs_xcalloc(w->ntimed ? w->ntimed : 1, sizeof(*et));
     for (size_t i = 0; i < w->ntimed; i++) {
-        hysim__event_time__init(&et[i]);
         const hs_op *rec = hs_u64map_get(&s->events, w->timed[i]);
         et[i].event = w->timed[i];
         et[i].recorded = rec != NULL;
         et[i].done = rec && rec->done && rec->done_ps <= now_ps;
         et[i].time_ps = et[i].done ? rec->done_ps : 0;
-        etp[i] = &et[i];
     }
-    r.n_event_times = w->ntimed;
-    r.event_times = etp;
-    if (w->cond == HYSIM__WAIT__COND__COLL_VALUES) {
+    r.event_times = et;
+    r.nevent_times = w->ntimed;
+    if (w->cond == HS_WAIT_COLL_VALUES) {
         bool ready;
-        size_t len;
         uint64_t last_ps;
-        const uint8_t *v = hs_cvals_get(d, w->comm_key, w->coll_seq, w->coll_rank, &ready, &last_ps, &len);
-        r.has_values = v != NULL;
-        r.values = (ProtobufCBinaryData){len, (uint8_t *)v};
+        r.values = hs_cvals_get(d, w->comm_key, w->coll_seq, w->coll_rank, &ready, &last_ps, &r.values_len);
+        r.has_values = r.values != NULL;
     }
     if (d->spec_child)
         hs_spec_child_answered(d, s, &r); /* a speculation keeps its target's answer */
     hs_session_reply(s, &r);
-    free(etp);
     free(et);
 
     char what[128];
     /* A join's wait is left out of the trace: whether one is sent at all depends on
      * whether the joined thread had exited already in wall time. */
-    if (w->cond != HYSIM__WAIT__COND__THREAD_EXIT)
+    if (w->cond != HS_WAIT_THREAD_EXIT)
         hs_stats_wait_answered(d, s, hs_wait_describe(w, what, sizeof(what)), w->host_ns, n_ns);
     hs_session_wait_answered(s, wi, n_ns);
     hs_loop_saw(d, now_ps);
@@ -322,16 +312,16 @@ void hs_loop_advance(hs_daemon *d)
 const char *hs_wait_describe(const hs_wait *w, char *buf, size_t len)
 {
     switch (w->cond) {
-    case HYSIM__WAIT__COND__STREAM_IDLE:
+    case HS_WAIT_STREAM_IDLE:
         snprintf(buf, len, "stream %llu of GPU %u to go idle", (unsigned long long)w->stream_id, w->gpu);
         break;
-    case HYSIM__WAIT__COND__EVENT_DONE: snprintf(buf, len, "event %llu", (unsigned long long)w->event_id); break;
-    case HYSIM__WAIT__COND__DEVICE_IDLE: snprintf(buf, len, "GPU %u to go idle", w->gpu); break;
-    case HYSIM__WAIT__COND__THREAD_EXIT: snprintf(buf, len, "one of its threads to exit (pthread_join)"); break;
-    case HYSIM__WAIT__COND__UNTIL:
+    case HS_WAIT_EVENT_DONE: snprintf(buf, len, "event %llu", (unsigned long long)w->event_id); break;
+    case HS_WAIT_DEVICE_IDLE: snprintf(buf, len, "GPU %u to go idle", w->gpu); break;
+    case HS_WAIT_THREAD_EXIT: snprintf(buf, len, "one of its threads to exit (pthread_join)"); break;
+    case HS_WAIT_UNTIL:
         snprintf(buf, len, "a sleep or timed wait to end at %llu ns", (unsigned long long)w->until_ns);
         break;
-    case HYSIM__WAIT__COND__COLL_VALUES:
+    case HS_WAIT_COLL_VALUES:
         snprintf(buf, len, "the other ranks' parts of collective seq %llu on comm 0x%llx (its values)",
                  (unsigned long long)w->coll_seq, (unsigned long long)w->comm_key);
         break;

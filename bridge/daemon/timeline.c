@@ -169,7 +169,7 @@ hs_stream *hs_tl_stream(hs_session *s, uint32_t gpu, uint64_t id)
     return id == 0 ? &sg->legacy : hs_u64map_get(&sg->streams, id);
 }
 
-static int stream_create(hs_daemon *d, hs_session *s, const Hysim__Op *m)
+static int stream_create(hs_daemon *d, hs_session *s, const hs_issued_op *m)
 {
     char who[256];
     hs_sgpu *sg = &s->gpus[m->gpu - s->first_gpu];
@@ -180,14 +180,14 @@ static int stream_create(hs_daemon *d, hs_session *s, const Hysim__Op *m)
     }
     hs_stream *st = hs_xcalloc(1, sizeof(*st));
     st->id = m->stream;
-    st->non_blocking = m->stream_create->non_blocking;
+    st->non_blocking = m->non_blocking;
     hs_u64map_put(&sg->streams, st->id, st);
     hs_grow((void **)&sg->all, &sg->capall, sg->nall + 1, sizeof(*sg->all));
     sg->all[sg->nall++] = st;
     return 0;
 }
 
-static int stream_destroy(hs_daemon *d, hs_session *s, const Hysim__Op *m)
+static int stream_destroy(hs_daemon *d, hs_session *s, const hs_issued_op *m)
 {
     char who[256];
     hs_sgpu *sg = &s->gpus[m->gpu - s->first_gpu];
@@ -214,26 +214,26 @@ static void take_early(hs_op *op, uint64_t early)
 }
 
 /* Fills kind and duration of a copy op; -1 after failing on a bad message. */
-static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op)
+static int setup_copy(hs_daemon *d, hs_session *s, const hs_issued_op *m, hs_op *op)
 {
     const hs_scenario *sc = &d->sc;
-    const Hysim__Copy *c = m->copy;
+    const hs_copy_call *c = &m->copy;
     char who[256];
     op->kind = HS_OP_COPY;
     op->copy_kind = (uint8_t)c->kind;
     op->bytes = c->bytes;
     switch (c->kind) {
-    case HYSIM__COPY_KIND__H2D:
-    case HYSIM__COPY_KIND__D2H: {
-        hs_copy_time t = hs_copy_time_host(sc, c->kind == HYSIM__COPY_KIND__H2D, c->pageable, c->bytes, c->rows);
+    case HS_COPY_H2D:
+    case HS_COPY_D2H: {
+        hs_copy_time t = hs_copy_time_host(sc, c->kind == HS_COPY_H2D, c->pageable, c->bytes, c->rows);
         op->dur_ps = t.dur_ps;
         take_early(op, t.early_ps);
         return 0;
     }
-    case HYSIM__COPY_KIND__H2H:
+    case HS_COPY_H2H:
         op->dur_ps = 0; /* host memory is not modelled: a host-to-host copy costs no GPU time */
         return 0;
-    case HYSIM__COPY_KIND__D2D:
+    case HS_COPY_D2D:
         if (c->peer_gpu >= d->total_gpus) {
             hs_daemon_fail(d, "hysim: %s: D2D copy to GPU %u, but the scenario has %u GPUs",
                            hs_session_name(s, who, sizeof(who)), c->peer_gpu, d->total_gpus);
@@ -255,11 +255,11 @@ static int setup_copy(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_op *op
 
 /* ------------------------------------------------------------- ingest */
 
-/* Op.reach_ns is a call's host cost and a submission latency: microseconds; more is a broken client. */
+/* reach_ns is a call's host cost and a submission latency: microseconds; more is a broken client. */
 #define HS_MAX_REACH_NS 1000000000ull
 
 /* When an op issued by m reaches its GPU: its host time and its reach (saturating). */
-static uint64_t reach_ps(const Hysim__Op *m)
+static uint64_t reach_ps(const hs_issued_op *m)
 {
     uint64_t issue = hs_ns_to_ps(m->host_ns), reach = hs_ns_to_ps(m->reach_ns);
     return issue > HS_TIME_INF - reach ? HS_TIME_INF : issue + reach;
@@ -271,10 +271,10 @@ static uint64_t reach_ps(const Hysim__Op *m)
  * kernel per stream, so its parts start together (a Send and a Recv of one
  * group never wait for each other). 1: joined; 0: not; -1 after failing.
  */
-static int join_group(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_stream *st)
+static int join_group(hs_daemon *d, hs_session *s, const hs_issued_op *m, hs_stream *st)
 {
     hs_op *tail = st->tail;
-    uint64_t group = m->collective->group;
+    uint64_t group = m->coll.group;
     if (group == 0 || !tail || tail->kind != HS_OP_COLLECTIVE || tail->group != group || tail->done)
         return 0;
     uint32_t first = tail->nparts;
@@ -288,13 +288,7 @@ static int join_group(hs_daemon *d, hs_session *s, const Hysim__Op *m, hs_stream
     return 1;
 }
 
-static bool bad_kind_payload(const Hysim__Op *m)
-{
-    /* protobuf-c sets the member of a present oneof; be safe anyway */
-    return m->kind_case != HYSIM__OP__KIND__NOT_SET && m->kernel == NULL;
-}
-
-int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
+int hs_tl_ingest(hs_daemon *d, hs_session *s, const hs_issued_op *m)
 {
     char who[256];
     if (m->host_ns < s->host_ns) {
@@ -315,15 +309,15 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
                        m->gpu, s->first_gpu, s->first_gpu + s->gpu_count - 1);
         return -1;
     }
-    if (m->kind_case == HYSIM__OP__KIND__NOT_SET || bad_kind_payload(m)) {
+    if (m->kind == HS_ISSUED_NONE) {
         hs_daemon_fail(d, "hysim: %s: op without a kind", hs_session_name(s, who, sizeof(who)));
         return -1;
     }
-    switch (m->kind_case) {
-    case HYSIM__OP__KIND_STREAM_CREATE: return stream_create(d, s, m);
-    case HYSIM__OP__KIND_STREAM_DESTROY: return stream_destroy(d, s, m);
-    case HYSIM__OP__KIND_COMM_INIT: return hs_coll_comm_init(d, s, m);
-    case HYSIM__OP__KIND_COMM_DESTROY: return hs_coll_comm_destroy(d, s, m);
+    switch (m->kind) {
+    case HS_ISSUED_STREAM_CREATE: return stream_create(d, s, m);
+    case HS_ISSUED_STREAM_DESTROY: return stream_destroy(d, s, m);
+    case HS_ISSUED_COMM_INIT: return hs_coll_comm_init(d, s, m);
+    case HS_ISSUED_COMM_DESTROY: return hs_coll_comm_destroy(d, s, m);
     default: break;
     }
 
@@ -335,7 +329,7 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
         return -1;
     }
 
-    if (m->kind_case == HYSIM__OP__KIND_COLLECTIVE) {
+    if (m->kind == HS_ISSUED_COLLECTIVE) {
         int joined = join_group(d, s, m, st);
         if (joined != 0)
             return joined < 0 ? -1 : 0;
@@ -351,42 +345,42 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
     op->stream = m->stream;
     hs_op *record = NULL; /* StreamWaitEvent: the record it waits for */
 
-    switch (m->kind_case) {
-    case HYSIM__OP__KIND_KERNEL:
+    switch (m->kind) {
+    case HS_ISSUED_KERNEL:
         op->kind = HS_OP_KERNEL;
-        op->label = hs_stats_label(d, m->kernel->name);
-        op->kernel_source = (uint8_t)hs_kernel_time(d, m->gpu, m->kernel, &op->dur_ps);
+        op->label = hs_stats_label(d, m->kernel.name);
+        op->kernel_source = (uint8_t)hs_kernel_time(d, m->gpu, &m->kernel, &op->dur_ps);
         if (op->kernel_source == HS_KERNEL_DEFAULT)
-            hs_kernel_time_note_default(d, m->kernel->name, op->dur_ps);
-        op->launch_gap_ps = m->kernel->graph_node ? 0 : hs_ns_to_ps(d->sc.compute.kernel_gap_ns);
+            hs_kernel_time_note_default(d, m->kernel.name, op->dur_ps);
+        op->launch_gap_ps = m->kernel.graph_node ? 0 : hs_ns_to_ps(d->sc.compute.kernel_gap_ns);
         break;
-    case HYSIM__OP__KIND_COPY:
+    case HS_ISSUED_COPY:
         if (setup_copy(d, s, m, op) < 0)
             goto fail;
         break;
-    case HYSIM__OP__KIND_MEMSET: {
+    case HS_ISSUED_MEMSET: {
         op->kind = HS_OP_MEMSET;
-        op->bytes = m->memset->bytes;
-        hs_copy_time t = hs_copy_time_memset(&d->sc, op->bytes, m->memset->rows);
+        op->bytes = m->memset.bytes;
+        hs_copy_time t = hs_copy_time_memset(&d->sc, op->bytes, m->memset.rows);
         op->dur_ps = t.dur_ps;
         take_early(op, t.early_ps);
         break;
     }
-    case HYSIM__OP__KIND_EVENT_RECORD: op->kind = HS_OP_RECORD; break;
-    case HYSIM__OP__KIND_WAIT_EVENT:
+    case HS_ISSUED_EVENT_RECORD: op->kind = HS_OP_RECORD; break;
+    case HS_ISSUED_WAIT_EVENT:
         op->kind = HS_OP_WAIT_EVENT;
         /* the most recent record issued before it; never recorded: no wait */
-        record = hs_u64map_get(&s->events, m->wait_event->event);
+        record = hs_u64map_get(&s->events, m->event);
         break;
-    case HYSIM__OP__KIND_COLLECTIVE:
+    case HS_ISSUED_COLLECTIVE:
         op->kind = HS_OP_COLLECTIVE;
-        op->label = hs_stats_coll_label(d, m->collective->kind);
-        op->group = m->collective->group;
+        op->label = hs_stats_coll_label(d, m->coll.kind);
+        op->group = m->coll.group;
         if (hs_coll_attach(d, s, m, op) < 0)
             goto fail;
         break;
     default:
-        hs_daemon_fail(d, "hysim: %s: unknown op kind %d", hs_session_name(s, who, sizeof(who)), (int)m->kind_case);
+        hs_daemon_fail(d, "hysim: %s: unknown op kind %d", hs_session_name(s, who, sizeof(who)), (int)m->kind);
         goto fail;
     }
 
@@ -404,8 +398,8 @@ int hs_tl_ingest(hs_daemon *d, hs_session *s, const Hysim__Op *m)
     set_ref(&st->tail, op);
     if (op->kind == HS_OP_RECORD) {
         hs_op_ref(op);
-        hs_op *old = hs_u64map_get(&s->events, m->event_record->event);
-        hs_u64map_put(&s->events, m->event_record->event, op);
+        hs_op *old = hs_u64map_get(&s->events, m->event);
+        hs_u64map_put(&s->events, m->event, op);
         hs_op_unref(old);
     }
     sg->pending++;

@@ -140,29 +140,11 @@ static void backoff_applied(struct hs_fspec *fs, bool held)
 
 /* ------------------------------------------------------------- setup */
 
-static bool worker_wanted(const hs_scenario *sc)
-{
-    if (sc->run.fabric.process != HS_FABRIC_PROCESS_DEFAULT)
-        return sc->run.fabric.process == HS_FABRIC_PROCESS_WORKER;
-    const char *w = getenv("HYSIM_FABRIC_WORKER");
-    return w && strcmp(w, "1") == 0;
-}
-
-int hs_fspec_create_fabric(hs_daemon *d, char *err, size_t errlen)
+void hs_fspec_init(hs_daemon *d, bool worker)
 {
     const hs_scenario *sc = &d->sc;
-    hs_fabric_options o = {.worker = worker_wanted(sc)};
-    if (o.worker && sc->run.mode == HS_MODE_OPTIMISTIC) {
-        snprintf(err, errlen,
-                 "hysimd: run.mode: optimistic does not work with run.fabric.process: worker: a speculation "
-                 "forks the daemon, and the worker process cannot be shared by two copies");
-        return -1;
-    }
-    d->fabric = hs_fabric_create_opts(sc, &o, err, errlen);
-    if (!d->fabric)
-        return -1;
-    if (!o.worker || !sc->run.fabric.speculate)
-        return 0;
+    if (!worker || !sc->run.fabric.speculate)
+        return;
     /* a checkpoint at or before the applied time must outlive the window: the
      * worker keeps the newest checkpoints_max, one every interval */
     uint64_t interval = (uint64_t)(sc->run.checkpoint_interval_us * 1e6);
@@ -170,13 +152,12 @@ int hs_fspec_create_fabric(hs_daemon *d, char *err, size_t errlen)
     uint64_t window = (uint64_t)(sc->run.fabric.speculate_window_us * 1e6);
     window = hs_min_u64(window, interval * (kept - 1));
     if (window == 0)
-        return 0; /* a single checkpoint: nothing could be rolled back */
+        return; /* a single checkpoint: nothing could be rolled back */
     struct hs_fspec *fs = hs_xcalloc(1, sizeof(*fs));
     fs->on = true;
     fs->window_max_ps = window;
     set_window(fs, window);
     d->fspec = fs;
-    return 0;
 }
 
 void hs_fspec_configure(hs_daemon *d)

@@ -161,7 +161,7 @@ static const hs_session *g_target; /* the session the child answers */
 static hs_spec_msg g_msg;          /* its answer, once given */
 static hs_spec_ev *g_ev;
 
-void hs_spec_child_answered(hs_daemon *d, const hs_session *s, const Hysim__Reply *r)
+void hs_spec_child_answered(hs_daemon *d, const hs_session *s, const hs_answer *r)
 {
     (void)d;
     if (s != g_target || g_msg.status == HS_SPEC_ANSWERED)
@@ -169,10 +169,10 @@ void hs_spec_child_answered(hs_daemon *d, const hs_session *s, const Hysim__Repl
     g_msg.status = HS_SPEC_ANSWERED;
     g_msg.done = r->done;
     g_msg.n_ns = r->now_ns;
-    g_msg.nev = r->n_event_times;
-    g_ev = hs_xcalloc(r->n_event_times ? r->n_event_times : 1, sizeof(*g_ev));
-    for (size_t i = 0; i < r->n_event_times; i++)
-        g_ev[i] = (hs_spec_ev){.done = r->event_times[i]->done, .time_ps = r->event_times[i]->time_ps};
+    g_msg.nev = r->nevent_times;
+    g_ev = hs_xcalloc(r->nevent_times ? r->nevent_times : 1, sizeof(*g_ev));
+    for (size_t i = 0; i < r->nevent_times; i++)
+        g_ev[i] = (hs_spec_ev){.done = r->event_times[i].done, .time_ps = r->event_times[i].time_ps};
 }
 
 static void add_pred(hs_spec_pred **p, size_t *n, size_t *cap, const hs_op *op)
@@ -290,9 +290,9 @@ static hs_op **covered_ops(hs_session *s, size_t *n)
     size_t cap = 0;
     *n = 0;
     switch (w->cond) {
-    case HYSIM__WAIT__COND__STREAM_IDLE:
-    case HYSIM__WAIT__COND__EVENT_DONE: add_covered(&ops, n, &cap, w->target); break;
-    case HYSIM__WAIT__COND__DEVICE_IDLE: cover_gpu(&ops, n, &cap, &s->gpus[w->gpu - s->first_gpu]); break;
+    case HS_WAIT_STREAM_IDLE:
+    case HS_WAIT_EVENT_DONE: add_covered(&ops, n, &cap, w->target); break;
+    case HS_WAIT_DEVICE_IDLE: cover_gpu(&ops, n, &cap, &s->gpus[w->gpu - s->first_gpu]); break;
     default: /* PROCESS_IDLE */
         for (uint32_t g = 0; g < s->gpu_count; g++)
             cover_gpu(&ops, n, &cap, &s->gpus[g]);
@@ -333,24 +333,14 @@ static void keep_record(hs_daemon *d, hs_session *s, const hs_spec_msg *m, const
 static void answer_speculatively(hs_daemon *d, hs_session *s, const hs_spec_msg *m, const hs_spec_ev *ev)
 {
     hs_wait *w = &s->wait;
-    Hysim__Reply r = HYSIM__REPLY__INIT;
-    r.now_ns = m->n_ns;
-    r.done = m->done;
-    r.id = w->id;
-    Hysim__EventTime *et = hs_xcalloc(w->ntimed ? w->ntimed : 1, sizeof(*et));
-    Hysim__EventTime **etp = hs_xcalloc(w->ntimed ? w->ntimed : 1, sizeof(*etp));
-    for (size_t i = 0; i < w->ntimed; i++) {
-        hysim__event_time__init(&et[i]);
-        et[i].event = w->timed[i];
-        et[i].recorded = hs_u64map_get(&s->events, w->timed[i]) != NULL;
-        et[i].done = ev[i].done;
-        et[i].time_ps = ev[i].time_ps;
-        etp[i] = &et[i];
-    }
-    r.n_event_times = w->ntimed;
-    r.event_times = etp;
-    hs_session_reply(s, &r);
-    free(etp);
+    hs_event_time *et = hs_xcalloc(w->ntimed ? w->ntimed : 1, sizeof(*et));
+    for (size_t i = 0; i < w->ntimed; i++)
+        et[i] = (hs_event_time){.event = w->timed[i],
+                                .recorded = hs_u64map_get(&s->events, w->timed[i]) != NULL,
+                                .done = ev[i].done,
+                                .time_ps = ev[i].time_ps};
+    hs_session_reply(
+        s, &(hs_answer){.now_ns = m->n_ns, .done = m->done, .id = w->id, .event_times = et, .nevent_times = w->ntimed});
     free(et);
 
     char what[128];

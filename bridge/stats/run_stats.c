@@ -181,9 +181,9 @@ uint32_t hs_stats_label(hs_daemon *d, const char *name)
     return (uint32_t)r->nlabels++;
 }
 
-uint32_t hs_stats_coll_label(hs_daemon *d, int kind)
+uint32_t hs_stats_coll_label(hs_daemon *d, enum hs_coll_kind kind)
 {
-    return hs_stats_label(d, hs_coll_kind_name((Hysim__CollKind)kind));
+    return hs_stats_label(d, hs_coll_kind_name(kind));
 }
 
 /* -------------------------------------------------------------- GPU ops */
@@ -217,9 +217,9 @@ static uint32_t stream_tid(struct hs_run_stats *r, uint32_t gpu, uint64_t stream
 static const char *copy_name(uint8_t kind)
 {
     switch (kind) {
-    case HYSIM__COPY_KIND__H2D: return "memcpy H2D";
-    case HYSIM__COPY_KIND__D2H: return "memcpy D2H";
-    case HYSIM__COPY_KIND__D2D: return "memcpy D2D";
+    case HS_COPY_H2D: return "memcpy H2D";
+    case HS_COPY_D2H: return "memcpy D2H";
+    case HS_COPY_D2D: return "memcpy D2D";
     default: return "memcpy H2H";
     }
 }

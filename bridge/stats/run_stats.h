@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hysim/coll_kind.h"
 #include "hysim/fabric.h"
 #include "hysimd.h"
 
@@ -66,7 +67,7 @@ struct hs_session;
 /* A name for kernel ops in the trace: an index, stable for the run (0: none). */
 uint32_t hs_stats_label(hs_daemon *d, const char *name);
 /* ... for a collective op: its kind's name (taken at issue: the collective may be gone when the op ends). */
-uint32_t hs_stats_coll_label(hs_daemon *d, int kind);
+uint32_t hs_stats_coll_label(hs_daemon *d, enum hs_coll_kind kind);
 void hs_stats_op_done(hs_daemon *d, const struct hs_op *op);
 /* A blocking call of session s, from host time from_ns, answered at to_ns; `what` as hs_wait_describe. */
 void hs_stats_wait_answered(hs_daemon *d, const struct hs_session *s, const char *what, uint64_t from_ns,

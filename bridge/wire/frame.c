@@ -1,6 +1,6 @@
 /*
  * Framing for the hysim wire protocol (frame.h): a 4-byte little-endian
- * length, then one protobuf-c message. Nothing a peer sends can make this code
+ * length, then one message's bytes (messages.c encodes them). Nothing a peer sends can make this code
  * crash or allocate more than it has actually received (plus a header and
  * HS_FRAME_MAX as the hard bound).
  */
@@ -17,8 +17,6 @@
 #include <unistd.h>
 
 #define HDR 4u
-/* Messages up to this size (header included) are encoded on the stack. */
-#define STACK_ENCODE 4096u
 /* First allocation of a reader's buffer; it doubles from there. */
 #define READER_MIN_CAP 4096u
 
@@ -248,86 +246,6 @@ int hs_frame_write(int fd, const uint8_t *body, size_t body_len, char *err, size
     put_le32(hdr, (uint32_t)body_len);
     struct iovec iov[2] = {{hdr, HDR}, {(void *)body, body_len}};
     return write_all(fd, iov, 2, err, errlen);
-}
-
-/*
- * Encodes m after a header and writes both in one go. A message whose every
- * field has its default value packs to 0 bytes, which the framing cannot
- * carry; the caller passes `empty`, an explicit encoding of a default field
- * that decodes to the same message, or NULL to refuse such a message.
- */
-static int send_msg(int fd, const ProtobufCMessage *m, const uint8_t *empty, size_t empty_len, char *err, size_t errlen)
-{
-    const char *name = m->descriptor->name;
-    size_t n = protobuf_c_message_get_packed_size(m);
-    if (n > HS_FRAME_MAX) {
-        hs_error_format(err, errlen, "%s of %zu bytes exceeds the frame limit of %u bytes", name, n, HS_FRAME_MAX);
-        return HS_FRAME_TOO_LARGE;
-    }
-    if (n == 0) {
-        if (!empty) {
-            hs_error_format(err, errlen, "refusing to send an empty %s", name);
-            return HS_FRAME_TOO_LARGE;
-        }
-        uint8_t frame[HDR + 16];
-        put_le32(frame, (uint32_t)empty_len);
-        memcpy(frame + HDR, empty, empty_len);
-        struct iovec iov = {frame, HDR + empty_len};
-        return write_all(fd, &iov, 1, err, errlen);
-    }
-    uint8_t stack[STACK_ENCODE];
-    uint8_t *frame = stack;
-    if (n > sizeof stack - HDR) {
-        frame = malloc(HDR + n);
-        if (!frame) {
-            hs_error_format(err, errlen, "cannot allocate %zu bytes to encode %s", HDR + n, name);
-            return HS_FRAME_IO;
-        }
-    }
-    put_le32(frame, (uint32_t)n);
-    size_t packed = protobuf_c_message_pack(m, frame + HDR);
-    int rc;
-    if (packed != n) { /* cannot happen with protobuf-c; never send a frame that lies */
-        hs_error_format(err, errlen, "%s packed to %zu bytes, expected %zu", name, packed, n);
-        rc = HS_FRAME_IO;
-    } else {
-        struct iovec iov = {frame, HDR + n};
-        rc = write_all(fd, &iov, 1, err, errlen);
-    }
-    if (frame != stack)
-        free(frame);
-    return rc;
-}
-
-int hs_frame_send_client_msg(int fd, const Hysim__ClientMsg *m, char *err, size_t errlen)
-{
-    /* A ClientMsg with no message set means nothing; refuse it. */
-    return send_msg(fd, &m->base, NULL, 0, err, errlen);
-}
-
-int hs_frame_send_reply(int fd, const Hysim__Reply *m, char *err, size_t errlen)
-{
-    /* now_ns = 0 (field 1, varint), written explicitly: the same all-default Reply. */
-    static const uint8_t empty_reply[] = {0x08, 0x00};
-    return send_msg(fd, &m->base, empty_reply, sizeof empty_reply, err, errlen);
-}
-
-/* ---- decoders ---- */
-
-Hysim__ClientMsg *hs_frame_decode_client_msg(const uint8_t *body, size_t len, char *err, size_t errlen)
-{
-    Hysim__ClientMsg *m = hysim__client_msg__unpack(NULL, len, body);
-    if (!m)
-        hs_error_format(err, errlen, "garbage frame: %zu bytes do not decode as hysim.ClientMsg", len);
-    return m;
-}
-
-Hysim__Reply *hs_frame_decode_reply(const uint8_t *body, size_t len, char *err, size_t errlen)
-{
-    Hysim__Reply *m = hysim__reply__unpack(NULL, len, body);
-    if (!m)
-        hs_error_format(err, errlen, "garbage frame: %zu bytes do not decode as hysim.Reply", len);
-    return m;
 }
 
 const char *hs_frame_status_name(int status)

@@ -1,6 +1,7 @@
 /*
  * Framing for the hysim wire protocol: a 4-byte little-endian length, then
- * that many bytes of one protobuf-c message (hysim.proto). Used by both ends.
+ * that many bytes of one message (messages.h encodes and decodes them). Used
+ * by both ends.
  *
  * Readers never trust the peer: a length of 0 or above HS_FRAME_MAX, a
  * connection that ends inside a frame, or bytes that do not decode are errors
@@ -11,8 +12,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-
-#include "hysim.pb-c.h"
 
 #define HS_FRAME_MAX (16u << 20) /* largest accepted frame body, bytes */
 
@@ -60,14 +59,6 @@ int hs_frame_read_blocking(int fd, uint8_t **body, size_t *body_len, char *err, 
 
 /* Writes one frame (length + body) completely, retrying on EINTR/short writes. */
 int hs_frame_write(int fd, const uint8_t *body, size_t body_len, char *err, size_t errlen);
-
-/* Encode + write helpers for the two message types. */
-int hs_frame_send_client_msg(int fd, const Hysim__ClientMsg *m, char *err, size_t errlen);
-int hs_frame_send_reply(int fd, const Hysim__Reply *m, char *err, size_t errlen);
-
-/* Decoders: NULL (with HS_FRAME_GARBAGE's message in err) when the body is not a valid message. */
-Hysim__ClientMsg *hs_frame_decode_client_msg(const uint8_t *body, size_t len, char *err, size_t errlen);
-Hysim__Reply *hs_frame_decode_reply(const uint8_t *body, size_t len, char *err, size_t errlen);
 
 const char *hs_frame_status_name(int status);
 

@@ -25,6 +25,8 @@
 
 #include <driver_types.h>
 
+#include "hysim/coll_kind.h"
+
 #define HS_API __attribute__((visibility("default")))
 
 #ifdef __cplusplus
@@ -222,16 +224,6 @@ HS_API cudaError_t hs_client_random_kernel(const char *name, const hs_random_gen
 HS_API cudaError_t hs_client_library_kernel(const char *name, cudaStream_t stream);
 
 /* ---- NCCL ---- */
-enum hs_coll_kind { /* hysim.proto CollKind */
-                    HS_COLL_ALL_REDUCE = 0,
-                    HS_COLL_ALL_GATHER,
-                    HS_COLL_REDUCE_SCATTER,
-                    HS_COLL_BROADCAST,
-                    HS_COLL_REDUCE,
-                    HS_COLL_SEND,
-                    HS_COLL_RECV,
-                    HS_COLL_ALL_TO_ALL,
-};
 
 /* One rank (on local device `device`) joins / leaves communicator comm_key. */
 HS_API cudaError_t hs_client_comm_init(uint64_t comm_key, int rank, int nranks, int device);

@@ -23,7 +23,7 @@
 
 #include "gpu_identity.h"
 #include "api_cost.h"
-#include "frame.h"
+#include "messages.h"
 #include "hysim/scenario.h"
 #include "host_sync.h"
 #include "internal.h"

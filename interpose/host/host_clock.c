@@ -1,31 +1,8 @@
 /*
- * The process's simulated host clock (docs/time.md) and the clock
- * functions that read it.
- *
- * The clock starts at 0 when this library is initialised. At the entry of
- * every outermost intercepted call (CUDA, NCCL, clock reads) it advances by
- * the host time since the calling thread's previous intercepted call
- * returned, and at the return of a call of a measured kind by the CPU time
- * that call costs in the real library (api_cost.h; the interposer's own
- * cost of the call is not counted), as HYSIM_HOST_TIME says:
- *   real      that thread's CPU time between calls (CLOCK_THREAD_CPUTIME_ID,
- *             read through libc's own clock_gettime, not ours), and the costs
- *   scaled:F  F × that CPU time, and the costs
- *   calls     the costs only
- *   fixed:NS  NS at the entry of every call, no costs
- *   zero      nothing
- * A Wait's answer moves it to max(clock, now_ns), and where the mode counts
- * calls' costs a Wait that blocked then adds HS_WAKE_NS (hs_clock_woke). In
- * those modes an op also carries Op.reach_ns, what its call still costs plus
- * HS_SUBMIT_NS (hs_clock_reach_ns): when it reaches its GPU. The clock never
- * moves backwards.
- *
- * clock_gettime, gettimeofday, time and timespec_get are exported without a
- * symbol version, so that with LD_PRELOAD=libhysim.so they satisfy the
- * program's (and libstdc++'s) versioned references to libc's, as libfaketime
- * does. Monotonic and boot-time clocks read the clock; real-time clocks read
- * HYSIM_EPOCH_NS + clock; CPU-time clocks pass through. Without
- * HYSIM_ENDPOINT everything passes through to libc.
+ * The process's simulated host clock and the clock functions that read it
+ * (clock_gettime, gettimeofday, time, timespec_get): how each call moves it
+ * under run.host_time, and what reads pass through, in docs/time.md, "The
+ * host clock".
  */
 #include <dlfcn.h>
 #include <errno.h>

@@ -19,12 +19,12 @@ void hs_nccl_values(enum hs_coll_kind kind, ncclDataType_t type, size_t size, nc
 {
     size_t share = count * size;
     uintptr_t out = (uintptr_t)recv;
-    size_t out_bytes = hs_coll_out_bytes((int)kind, share, nranks);
+    size_t out_bytes = hs_coll_out_bytes(kind, share, nranks);
     if (!recv || !size || out_bytes == 0)
         return;
     if (kind == HS_COLL_SEND)
         return;
-    size_t in_bytes = hs_coll_in_bytes((int)kind, share, nranks);
+    size_t in_bytes = hs_coll_in_bytes(kind, share, nranks);
     int roots_only = kind == HS_COLL_REDUCE && rank != root; /* its receive buffer is not written */
     if (roots_only)
         return;
@@ -40,7 +40,7 @@ void hs_nccl_values(enum hs_coll_kind kind, ncclDataType_t type, size_t size, nc
     hs_values_read(in, (uintptr_t)send, in_bytes);
     for (int r = 0; r < nranks; r++)
         ins[r] = in; /* every rank sent what this one sent */
-    hs_coll_receive((int)kind, (int)type, (int)op, share, nranks, rank, root, ins, res);
+    hs_coll_receive(kind, (int)type, (int)op, share, nranks, rank, root, ins, res);
     hs_values_write(out, res, out_bytes);
     free(ins);
     free(in);
@@ -51,8 +51,8 @@ int hs_nccl_values_part(enum hs_coll_kind kind, ncclDataType_t type, size_t size
                         int nranks, const void *send, hs_nccl_part *part)
 {
     memset(part, 0, sizeof *part);
-    size_t share = count * size, in = hs_coll_in_bytes((int)kind, share, nranks),
-           out = hs_coll_out_bytes((int)kind, share, nranks);
+    size_t share = count * size, in = hs_coll_in_bytes(kind, share, nranks),
+           out = hs_coll_out_bytes(kind, share, nranks);
     if (kind == HS_COLL_SEND || kind == HS_COLL_RECV || !size || share == 0 || in > HS_VALUES_MAX_BYTES ||
         out > HS_VALUES_MAX_BYTES || (!send && kind != HS_COLL_BROADCAST))
         return 0;

@@ -1,30 +1,8 @@
 /*
  * libhysim_profile.so: the profile recorder. The program runs against the
- * REAL CUDA libraries; the CUDA driver loads this library through its
- * injection mechanism (CUDA_INJECTION64_PATH, entry point
- * InitializeInjection, called from cuInit) and CUPTI's activity API reports
- * every kernel the GPU ran: its mangled name, grid, block, dynamic shared
- * memory, device and start/end time. At exit the launches are grouped by
- * the key hysimd looks kernels up by and written as a profile database
- * (profile_aggregate.h, bridge/compute/profile_db.h).
- *
- * cuBLAS's kernels are recorded under cuBLAS's own names, which hysim never
- * looks up (a GEMM is one kernel of known shape there). So the library, when
- * also LD_PRELOADed (`hysim profile` does both; the driver's dlopen of the
- * injection path then finds it loaded and InitializeInjection runs once),
- * wraps the cuBLAS / cuBLASLt GEMM entry points (cublas_forward.c): each real
- * call runs under an external correlation id, and its kernels' summed time
- * becomes one sample under the call's GEMM key (gemm_join.h). That needs the
- * external-correlation records, which CUPTI only writes for the runtime and
- * driver API calls it records, so those are enabled and their records skipped.
- * A GEMM call on a stream being captured into a CUDA graph launches nothing:
- * CUPTI's resource callbacks report the graph nodes it creates and their
- * clones, and each graph launch's kernels of those nodes are a sample of it.
- *
- * Environment (set by `hysim profile`):
- *   HYSIM_PROFILE_OUT        the database to write (default hysim-profile.csv)
- *   HYSIM_PROFILE_GPU_MODEL  the GPU model to key entries by, instead of the
- *                            name the device reports (a scenario's gpu.model)
+ * real CUDA libraries; the driver loads this library through its injection
+ * mechanism and CUPTI reports every kernel the GPU ran, written at exit as a
+ * profile database (docs/compute.md, "Recording one").
  */
 #include <cuda.h>
 #include <cupti.h>

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "frame.h"
+#include "messages.h"
 #include "test_check.h"
 
 /* Every ClientMsg kind (Register, Batch holding every Op kind, Wait, Bye). */

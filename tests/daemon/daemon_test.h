@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <sys/types.h>
 
-#include "frame.h"
+#include "messages.h"
 #include "hysimd.h"
 
 #define DT_MAX_CHILDREN 8

@@ -1413,7 +1413,7 @@ static void test_buffered_wait(void)
 
 /* ------------------------------------------------------------- NCCL tuner */
 
-static hs_nccl_plan tuner_plan(const hs_scenario *sc, Hysim__CollKind k, uint64_t bytes, uint32_t n, uint32_t nodes,
+static hs_nccl_plan tuner_plan(const hs_scenario *sc, enum hs_coll_kind k, uint64_t bytes, uint32_t n, uint32_t nodes,
                                uint32_t env_algo, uint32_t env_proto)
 {
     hs_nccl_plan p;
@@ -1438,7 +1438,7 @@ static void test_tuner(void)
     sc.nics.per_server = 8;
     sc.nics.gbps = 400;
     sc.nccl.calibrated = true;
-    const Hysim__CollKind AR = HYSIM__COLL_KIND__ALL_REDUCE;
+    const enum hs_coll_kind AR = HS_COLL_ALL_REDUCE;
     static const struct {
         uint64_t bytes;
         enum hs_nccl_proto proto;

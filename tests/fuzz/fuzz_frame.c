@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "frame.h"
+#include "messages.h"
 
 #define HS_FUZZ_MAX_INPUT (48 * 1024) /* below a pipe's capacity: the writer never blocks */
 

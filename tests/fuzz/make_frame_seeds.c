@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h"
+#include "messages.h"
 
 static const char *g_dir;
 

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "frame.h"
+#include "messages.h"
 #include "transport.h"
 
 #define MAX_SESSIONS 16

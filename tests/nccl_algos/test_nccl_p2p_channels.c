@@ -30,7 +30,7 @@
 #include "collective_tuner.h"
 #include "test_check.h"
 
-static const Hysim__CollKind SR = HYSIM__COLL_KIND__SEND, A2A = HYSIM__COLL_KIND__ALL_TO_ALL;
+static const enum hs_coll_kind SR = HS_COLL_SEND, A2A = HS_COLL_ALL_TO_ALL;
 
 /* One H200 server of bench/real (NVLink 3600 Gb/s, 8 NICs of 400 Gb/s), NCCL left to choose. */
 static void h200(hs_scenario *sc)
@@ -44,7 +44,7 @@ static void h200(hs_scenario *sc)
     sc->nccl.channel_gbps = -1; /* each kind's fitted cap */
 }
 
-static hs_nccl_plan plan(const hs_scenario *sc, Hysim__CollKind k, uint64_t bytes, uint32_t n, uint32_t nodes)
+static hs_nccl_plan plan(const hs_scenario *sc, enum hs_coll_kind k, uint64_t bytes, uint32_t n, uint32_t nodes)
 {
     hs_nccl_plan p;
     char err[256] = "";
@@ -92,21 +92,21 @@ static void test_count(void)
     setenv("NCCL_MAX_P2P_NCHANNELS", "6", 1);
     CHECK(plan(&sc, SR, 1 << 30, 2, 1).p2p_channels == 8, "NCCL_MAX_P2P_NCHANNELS=6: %u",
           plan(&sc, SR, 1 << 30, 2, 1).p2p_channels);
-    CHECK(plan(&sc, HYSIM__COLL_KIND__ALL_REDUCE, 1 << 30, 2, 1).channels == 24,
+    CHECK(plan(&sc, HS_COLL_ALL_REDUCE, 1 << 30, 2, 1).channels == 24,
           "NCCL_MAX_P2P_NCHANNELS moved the collectives' channels");
     unsetenv("NCCL_MAX_P2P_NCHANNELS");
     setenv("NCCL_MIN_P2P_NCHANNELS", "40", 1);
     CHECK(plan(&sc, SR, 1 << 30, 2, 1).p2p_channels == 64, "NCCL_MIN_P2P_NCHANNELS=40: %u",
           plan(&sc, SR, 1 << 30, 2, 1).p2p_channels);
     no_env();
-    CHECK(plan(&sc, HYSIM__COLL_KIND__ALL_REDUCE, 1 << 30, 2, 1).p2p_channels == 0, "a collective has p2p channels");
+    CHECK(plan(&sc, HS_COLL_ALL_REDUCE, 1 << 30, 2, 1).p2p_channels == 0, "a collective has p2p channels");
     CHECK(plan(&sc, SR, 1 << 30, 2, 2).p2p_channels == 8, "two servers: %u, one per NIC rail",
           plan(&sc, SR, 1 << 30, 2, 2).p2p_channels);
     /* the small-size channel drop of the collectives does not apply: NCCL's p2p count is the communicator's */
     CHECK(plan(&sc, SR, 4096, 2, 1).p2p_channels == 32, "4 KiB Send/Recv: %u", plan(&sc, SR, 4096, 2, 1).p2p_channels);
 }
 
-static hs_nccl_plan with_channels(int channels, Hysim__CollKind k, uint64_t bytes, uint32_t n)
+static hs_nccl_plan with_channels(int channels, enum hs_coll_kind k, uint64_t bytes, uint32_t n)
 {
     hs_scenario sc;
     h200(&sc);
@@ -146,7 +146,7 @@ static void test_parts(void)
 /* Payload GB/s one channel of the plan moves for its round (the cap is in wire bytes). */
 static double per_channel_payload(const hs_nccl_plan *p) { return p->channel_gbps / p->p2p_parts / p->wire_factor; }
 
-static double cap(int channels, Hysim__CollKind k, uint32_t n)
+static double cap(int channels, enum hs_coll_kind k, uint32_t n)
 {
     return with_channels(channels, k, 1 << 30, n).channel_gbps;
 }

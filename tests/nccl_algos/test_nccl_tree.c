@@ -64,7 +64,7 @@ static void expect_ok(const dt_result *r)
 
 /* ------------------------------------------------------------- tuner */
 
-static hs_nccl_plan plan(const hs_scenario *sc, Hysim__CollKind k, uint64_t bytes, uint32_t n, uint32_t nodes,
+static hs_nccl_plan plan(const hs_scenario *sc, enum hs_coll_kind k, uint64_t bytes, uint32_t n, uint32_t nodes,
                          uint32_t env_algo, uint32_t env_proto)
 {
     hs_nccl_plan p;
@@ -87,7 +87,7 @@ static void h200_servers(hs_scenario *sc, int gpus)
 static void test_tuner(void)
 {
     hs_scenario sc;
-    const Hysim__CollKind AR = HYSIM__COLL_KIND__ALL_REDUCE;
+    const enum hs_coll_kind AR = HS_COLL_ALL_REDUCE;
     /* one server: Ring at every size (the calibrated single-server figures rest on it) */
     for (uint32_t n = 2; n <= 8; n *= 2) {
         h200_servers(&sc, (int)n);
@@ -111,10 +111,10 @@ static void test_tuner(void)
     CHECK_EQ(plan(&sc, AR, 64 << 10, 32, 4, HS_NCCL_ALGO_TREE, 0).algo, HS_NCCL_ALGO_RING);
     sc.nccl.algo = HS_NCCL_ALGO_AUTO;
     /* no tree for the other kinds: Ring, the forced protocol kept (NCCL ≥ 2.22) */
-    hs_nccl_plan ag = plan(&sc, HYSIM__COLL_KIND__ALL_GATHER, 1 << 20, 16, 2, HS_NCCL_ALGO_TREE, HS_NCCL_PROTO_LL128);
+    hs_nccl_plan ag = plan(&sc, HS_COLL_ALL_GATHER, 1 << 20, 16, 2, HS_NCCL_ALGO_TREE, HS_NCCL_PROTO_LL128);
     CHECK(ag.algo == HS_NCCL_ALGO_RING && ag.proto == HS_NCCL_PROTO_LL128, "AllGather with Tree: %s/%s",
           hs_tuner_algo_name(ag.algo), hs_tuner_proto_name(ag.proto));
-    CHECK_EQ(plan(&sc, HYSIM__COLL_KIND__BROADCAST, 1 << 20, 16, 2, HS_NCCL_ALGO_TREE, 0).algo, HS_NCCL_ALGO_RING);
+    CHECK_EQ(plan(&sc, HS_COLL_BROADCAST, 1 << 20, 16, 2, HS_NCCL_ALGO_TREE, 0).algo, HS_NCCL_ALGO_RING);
     /* a single Tree channel is never planned: both trees of the pair run */
     sc.nccl.channels = 1;
     CHECK_EQ(plan(&sc, AR, 1 << 20, 16, 2, HS_NCCL_ALGO_TREE, 0).channels, 2);

@@ -184,12 +184,11 @@ static char *slurp(const char *path)
 /* kernel_time.c on an H200 scenario with the database: the source and duration of a GEMM op. */
 static int time_of(const char *path, uint64_t m, uint64_t n, uint64_t k, uint64_t batch, int dtype, uint64_t *ps)
 {
-    Hysim__Gemm g = HYSIM__GEMM__INIT;
-    g.m = m, g.n = n, g.k = k, g.batch = batch, g.dtype = (Hysim__GemmDtype)dtype;
-    Hysim__Kernel kern = HYSIM__KERNEL__INIT;
-    kern.name = "cublasGemmEx";
-    kern.grid_x = kern.grid_y = kern.grid_z = kern.block_x = kern.block_y = kern.block_z = 1;
-    kern.gemm = &g;
+    hs_kernel_launch kern = {.name = "cublasGemmEx",
+                             .grid = {1, 1, 1},
+                             .block = {1, 1, 1},
+                             .has_gemm = true,
+                             .gemm = {.m = m, .n = n, .k = k, .batch = batch, .dtype = dtype}};
     return kernel_time_of(GPU, path, &kern, ps);
 }
 

@@ -15,7 +15,7 @@
 
 /* The source of k's duration (enum hs_kernel_source) and the duration in *ps;
  * -1, after printing why, when the database does not load. */
-static int kernel_time_of(const char *model, const char *path, const Hysim__Kernel *k, uint64_t *ps)
+static int kernel_time_of(const char *model, const char *path, const hs_kernel_launch *k, uint64_t *ps)
 {
     hs_daemon *d = calloc(1, sizeof *d);
     if (!d)

@@ -90,11 +90,10 @@ static void check_loaded(const char *path)
 /* kernel_time.c on a daemon whose scenario names `model` and `path`: the source and duration of `k`. */
 static int time_of(const char *model, const char *path, const hs_profile_key *k, uint64_t *ps)
 {
-    Hysim__Kernel kern = HYSIM__KERNEL__INIT;
-    kern.name = (char *)k->kernel;
-    kern.grid_x = k->grid[0], kern.grid_y = k->grid[1], kern.grid_z = k->grid[2];
-    kern.block_x = k->block[0], kern.block_y = k->block[1], kern.block_z = k->block[2];
-    kern.shared_bytes = k->shared_bytes;
+    hs_kernel_launch kern = {.name = k->kernel,
+                             .grid = {k->grid[0], k->grid[1], k->grid[2]},
+                             .block = {k->block[0], k->block[1], k->block[2]},
+                             .shared_bytes = k->shared_bytes};
     return kernel_time_of(model, path, &kern, ps);
 }
 

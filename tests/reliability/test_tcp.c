@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "frame.h"
+#include "messages.h"
 #include "hysimd.h"
 #include "transport.h"
 

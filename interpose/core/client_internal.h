@@ -170,7 +170,7 @@ void commit_locked(void);
 void send_wait_begin_locked(Hysim__Wait *w, reply_slot *slot);
 cudaError_t send_wait_end_locked(const Hysim__Wait *w, Hysim__Reply *r, Hysim__Reply **out);
 cudaError_t send_wait_locked(Hysim__Wait *w, Hysim__Reply **out);
-void await_first_work_locked(uint64_t length_ns);
+void await_first_work_locked(uint64_t length_ns, const int *woken);
 cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event, int query, uint64_t *timed,
                         size_t ntimed, Hysim__Reply **out);
 cudaError_t query_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64_t event);

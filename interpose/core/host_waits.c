@@ -133,7 +133,7 @@ enum hs_sleep hs_client_sleep_until(uint64_t until_ns)
         UNLOCK();
         return HS_SLEEP_REAL;
     }
-    await_first_work_locked(until_ns - from);
+    await_first_work_locked(until_ns - from, NULL);
     Hysim__Wait w = HYSIM__WAIT__INIT;
     w.cond = HYSIM__WAIT__COND__UNTIL;
     w.until_ns = until_ns;
@@ -144,7 +144,8 @@ enum hs_sleep hs_client_sleep_until(uint64_t until_ns)
 
 /* ---- timed condition variable waits (host_sync.c) ---- */
 
-/* A thread in a timed wait that hysimd times: the UNTIL Wait id, which a signal of key answers early. */
+/* A thread in a timed wait that hysimd times: the UNTIL Wait id (0: not sent yet), which a signal of key answers
+ * early. */
 typedef struct timed_waiter {
     const void *key;
     uint64_t id;
@@ -157,37 +158,48 @@ static _Atomic int g_ntimed;  /* how many: a signal looks at the list only when 
 
 /*
  * Waits in hysimd until the host clock reads until_ns (> now) or a Wake of
- * key comes first: 1 when the deadline came (done), 0 when woken. mutex
- * (when given) is let go, the Wait sent and the waiter listed under the
- * client lock, which a wake takes, so that a wake under mutex is never
- * missed; mutex is not taken again here.
+ * key comes first: 1 when the deadline came (done), 0 when woken. The
+ * waiter is listed under the client lock before mutex (when given) is let
+ * go, so a signaller that takes mutex next finds it listed (it takes the
+ * client lock to wake it); mutex is not taken again here. Then the threads
+ * the caller let run (await_first_work_locked: the signaller may be one,
+ * blocked on mutex until now) get their grace, and a wake then answers the
+ * wait before it is sent: a helper thread's signal in real time is not
+ * outrun by hysimd reaching the deadline in simulated time (PyTorch's
+ * autograd engine waits 10 s for its device threads at exit).
  */
 static int timed_wait_locked(const void *key, uint64_t until_ns, pthread_mutex_t *mutex)
 {
-    Hysim__Wait w = HYSIM__WAIT__INIT;
-    w.cond = HYSIM__WAIT__COND__UNTIL;
-    w.until_ns = until_ns;
-    if (mutex && hs_sync_mutex_let_go(mutex)) /* before the Wait: this thread still runs */
-        release_locked(mutex, 1);
-    reply_slot slot;
-    send_wait_begin_locked(&w, &slot);
-    timed_waiter self = {key, w.id, 0, g_timed};
+    timed_waiter self = {key, 0, 0, g_timed};
     g_timed = &self;
     atomic_fetch_add(&g_ntimed, 1);
-    UNLOCK();
-    Hysim__Reply *r = await_reply(&slot);
-    LOCK();
+    if (mutex && hs_sync_mutex_let_go(mutex)) /* before the Wait: this thread still runs */
+        release_locked(mutex, 1);
+    uint64_t now = hs_clock_now();
+    if (until_ns > now)
+        await_first_work_locked(until_ns - now, &self.woken);
+    int done = !self.woken;
+    if (!self.woken && until_ns > hs_clock_now()) {
+        Hysim__Wait w = HYSIM__WAIT__INIT;
+        w.cond = HYSIM__WAIT__COND__UNTIL;
+        w.until_ns = until_ns;
+        reply_slot slot;
+        send_wait_begin_locked(&w, &slot);
+        self.id = w.id;
+        UNLOCK();
+        Hysim__Reply *r = await_reply(&slot);
+        LOCK();
+        Hysim__Reply *got;
+        if (send_wait_end_locked(&w, r, &got) == cudaSuccess) {
+            done = got->done; /* not done: a Wake came first */
+            hysim__reply__free_unpacked(got, NULL);
+        }
+    }
     timed_waiter **pp = &g_timed;
     while (*pp != &self)
         pp = &(*pp)->next;
     *pp = self.next;
     atomic_fetch_sub(&g_ntimed, 1);
-    Hysim__Reply *got;
-    int done = 1;
-    if (send_wait_end_locked(&w, r, &got) == cudaSuccess) {
-        done = got->done; /* not done: a Wake came first */
-        hysim__reply__free_unpacked(got, NULL);
-    }
     return done;
 }
 
@@ -218,8 +230,7 @@ int hs_client_cond_timedwait(const void *key, pthread_mutex_t *mutex, uint64_t u
         *rc = ETIMEDOUT;
         return 1;
     }
-    await_first_work_locked(until_ns - hs_clock_now());
-    int done = timed_wait_locked(key, until_ns, mutex);
+    int done = timed_wait_locked(key, until_ns, mutex); /* gives the threads it lets run their grace */
     UNLOCK();
     hs_client_leave();
     hs_sync_mutex_lock(mutex);
@@ -232,7 +243,7 @@ int hs_client_sem_timedwait(const void *key, uint64_t until_ns, int (*take)(void
     if (!begin_timed_wait())
         return 0;
     if (until_ns > hs_clock_now())
-        await_first_work_locked(until_ns - hs_clock_now()); /* before the first try: it lets the lock go */
+        await_first_work_locked(until_ns - hs_clock_now(), NULL); /* before the first try: it lets the lock go */
     *rc = ETIMEDOUT;
     for (;;) { /* a post takes the lock to post and wake: tried and listed under it, none is missed */
         if (take(arg)) {
@@ -268,7 +279,7 @@ int hs_client_join_until(hs_thread *t, uint64_t until_ns, int *exited)
     int handled = t_works && t->worked && until_wait_ok_locked();
     if (handled) {
         if (!t->exited && until_ns > hs_clock_now())
-            await_first_work_locked(until_ns - hs_clock_now()); /* lets the lock go: t may exit meanwhile */
+            await_first_work_locked(until_ns - hs_clock_now(), NULL); /* lets the lock go: t may exit meanwhile */
         if (t->exited)
             *exited = 1;
         else
@@ -288,6 +299,8 @@ void wake_timed_locked(const void *key, unsigned max)
             continue;
         t->woken = 1;
         n++;
+        if (t->id == 0)
+            continue; /* not sent yet: it will not be */
         flush_locked();
         Hysim__Wake k = HYSIM__WAKE__INIT;
         k.host_ns = hs_clock_now();

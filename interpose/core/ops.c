@@ -248,20 +248,24 @@ cudaError_t send_wait_locked(Hysim__Wait *w, Hysim__Reply **out)
  * program starts all begin at the same host time, however the machine
  * scheduled them, and so does a thread that takes a lock as its first act.
  * A helper thread that never issues work costs one grace per batch, not one
- * per Wait; none while every thread that issued no work is blocked.
+ * per Wait; none while every thread that issued no work is blocked. With
+ * woken (a timed wait's, host_waits.c), the grace ends once *woken is set:
+ * the threads still running get what is left of it at the next Wait.
  */
-void await_first_work_locked(uint64_t length_ns)
+void await_first_work_locked(uint64_t length_ns, const int *woken)
 {
     if (g_quiet_starts == g_quiet_starts_awaited)
         return;
     uint64_t left = HS_FIRST_WORK_GRACE_NS - g_start_grace_given, waited = 0;
     uint64_t grace = length_ns < left ? length_ns : left;
-    for (; g_quiet_parked < g_quiet_live && waited < grace; waited += 1000000) {
+    for (; g_quiet_parked < g_quiet_live && waited < grace && !(woken && *woken); waited += 1000000) {
         UNLOCK();
         hs_client_real_sleep_ns(1000000);
         LOCK();
     }
     g_start_grace_given += waited;
+    if (woken && *woken)
+        return;
     if (waited < grace || g_start_grace_given >= HS_FIRST_WORK_GRACE_NS) { /* no need, or the whole grace */
         g_quiet_starts_awaited = g_quiet_starts;
         expire_fresh_locked(); /* they hold no join up either */
@@ -273,7 +277,7 @@ cudaError_t wait_locked(Hysim__Wait__Cond cond, int dev, uint64_t stream, uint64
                         size_t ntimed, Hysim__Reply **out)
 {
     if (!query) /* it may block: hysimd may then pass this host time */
-        await_first_work_locked(HS_FIRST_WORK_GRACE_NS);
+        await_first_work_locked(HS_FIRST_WORK_GRACE_NS, NULL);
     Hysim__Wait w = HYSIM__WAIT__INIT;
     w.cond = cond;
     w.gpu = global_gpu(dev);

@@ -10,7 +10,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 rm -rf "$work" && mkdir -p "$work"
 name=sleeps
 source "$(dirname "$0")/run_twice.sh"
-for mode in alone threads fresh timedcv timedsem timed; do
+for mode in alone threads fresh timedcv timedsem handoff timed; do
   run_twice "$mode"
   cat "$work/$mode.out"
 done

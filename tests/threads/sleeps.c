@@ -28,6 +28,13 @@
  *                    and sem_clockwait (1 ms) fail with ETIMEDOUT at their
  *                    simulated deadlines; a token posted before the wait
  *                    is taken at once
+ *   sleeps handoff   the GPU thread tells four helpers that issued no GPU
+ *                    work to stop and waits, with a 10 s deadline, until
+ *                    each has taken the mutex it holds, counted itself out
+ *                    and signalled (PyTorch's autograd engine at exit), 20
+ *                    times: every wait returns at once (the helpers ran in
+ *                    real time while hysimd reached the deadline; runs of a
+ *                    DDP script ended 10 s late, or not)
  *   sleeps timed     timed waits whose deadlines were read on the simulated
  *                    clock wait their length in real time (read by system
  *                    call, not through the interposed clock), not days less
@@ -326,6 +333,60 @@ static void timedsem(void)
     run_waker_and_waiter(poster, sem_waiter, 4);
 }
 
+/* ---- handoff ---- */
+
+#define HANDOFF_ROUNDS  20
+#define HANDOFF_HELPERS 4
+
+static pthread_mutex_t g_ho_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_ho_go = PTHREAD_COND_INITIALIZER, g_ho_done = PTHREAD_COND_INITIALIZER;
+static int g_ho_stop, g_ho_running;
+
+/* A thread that issues no GPU work: told to stop, it takes the mutex, counts itself out and signals. */
+static void *handoff_helper(void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&g_ho_mu);
+    while (!g_ho_stop)
+        pthread_cond_wait(&g_ho_go, &g_ho_mu);
+    g_ho_running--;
+    pthread_cond_broadcast(&g_ho_done);
+    pthread_mutex_unlock(&g_ho_mu);
+    return NULL;
+}
+
+static void handoff(void)
+{
+    CHECK_CUDA(cudaSetDevice(0), cudaSuccess);
+    run_kernels(1); /* the process issued GPU work: this thread's timed waits wait in hysimd */
+    long long longest = 0;
+    int timeouts = 0;
+    for (int round = 0; round < HANDOFF_ROUNDS; round++) {
+        pthread_t h[HANDOFF_HELPERS];
+        g_ho_stop = 0;
+        g_ho_running = HANDOFF_HELPERS;
+        for (int i = 0; i < HANDOFF_HELPERS; i++)
+            CHECK(pthread_create(&h[i], NULL, handoff_helper, NULL) == 0, "helper");
+        real_sleep_us(5000); /* they block in the condition variable */
+        long long from = now_ns();
+        pthread_mutex_lock(&g_ho_mu);
+        g_ho_stop = 1;
+        pthread_cond_broadcast(&g_ho_go);
+        struct timespec at = ts_of(clock_ns(CLOCK_MONOTONIC) + 10000 * MS);
+        int rc = 0;
+        while (g_ho_running && rc == 0)
+            rc = pthread_cond_clockwait(&g_ho_done, &g_ho_mu, CLOCK_MONOTONIC, &at);
+        pthread_mutex_unlock(&g_ho_mu);
+        timeouts += rc == ETIMEDOUT;
+        longest = now_ns() - from > longest ? now_ns() - from : longest;
+        for (int i = 0; i < HANDOFF_HELPERS; i++)
+            pthread_join(h[i], NULL);
+    }
+    printf("%d rounds of %d helpers: %d timed out, the longest wait %lld ns\n", HANDOFF_ROUNDS, HANDOFF_HELPERS,
+           timeouts, longest);
+    CHECK(timeouts == 0 && longest == 0, "a wait timed out or took simulated time; want each answered at once");
+}
+
 /* ---- fresh ---- */
 
 static void *fresh_worker(void *unused)
@@ -433,10 +494,12 @@ int main(int argc, char **argv)
         timedcv();
     else if (!strcmp(mode, "timedsem"))
         timedsem();
+    else if (!strcmp(mode, "handoff"))
+        handoff();
     else if (!strcmp(mode, "timed"))
         timed();
     else {
-        fprintf(stderr, "usage: sleeps alone|threads|fresh|timedcv|timedsem|timed\n");
+        fprintf(stderr, "usage: sleeps alone|threads|fresh|timedcv|timedsem|handoff|timed\n");
         return 2;
     }
     printf("sleeps %s done\n", mode);

@@ -2,7 +2,7 @@
 """Fit the one-server ring model of all-reduce, all-gather and reduce-scatter on real H200 data, and check it
 on data it did not see.
 
-Model (bridge/collectives/collective_tuner.c; docs/nccl.md, "Why bus bandwidth grows with the GPU count"): on
+Model (bridge/collectives/collective_tuner.c; docs/nccl.md, "Bus bandwidth and the GPU count"): on
 n GPUs of one NVSwitch server, a ring collective of kind k and S bytes (nccl-tests' size convention) takes
 
     T = 8.4 us + s * 3.4 us + a_k + W / (e_k * B) + L / C_k

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every reference the code and the docs make to docs/ resolves in the repository: docs/NAME.md exists, and
-# where a section is named ('docs/NAME.md, "Section"') a heading of that file holds it (docs/architecture.md).
+# where a section is named ('docs/NAME.md, "Section"') a heading of that file holds it (docs/architecture.md);
+# nothing cites a design document outside the repository (../shared, DESIGN.md).
 # Prints each broken one, then "docs refs: ok" or fails.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,5 +22,7 @@ while IFS= read -r ref; do
     bad=1
   fi
 done < <(grep -hoE 'docs/[a-z_]+\.md(, "[^"]+")?' $files | sort -u)
+outside=$(grep -lE '\.\./shared/|DESIGN\.md' $files)
+[ -z "$outside" ] || { echo "docs refs: citing documents outside the repository:"; echo "$outside"; bad=1; }
 [ "$bad" = 0 ] || exit 1
 echo "docs refs: ok ($n references)"

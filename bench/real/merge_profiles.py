@@ -1,4 +1,4 @@
-"""Merges hysim profile databases (bridge/compute/profile_db.h's format) into one.
+"""Merges hysim profile databases (the format of docs/compute.md, "The profile database") into one.
 
 A key found in several takes the median of their times (each run measured the
 same kernel at the same launch size). usage: merge_profiles.py OUT IN...

@@ -408,14 +408,23 @@ static void refuse_own_runtime(const char *symbol, const void *caller)
 /* A generated stub's call (cuda_not_supported.h): named once, with its caller. */
 __attribute__((visibility("hidden"))) int hs_driver_not_supported(const char *name, const void *caller,
                                                                   _Atomic int *said);
+/* What a refused cuGetExportTable means for the library that asked (who). */
+static const char *export_table_note(const char *who)
+{
+    if (strstr(who, "libnvrtc"))
+        return ": NVRTC's own copy of the CUDA runtime asks for it; compiling needs no GPU, and a module it "
+               "compiled loads and runs through hysim (torch's jiterator compiles this way)";
+    return ": only a copy of the CUDA runtime asks for it, and one inside a library or program cannot be "
+           "simulated (its CUDA calls fail)";
+}
+
 int hs_driver_not_supported(const char *name, const void *caller, _Atomic int *said)
 {
-    if (!atomic_exchange(said, 1))
-        fprintf(stderr, "hysim: %s (CUDA driver API, called from %s) is not supported yet%s\n", name, object_of(caller),
-                strcmp(name, "cuGetExportTable") == 0
-                    ? ": only a copy of the CUDA runtime asks for it, and one inside a library or program "
-                      "cannot be simulated (its CUDA calls fail)"
-                    : "");
+    if (!atomic_exchange(said, 1)) {
+        const char *who = object_of(caller);
+        fprintf(stderr, "hysim: %s (CUDA driver API, called from %s) is not supported yet%s\n", name, who,
+                strcmp(name, "cuGetExportTable") == 0 ? export_table_note(who) : "");
+    }
     return CUDA_ERROR_NOT_SUPPORTED;
 }
 

@@ -178,15 +178,6 @@ static hs_coll *coll_new(hs_daemon *d, hs_comm *c, uint64_t seq, const hs_coll_c
     return co;
 }
 
-static bool is_p2p(enum hs_coll_kind k) { return k == HS_COLL_SEND || k == HS_COLL_RECV; }
-
-/* Kinds NCCL's tuner plans (an algorithm and a protocol worth naming). */
-static bool tuned_kind(enum hs_coll_kind k)
-{
-    return k == HS_COLL_ALL_REDUCE || k == HS_COLL_ALL_GATHER || k == HS_COLL_REDUCE_SCATTER ||
-           k == HS_COLL_BROADCAST || k == HS_COLL_REDUCE;
-}
-
 static bool known_kind(enum hs_coll_kind k) { return (unsigned)k <= HS_COLL_ALL_TO_ALL; }
 
 /* The collective (comm, seq) the part belongs to, created by its first part; NULL after failing. */
@@ -199,7 +190,7 @@ static hs_coll *find_collective(hs_daemon *d, const char *who, hs_comm *c, const
                        (unsigned long long)cr->next_seq);
         return NULL;
     }
-    bool rooted = k->kind == HS_COLL_BROADCAST || k->kind == HS_COLL_REDUCE;
+    bool rooted = hs_coll_kind_rooted(k->kind);
     if (rooted && (k->root < 0 || (uint32_t)k->root >= c->nranks)) {
         hs_daemon_fail(d, "hysim: %s: %s on comm 0x%llx with root %d of %u ranks", who, hs_coll_kind_name(k->kind),
                        (unsigned long long)k->comm_key, k->root, c->nranks);
@@ -293,12 +284,12 @@ int hs_coll_attach(hs_daemon *d, hs_session *s, const hs_issued_op *m, hs_op *op
         return -1;
     }
     uint32_t idx = k->rank;
-    hs_coll *co = is_p2p(k->kind) ? find_pair(d, who, c, k, &idx) : find_collective(d, who, c, k);
+    hs_coll *co = hs_coll_kind_p2p(k->kind) ? find_pair(d, who, c, k, &idx) : find_collective(d, who, c, k);
     if (!co)
         return -1;
     hs_cvals_part(d, c->nranks, k, hs_ns_to_ps(m->host_ns));
-    if (op->nparts == 0 && tuned_kind(co->kind)) {
-        /* the trace names what NCCL would run: "AllReduce Tree/LL" */
+    if (op->nparts == 0 && (hs_coll_kind_ring(co->kind) || hs_coll_kind_rooted(co->kind))) {
+        /* the trace names what NCCL's tuner would run: "AllReduce Tree/LL" */
         char label[64];
         snprintf(label, sizeof label, "%s %s/%s", hs_coll_kind_name(co->kind), hs_tuner_algo_name(co->plan.algo),
                  hs_tuner_proto_name(co->plan.proto));

@@ -32,13 +32,6 @@ static uint8_t *fs(hs_coll *co, uint32_t ch, uint32_t row, uint32_t col)
     return &co->fstate[((size_t)ch * co->rows + row) * co->cols + col];
 }
 
-static bool is_ring(enum hs_coll_kind k)
-{
-    return k == HS_COLL_ALL_REDUCE || k == HS_COLL_ALL_GATHER || k == HS_COLL_REDUCE_SCATTER;
-}
-
-static bool is_chain(enum hs_coll_kind k) { return k == HS_COLL_BROADCAST || k == HS_COLL_REDUCE; }
-
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 /* One flow per ordered pair of ranks, each rank done with its 2(n−1): all-to-all, and NVLS. */
@@ -188,12 +181,12 @@ int hs_algo_setup(hs_daemon *d, hs_coll *co, const uint32_t *server, uint32_t en
         co->chunk = ceil_div(co->ch_bytes, co->rows);
         co->cols = 2 * n;
         tree_build(co, server);
-    } else if (is_ring(co->kind)) {
+    } else if (hs_coll_kind_ring(co->kind)) {
         co->rows = co->kind == HS_COLL_ALL_REDUCE ? 2 * (n - 1) : n - 1;
         co->cols = n;
         co->chunk = co->kind == HS_COLL_ALL_REDUCE ? ceil_div(co->bytes, (uint64_t)n * nch) : ceil_div(co->bytes, nch);
         ring_orders(co, server);
-    } else if (is_chain(co->kind)) {
+    } else if (hs_coll_kind_rooted(co->kind)) {
         co->ch_bytes = ceil_div(co->bytes, nch);
         co->chunk = HS_CHAIN_CHUNK_BYTES < co->ch_bytes ? HS_CHAIN_CHUNK_BYTES : co->ch_bytes;
         co->rows = (uint32_t)ceil_div(co->ch_bytes, co->chunk);
@@ -542,9 +535,9 @@ void hs_algo_reached(hs_daemon *d, hs_coll *co, uint32_t idx, uint64_t t)
         nvls_reached(d, co, t);
     else if (co->plan.algo == HS_NCCL_ALGO_TREE)
         tree_reached(d, co, idx, t);
-    else if (is_ring(co->kind))
+    else if (hs_coll_kind_ring(co->kind))
         ring_reached(d, co, idx, t);
-    else if (is_chain(co->kind))
+    else if (hs_coll_kind_rooted(co->kind))
         chain_reached(d, co, idx, t);
     else if (co->kind == HS_COLL_ALL_TO_ALL)
         pairs_reached(d, co, idx, t);
@@ -576,9 +569,9 @@ void hs_algo_flow_done(hs_daemon *d, hs_coll *co, uint32_t step, uint32_t col, u
         channel_done(d, co, col, t);
     } else if (co->plan.algo == HS_NCCL_ALGO_TREE) {
         tree_flow_done(d, co, ch, row, col, t);
-    } else if (is_ring(co->kind)) {
+    } else if (hs_coll_kind_ring(co->kind)) {
         ring_flow_done(d, co, ch, row, col, t);
-    } else if (is_chain(co->kind)) {
+    } else if (hs_coll_kind_rooted(co->kind)) {
         chain_flow_done(d, co, ch, row, col, t);
     } else {
         hs_coll_part_done(d, co, 0, t);

@@ -92,19 +92,15 @@ const char *hs_tuner_proto_name(enum hs_nccl_proto p)
                                        : "auto";
 }
 
-static bool is_ring_kind(enum hs_coll_kind k)
-{
-    return k == HS_COLL_ALL_REDUCE || k == HS_COLL_ALL_GATHER || k == HS_COLL_REDUCE_SCATTER;
-}
-
-static bool is_tuned(enum hs_coll_kind k) { return is_ring_kind(k) || k == HS_COLL_BROADCAST || k == HS_COLL_REDUCE; }
+/* The kinds NCCL's tuner plans (the others have one way to run). */
+static bool is_tuned(enum hs_coll_kind k) { return hs_coll_kind_ring(k) || hs_coll_kind_rooted(k); }
 
 /* Ring steps of the kind: NCCL's nsteps. */
 static uint32_t ring_steps(enum hs_coll_kind k, uint32_t n)
 {
     if (k == HS_COLL_ALL_REDUCE)
         return 2 * (n - 1);
-    if (is_ring_kind(k))
+    if (hs_coll_kind_ring(k))
         return n - 1;
     return n;
 }
@@ -128,7 +124,7 @@ static double bus_gbs(const hs_scenario *sc, enum hs_nccl_proto p, uint32_t nnod
 
 static double latency_us(enum hs_coll_kind k, enum hs_nccl_proto p, uint32_t n, uint32_t nnodes)
 {
-    if (!is_ring_kind(k))
+    if (!hs_coll_kind_ring(k))
         return BASE_LAT_US[p] + (nnodes > 1 ? HW_LAT_NET_US[p] : HW_LAT_NVLINK_US[p]);
     uint32_t steps = ring_steps(k, n);
     uint32_t inter = nnodes > 1 ? (k == HS_COLL_ALL_REDUCE ? 2 * (nnodes - 1) : nnodes - 1) : 0;
@@ -193,8 +189,8 @@ static double tree_time_us(const hs_scenario *sc, enum hs_nccl_proto p, uint64_t
 static bool nvls_offered(const hs_scenario *sc, enum hs_coll_kind k, uint32_t n, uint32_t nnodes)
 {
     const char *env = getenv("NCCL_NVLS_ENABLE");
-    return is_ring_kind(k) && nnodes == 1 && n > 2 && sc->gpu.cc_major >= NVLS_MIN_CC && sc->nvlink.gbps_per_gpu > 0 &&
-           sc->nccl.nvls && !(env && atoi(env) == 0);
+    return hs_coll_kind_ring(k) && nnodes == 1 && n > 2 && sc->gpu.cc_major >= NVLS_MIN_CC &&
+           sc->nvlink.gbps_per_gpu > 0 && sc->nccl.nvls && !(env && atoi(env) == 0);
 }
 
 /*

@@ -56,7 +56,7 @@ static void compute(cvals *v)
 
 void hs_cvals_part(hs_daemon *d, uint32_t nranks, const hs_coll_call *k, uint64_t issue_ps)
 {
-    if (k->kind == HS_COLL_SEND || k->kind == HS_COLL_RECV || nranks == 0 || k->rank >= nranks)
+    if (hs_coll_kind_p2p(k->kind) || nranks == 0 || k->rank >= nranks)
         return;
     comm_vals *cv = hs_u64map_get(&d->coll_values, k->comm_key);
     if (!cv) {

@@ -53,8 +53,8 @@ int hs_nccl_values_part(enum hs_coll_kind kind, ncclDataType_t type, size_t size
     memset(part, 0, sizeof *part);
     size_t share = count * size, in = hs_coll_in_bytes(kind, share, nranks),
            out = hs_coll_out_bytes(kind, share, nranks);
-    if (kind == HS_COLL_SEND || kind == HS_COLL_RECV || !size || share == 0 || in > HS_VALUES_MAX_BYTES ||
-        out > HS_VALUES_MAX_BYTES || (!send && kind != HS_COLL_BROADCAST))
+    if (hs_coll_kind_p2p(kind) || !size || share == 0 || in > HS_VALUES_MAX_BYTES || out > HS_VALUES_MAX_BYTES ||
+        (!send && kind != HS_COLL_BROADCAST))
         return 0;
     part->kind = kind;
     part->out_bytes = out;

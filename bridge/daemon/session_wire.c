@@ -178,8 +178,8 @@ void hs_session_reply(hs_session *s, const hs_answer *a)
     r.id = a->id;
     r.error = (char *)a->error;
     size_t nev = a->nevent_times, nsplit = a->nsplit;
-    Hysim__EventTime *et = hs_xcalloc(nev ? nev : 1, sizeof(*et));
-    Hysim__EventTime **etp = hs_xcalloc(nev ? nev : 1, sizeof(*etp));
+    Hysim__EventTime *et = nev ? hs_xcalloc(nev, sizeof(*et)) : NULL; /* most answers carry none */
+    Hysim__EventTime **etp = nev ? hs_xcalloc(nev, sizeof(*etp)) : NULL;
     for (size_t i = 0; i < nev; i++) {
         hysim__event_time__init(&et[i]);
         et[i].event = a->event_times[i].event;
@@ -190,8 +190,8 @@ void hs_session_reply(hs_session *s, const hs_answer *a)
     }
     r.n_event_times = nev;
     r.event_times = etp;
-    Hysim__SplitRank *sr = hs_xcalloc(nsplit ? nsplit : 1, sizeof(*sr));
-    Hysim__SplitRank **srp = hs_xcalloc(nsplit ? nsplit : 1, sizeof(*srp));
+    Hysim__SplitRank *sr = nsplit ? hs_xcalloc(nsplit, sizeof(*sr)) : NULL;
+    Hysim__SplitRank **srp = nsplit ? hs_xcalloc(nsplit, sizeof(*srp)) : NULL;
     for (size_t i = 0; i < nsplit; i++) {
         hysim__split_rank__init(&sr[i]);
         sr[i].none = a->split[i].none;

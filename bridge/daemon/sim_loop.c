@@ -188,7 +188,7 @@ static void answer(hs_daemon *d, hs_session *s, size_t wi, uint64_t n_ns)
     hs_wait *w = hs_session_wait(s, wi);
     uint64_t now_ps = hs_ns_to_ps(n_ns), t = 0;
     hs_answer r = {.now_ns = n_ns, .done = wait_cond(s, w, &t) && t <= now_ps, .id = w->id};
-    hs_event_time *et = hs_xcalloc(w->ntimed ? w->ntimed : 1, sizeof(*et));
+    hs_event_time *et = w->ntimed ? hs_xcalloc(w->ntimed, sizeof(*et)) : NULL; /* most Waits time no events */
     for (size_t i = 0; i < w->ntimed; i++) {
         const hs_op *rec = hs_u64map_get(&s->events, w->timed[i]);
         et[i].event = w->timed[i];

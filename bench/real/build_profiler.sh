@@ -2,8 +2,10 @@
 # NVIDIA GPU (and no ns-3): builds the profile recorder (interpose/profile/,
 # libhysim_profile.so, against the CUPTI found there) and `hysim profile`
 # alone (tools/profile_main.c) into $w (default /tmp/hysim-profile); sets
-# nvcc, cuda, nccl_h, nccl_so and w.
+# nvcc, cuda, nccl_h, nccl_so, w, and gpu (the first GPU's model in lower
+# case, "h200": what the scripts name their files by).
 root=${root:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | sed 's/^NVIDIA //; s/ .*//' | tr 'A-Z' 'a-z')
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 cuda=$(cd "$(dirname "$nvcc")/.." && pwd)
 first() { find "$@" -print -quit 2>/dev/null || true; } # the first match only

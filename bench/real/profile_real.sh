@@ -30,7 +30,6 @@ fi
 export NCCL_NVLS_ENABLE=0 # NVLink SHARP (multicast) stays off on shared hosts
 
 source "$root/bench/real/build_profiler.sh"
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | sed 's/^NVIDIA //; s/ .*//' | tr 'A-Z' 'a-z')
 log=$out/profile_${gpu}_${example}.log
 {
   echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"

@@ -17,7 +17,6 @@ py=${PYTHON:-python3}
 bindir=$(dirname "$(command -v "$py")")
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source "$root/bench/real/build_profiler.sh"
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | sed 's/^NVIDIA //; s/ .*//' | tr 'A-Z' 'a-z')
 log=$out/torch_accuracy_${gpu}_$name.txt
 cd "$root"
 steps=(--steps 12 --warmup 4)

@@ -17,7 +17,6 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 py=${PYTHON:-python3}
 source "$root/bench/real/build_profiler.sh"
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | sed 's/^NVIDIA //; s/ .*//' | tr 'A-Z' 'a-z')
 cd "$root"
 log=$out/torch_kernel_sweep_$gpu.log
 runs=$w/sweep

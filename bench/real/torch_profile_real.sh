@@ -14,7 +14,6 @@ out=$(cd "$out" && pwd)
 py=${PYTHON:-python3}
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 source "$root/bench/real/build_profiler.sh"
-gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | sed 's/^NVIDIA //; s/ .*//' | tr 'A-Z' 'a-z')
 log=$out/torch_profile_$gpu.log
 {
   echo "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)," \

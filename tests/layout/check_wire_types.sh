@@ -5,8 +5,8 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
-bad=$(find bridge -name '*.[ch]' | sort)
-bad=$(grep -lE '\bHysim__|\bHYSIM__[A-Z]|#include "(messages\.h|hysim\.pb-c\.h)"' $bad |
+files=$(find bridge -name '*.[ch]' | sort)
+bad=$(grep -lE '\bHysim__|\bHYSIM__[A-Z]|#include "(messages\.h|hysim\.pb-c\.h)"' $files |
   grep -vE '^bridge/wire/|^bridge/daemon/session(_wire)?\.[ch]$')
 if [ -n "$bad" ]; then
   echo "layout: the wire's types outside bridge/wire and the session layer:"

@@ -108,6 +108,8 @@ void hs_scenario_defaults(hs_scenario *sc)
     sc->run.fabric.speculate = true; /* takes effect with a worker-mode fabric only */
     sc->run.fabric.speculate_window_us = 1000.0;
     sc->background.message_bytes = HS_DEFAULT_BG_MESSAGE_KIB * 1024; /* background and stats: off */
+    sc->values.routing = HS_ROUTING_BALANCED;
+    sc->values.routing_zipf_s = 1.0;
     sc->nccl.calibrated = true; /* algo, proto AUTO and channels 0: NCCL's own choice */
     sc->nccl.nvls = true;       /* as NCCL on an NVSwitch system of Hopper GPUs or later */
     sc->nccl.channel_gbps = -1; /* each kind's cap fitted on bench/real/data/channels_h200x2.txt */

@@ -583,8 +583,9 @@ static bool get_enum(ctx *c, const slot *sl, const char *path, const char *const
 
 /* ---------------------------------------------------------------- sections */
 
-static const char *const TOP_KEYS[] = {"name",    "gpu", "servers",    "nvlink", "pcie",       "nics",  "fabric",
-                                       "compute", "run", "containers", "nccl",   "background", "stats", NULL};
+static const char *const TOP_KEYS[] = {"name", "gpu",        "servers", "nvlink", "pcie",
+                                       "nics", "fabric",     "compute", "run",    "containers",
+                                       "nccl", "background", "stats",   "values", NULL};
 enum {
     T_NAME,
     T_GPU,
@@ -599,6 +600,7 @@ enum {
     T_NCCL,
     T_BACKGROUND,
     T_STATS,
+    T_VALUES,
     T_COUNT
 };
 
@@ -1267,6 +1269,32 @@ static void load_stats(ctx *c, const slot *sec, hs_scenario *sc)
     get_us(c, &k[0], "stats.interval_us", &sc->stats.interval_ns);
 }
 
+/* values: {routing: balanced | zipf:S} — what a histogram of unknown values reads (docs/values.md). */
+static void load_values(ctx *c, const slot *sec, hs_scenario *sc)
+{
+    static const char *const keys[] = {"routing", NULL};
+    slot k[1];
+    if (!collect(c, sec->val, "values", keys, k) || !k[0].val)
+        return;
+    const yaml_node_t *n = k[0].val;
+    double s;
+    if (n->type == YAML_SCALAR_NODE && clean_scalar(n)) {
+        if (!strcmp(scalar(n), "balanced")) {
+            sc->values.routing = HS_ROUTING_BALANCED;
+            return;
+        }
+        if (!strncmp(scalar(n), "zipf:", 5) && number_text(scalar(n) + 5, &s) && s > 0 && s <= 10) {
+            sc->values.routing = HS_ROUTING_ZIPF;
+            sc->values.routing_zipf_s = s;
+            return;
+        }
+    }
+    char buf[64];
+    problem_at(c, AT(n->start_mark),
+               "values.routing: expected balanced or zipf:S (an exponent, 0 < S <= 10, e.g. zipf:1.2), got %s",
+               what(n, buf, sizeof buf));
+}
+
 /* The scenario's default name: the file name without its directory and .yaml/.yml. */
 static void name_from_file(const char *file, char *dst, size_t cap)
 {
@@ -1319,6 +1347,8 @@ static void load_root(ctx *c, yaml_node_t *root, hs_scenario *sc)
         load_background(c, &t[T_BACKGROUND], sc);
     if (t[T_STATS].val)
         load_stats(c, &t[T_STATS], sc);
+    if (t[T_VALUES].val)
+        load_values(c, &t[T_VALUES], sc);
 
     if (t[T_SERVERS].key && sc->servers.count > 1 && !t[T_FABRIC].key)
         problem_at(c, AT(t[T_SERVERS].key->start_mark),

@@ -63,7 +63,7 @@ for name in titan_8b_4gpu titan_8b_fsdp_4gpu titan_debug_4gpu titan_debug_1gpu m
   titan_debug_4gpu) run $name titan_debug "2048 2" $(titan 4) --training.steps $steps ;;
   titan_debug_1gpu) run $name titan_debug "2048 1" $(titan 1) --training.steps $steps \
                       --parallelism.tensor_parallel_degree 1 ;;
-  megatron_4gpu) run $name megatron "" torchrun --standalone --nproc_per_node=4 "$T/megatron_gpt.py" $steps 2 2 2 ;;
+  megatron_4gpu) run $name megatron "" torchrun --standalone --nproc_per_node=4 "$T/megatron_gpt.py" $steps 2 2 2 0 ;;
   megatron_1gpu) run $name megatron "" torchrun --standalone --nproc_per_node=1 "$T/megatron_gpt.py" $steps 1 1 1 ;;
   hf_fsdp_4gpu) run $name hf "" accelerate launch --num_processes 4 --mixed_precision bf16 "${fsdp[@]}" "$T/hf_causal_lm.py" $steps ;;
   deepspeed_zero3_4gpu) run $name deepspeed "32" deepspeed --num_gpus 4 "$T/deepspeed_zero3.py" --steps $steps \

@@ -54,7 +54,7 @@ parallel)
   titan "$n" --model.flavor 8B --training.local_batch_size 1 --training.seq_len 2048 --training.steps 10
   run titan_8b_${n}gpu "${cmd[@]}"
   titan "$n" --training.steps "$steps" && run titan_debug_${n}gpu "${cmd[@]}"
-  megatron "$n" 2 2 2 && run megatron_${n}gpu "${cmd[@]}"
+  megatron "$n" 2 2 2 0 && run megatron_${n}gpu "${cmd[@]}"
   hf "$n" "${fsdp[@]}" && run hf_fsdp_${n}gpu "${cmd[@]}"
   ds "$n" && run deepspeed_zero3_${n}gpu "${cmd[@]}"
   ;;

@@ -190,13 +190,14 @@ bool hs_coll_comm_joined(const struct hs_daemon *d, uint64_t key, uint32_t nrank
  * issue_ps (its host time). */
 void hs_cvals_part(struct hs_daemon *d, uint32_t nranks, const hs_coll_call *k, uint64_t issue_ps);
 /*
- * Rank's receive bytes of collective (comm_key, seq) (*len of them), or NULL
- * when not known (a part came without values, a Reduce's non-root, forgotten);
- * *ready: every part has come (or it was forgotten), so the answer is final;
- * *ready_ps: the latest part's issue time (0 when forgotten).
+ * Rank's receive bytes of collective (comm_key, seq) (*len of them), or with
+ * peer >= 0 of its Recv number seq from peer; NULL when not known (a part
+ * came without values, a Reduce's non-root, forgotten); *ready: every part
+ * has come (or it was forgotten), so the answer is final; *ready_ps: the
+ * latest part's issue time (0 when forgotten).
  */
-const uint8_t *hs_cvals_get(const struct hs_daemon *d, uint64_t comm_key, uint64_t seq, uint32_t rank, bool *ready,
-                            uint64_t *ready_ps, size_t *len);
+const uint8_t *hs_cvals_get(const struct hs_daemon *d, uint64_t comm_key, uint64_t seq, uint32_t rank, int32_t peer,
+                            bool *ready, uint64_t *ready_ps, size_t *len);
 void hs_cvals_free(struct hs_daemon *d);
 /* The op's stream has reached its collective parts (from part `first` on) at time t. */
 void hs_coll_reached(struct hs_daemon *d, hs_op *op, uint32_t first, uint64_t t);
@@ -288,6 +289,7 @@ typedef struct hs_wait {
     uint64_t wake_ns;
     uint64_t comm_key, coll_seq; /* COLL_VALUES: the collective whose receive bytes it asks for */
     uint32_t coll_rank;
+    int32_t coll_peer; /* COLL_VALUES of a Recv: its sender; -1: a collective */
 } hs_wait;
 
 /* What a waiting session waits for, in words ("stream 3 of GPU 1 to go idle"). */

@@ -245,6 +245,9 @@ static void on_register(hs_session *s, const Hysim__Register *m)
     setup.epoch_ns = d->epoch_ns;
     setup.total_gpus = d->total_gpus;
     setup.nvlink_gbps_per_gpu = sc->nvlink.gbps_per_gpu;
+    setup.routing = (uint32_t)sc->values.routing;
+    setup.routing_zipf_s = sc->values.routing_zipf_s;
+    setup.seed = sc->run.seed;
     Hysim__Reply r = HYSIM__REPLY__INIT;
     r.now_ns = s->host_ns;
     r.done = true;
@@ -364,6 +367,7 @@ static void on_wait(hs_session *s, const Hysim__Wait *m)
         w->comm_key = m->comm_key;
         w->coll_seq = m->coll_seq;
         w->coll_rank = m->coll_rank;
+        w->coll_peer = m->coll_peer ? (int32_t)(m->coll_peer - 1) : -1;
     }
     if (m->n_timed_events) {
         w->timed = hs_xcalloc(m->n_timed_events, sizeof(*w->timed));

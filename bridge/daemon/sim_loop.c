@@ -135,7 +135,7 @@ static bool wait_cond(const hs_session *s, const hs_wait *w, uint64_t *t_ps)
         bool ready;
         size_t len;
         uint64_t last_ps;
-        hs_cvals_get(s->d, w->comm_key, w->coll_seq, w->coll_rank, &ready, &last_ps, &len);
+        hs_cvals_get(s->d, w->comm_key, w->coll_seq, w->coll_rank, w->coll_peer, &ready, &last_ps, &len);
         *t_ps = hs_max_u64(hs_ns_to_ps(w->host_ns), last_ps);
         return ready;
     }
@@ -201,7 +201,8 @@ static void answer(hs_daemon *d, hs_session *s, size_t wi, uint64_t n_ns)
     if (w->cond == HS_WAIT_COLL_VALUES) {
         bool ready;
         uint64_t last_ps;
-        r.values = hs_cvals_get(d, w->comm_key, w->coll_seq, w->coll_rank, &ready, &last_ps, &r.values_len);
+        r.values =
+            hs_cvals_get(d, w->comm_key, w->coll_seq, w->coll_rank, w->coll_peer, &ready, &last_ps, &r.values_len);
         r.has_values = r.values != NULL;
     }
     if (d->spec_child)
@@ -322,8 +323,12 @@ const char *hs_wait_describe(const hs_wait *w, char *buf, size_t len)
         snprintf(buf, len, "a sleep or timed wait to end at %llu ns", (unsigned long long)w->until_ns);
         break;
     case HS_WAIT_COLL_VALUES:
-        snprintf(buf, len, "the other ranks' parts of collective seq %llu on comm 0x%llx (its values)",
-                 (unsigned long long)w->coll_seq, (unsigned long long)w->comm_key);
+        if (w->coll_peer >= 0)
+            snprintf(buf, len, "the Send #%llu from rank %d to rank %u on comm 0x%llx (its values)",
+                     (unsigned long long)w->coll_seq, w->coll_peer, w->coll_rank, (unsigned long long)w->comm_key);
+        else
+            snprintf(buf, len, "the other ranks' parts of collective seq %llu on comm 0x%llx (its values)",
+                     (unsigned long long)w->coll_seq, (unsigned long long)w->comm_key);
         break;
     default: snprintf(buf, len, "all its GPU work to finish"); break;
     }

@@ -55,6 +55,12 @@ enum hs_host_time {
     HS_HOST_TIME_CALLS,    /* the calls' cost only: deterministic */
 };
 
+/* How a histogram of values hysim does not know comes out (docs/values.md, "Kernels hysim computes"). */
+enum hs_routing {
+    HS_ROUTING_BALANCED = 0, /* every bin alike */
+    HS_ROUTING_ZIPF,         /* Zipf's law with exponent routing_zipf_s, over bins in a drawn order */
+};
+
 typedef struct hs_scenario {
     char path[512]; /* file it was read from ("" if parsed from memory) */
     char name[256];
@@ -175,6 +181,11 @@ typedef struct hs_scenario {
     struct {
         char image[256]; /* image for `hysim run --containers`; "" = hysim's own (containers/) */
     } containers;
+
+    struct {
+        enum hs_routing routing; /* YAML values.routing: balanced | zipf:S */
+        double routing_zipf_s;   /* S, for HS_ROUTING_ZIPF */
+    } values;
 } hs_scenario;
 
 /* Fills every field with its documented default (scenarios/README.md). */

@@ -506,6 +506,8 @@ static void connect_locked(void)
         g_info.total_gpus = s->total_gpus;
         g_info.nvlink_gbps = s->nvlink_gbps_per_gpu;
         hs_clock_apply_setup(s->host_time, s->host_time_scale, s->host_time_fixed_ns, s->epoch_ns);
+        hs_kv_setup(s->routing == HS_ROUTING_ZIPF ? HS_KV_ROUTING_ZIPF : HS_KV_ROUTING_BALANCED, s->routing_zipf_s,
+                    s->seed);
         (void)hs_devmem_init(g_info.device_count, g_info.memory_bytes, msg, sizeof msg);
     }
     hysim__reply__free_unpacked(r, NULL);

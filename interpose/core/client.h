@@ -189,8 +189,9 @@ HS_API void hs_client_module_unregister(const void *module);
 HS_API void *hs_client_kernel_find(const void *host_fun);
 /* The device function name a registered kernel's host stub stands for (cudaFuncGetName), or NULL. */
 HS_API const char *hs_client_kernel_name(const void *host_fun);
+/* args: the launch's arguments (cudaLaunchKernel's), for the kernels whose values hysim computes; NULL: none. */
 HS_API cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3], size_t shared_bytes,
-                                    cudaStream_t stream);
+                                    cudaStream_t stream, void *const *args);
 /*
  * 1 while the calling thread issues a CUDA graph's nodes, 0 after: its
  * kernels are marked graph nodes (hysim.proto Kernel.graph_node), which a GPU
@@ -251,10 +252,11 @@ HS_API cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device,
                                         cudaStream_t stream, const hs_coll_values *values, int *carried);
 /*
  * Rank's receive bytes of collective (comm_key, seq), computed by hysimd from
- * every rank's send bytes once all have come (the caller blocks until then):
+ * every rank's send bytes once all have come, or with peer >= 0 of its Recv
+ * number seq from peer, once the Send came (the caller blocks until then):
  * 1 with n bytes in dst, 0 when they are not known.
  */
-HS_API int hs_client_coll_values(uint64_t comm_key, uint64_t seq, uint32_t rank, void *dst, size_t n);
+HS_API int hs_client_coll_values(uint64_t comm_key, uint64_t seq, uint32_t rank, int peer, void *dst, size_t n);
 /* One rank's ncclCommSplit call, and its answer (hysim.proto SplitCall, SplitRank). */
 typedef struct hs_split_call {
     int rank, color, key;

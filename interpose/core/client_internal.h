@@ -27,6 +27,7 @@
 #include "hysim/scenario.h"
 #include "host_sync.h"
 #include "internal.h"
+#include "kernel_values.h"
 #include "managed_memory.h"
 #include "threads.h"
 #include "transport.h"
@@ -62,6 +63,7 @@ typedef struct hs_kernel {
     const void *module;
     const void *host_fun;
     char *name;
+    hs_kv_model values; /* what it computes, if hysim computes it (kernel_values.h) */
 } hs_kernel;
 
 typedef struct pending_op {

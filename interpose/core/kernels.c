@@ -20,6 +20,7 @@ void hs_client_kernel_register(const void *module, const void *host_fun, const c
         fprintf(stderr, "hysim: out of host memory\n");
         abort();
     }
+    k->values = hs_kv_model_of(k->name);
     LOCK();
     hs_kernel *old = (hs_kernel *)hs_ptrmap_get(&g_kernels, (uintptr_t)host_fun);
     if (old) {
@@ -73,8 +74,22 @@ const char *hs_client_kernel_name(const void *host_fun)
 
 void hs_client_graph_launch(int on) { t_graph_launch = on; }
 
+/* The values a launch of kernel with args computes, if hysim computes them: read before the launch is counted. */
+static void launch_values(void *kernel, void *const *args, hs_kv_result *r)
+{
+    *r = (hs_kv_result){0, 0, NULL};
+    if (!args)
+        return;
+    LOCK();
+    const hs_kernel *k = hs_ptrmap_get(&g_kernel_handles, (uintptr_t)kernel) ? kernel : NULL;
+    hs_kv_model m = k ? k->values : (hs_kv_model){HS_KV_NONE, 0, 0, 0};
+    UNLOCK();
+    if (m.kind != HS_KV_NONE)
+        hs_kv_eval(&m, args, r); /* outside the lock: an input may be a collective's, asked of hysimd */
+}
+
 cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3], size_t shared_bytes,
-                             cudaStream_t stream)
+                             cudaStream_t stream, void *const *args)
 {
     cudaError_t e = hs_client_start();
     if (e != cudaSuccess)
@@ -93,6 +108,8 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
         if (captured(&op, &e))
             return e;
     }
+    hs_kv_result values;
+    launch_values(kernel, args, &values);
     int dev;
     uint64_t id;
     LOCK();
@@ -118,6 +135,11 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
         hs_values_kernel_launched();
     }
     UNLOCK();
+    if (e != cudaSuccess) { /* not launched: nothing written */
+        free(values.bytes);
+        values = (hs_kv_result){0, 0, NULL};
+    }
+    hs_kv_apply(&values);
     return e;
 }
 

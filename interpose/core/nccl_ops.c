@@ -168,7 +168,8 @@ cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64
         p->op.collective = c;
         commit_locked();
         if (values) {
-            flush_locked(); /* the bytes are the caller's: sent now */
+            if (values->len)
+                flush_locked(); /* the bytes are the caller's: sent now */
             if (carried)
                 *carried = 1;
         }
@@ -177,7 +178,7 @@ cudaError_t hs_client_collective(uint64_t comm_key, int rank, int device, uint64
     return e;
 }
 
-int hs_client_coll_values(uint64_t comm_key, uint64_t seq, uint32_t rank, void *dst, size_t n)
+int hs_client_coll_values(uint64_t comm_key, uint64_t seq, uint32_t rank, int peer, void *dst, size_t n)
 {
     if (hs_client_start() != cudaSuccess)
         return 0;
@@ -186,6 +187,7 @@ int hs_client_coll_values(uint64_t comm_key, uint64_t seq, uint32_t rank, void *
     w.comm_key = comm_key;
     w.coll_seq = seq;
     w.coll_rank = rank;
+    w.coll_peer = peer >= 0 ? (uint32_t)peer + 1 : 0;
     Hysim__Reply *r = NULL;
     LOCK();
     cudaError_t e = send_wait_locked(&w, &r); /* answered at this host time once every rank's part came */

@@ -19,9 +19,11 @@ typedef struct block {
     uint64_t born;    /* kernels launched when it was written */
     uint64_t read_at; /* kernels launched when it was first read; UINT64_MAX: not read */
     uint8_t *data;
-    bool pending; /* its exact bytes are a collective's, fetched when first read (hs_values_pending) */
+    bool pending;  /* its exact bytes are a collective's, fetched when first read (hs_values_pending) */
+    bool computed; /* a kernel's whole output (hs_values_write_computed): a part of it may be read later */
     uint64_t comm_key, seq;
     uint32_t rank;
+    int peer; /* a Recv's sender; -1: a collective */
 } block;
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -36,6 +38,8 @@ void hs_values_set_fetch(hs_values_fetch_fn fetch) { atomic_store(&g_fetch, fetc
 static void remove_at(size_t i);
 
 void hs_values_kernel_launched(void) { atomic_fetch_add_explicit(&g_kernels, 1, memory_order_relaxed); }
+
+uint64_t hs_values_kernels(void) { return atomic_load_explicit(&g_kernels, memory_order_relaxed); }
 
 static uint64_t kernels_since(const block *b, uint64_t kernels) { return kernels - b->born; }
 
@@ -105,8 +109,8 @@ static void forget_locked(uintptr_t addr, size_t n)
         block *b = &g_blocks[i];
         uintptr_t bend = b->addr + b->len;
         if (b->addr < addr && bend > end) { /* the hole is inside: split in two */
-            block tail = {end,        bend - end,  b->age, b->born, b->read_at, malloc(bend - end),
-                          b->pending, b->comm_key, b->seq, b->rank};
+            block tail = {end,        bend - end,  b->age,      b->born, b->read_at, malloc(bend - end),
+                          b->pending, b->computed, b->comm_key, b->seq,  b->rank,    b->peer};
             if (!tail.data) {
                 remove_at(i);
                 return;
@@ -150,8 +154,9 @@ static void drop_oldest_locked(void)
 static void put_locked(uintptr_t dst, uint8_t *data, size_t n)
 {
     forget_locked(dst, n);
-    block b = {dst, n, ++g_age, atomic_load_explicit(&g_kernels, memory_order_relaxed), UINT64_MAX, data, false,
-               0,   0, 0};
+    block b = {dst,        n,    ++g_age, atomic_load_explicit(&g_kernels, memory_order_relaxed),
+               UINT64_MAX, data, false,   false,
+               0,          0,    0,       -1};
     if (!insert_at(first_after(dst), b))
         free(data);
     drop_oldest_locked();
@@ -170,6 +175,16 @@ void hs_values_write(uintptr_t dst, const void *src, size_t n)
     pthread_mutex_unlock(&g_lock);
 }
 
+void hs_values_write_computed(uintptr_t dst, const void *src, size_t n)
+{
+    hs_values_write(dst, src, n);
+    pthread_mutex_lock(&g_lock);
+    size_t i = first_after(dst);
+    if (i < g_n && g_blocks[i].addr == dst && g_blocks[i].len == n)
+        g_blocks[i].computed = true;
+    pthread_mutex_unlock(&g_lock);
+}
+
 void hs_values_fill(uintptr_t dst, int byte, size_t n)
 {
     uint8_t *data = (byte & 0xff) && n && n <= HS_VALUES_MAX_BYTES ? malloc(n) : NULL;
@@ -183,8 +198,10 @@ void hs_values_fill(uintptr_t dst, int byte, size_t n)
     pthread_mutex_unlock(&g_lock);
 }
 
-static void read_locked(void *dst, uintptr_t src, size_t n)
+/* Returns how many of the n bytes were known. */
+static size_t read_locked(void *dst, uintptr_t src, size_t n)
 {
+    size_t known = 0;
     memset(dst, 0, n);
     expire_locked();
     uint64_t k = atomic_load_explicit(&g_kernels, memory_order_relaxed);
@@ -192,14 +209,16 @@ static void read_locked(void *dst, uintptr_t src, size_t n)
     for (size_t i = first_after(src); i < g_n && g_blocks[i].addr < end; i++) {
         block *b = &g_blocks[i];
         /* Part of a block, after a kernel: most likely a new tensor in reused memory (docs/values.md). */
-        if ((b->addr < src || b->addr + b->len > end) && kernels_since(b, k) > 0)
+        if ((b->addr < src || b->addr + b->len > end) && kernels_since(b, k) > 0 && !b->computed)
             continue;
         if (b->read_at == UINT64_MAX)
             b->read_at = k;
         uintptr_t from = b->addr > src ? b->addr : src;
         uintptr_t to = b->addr + b->len < end ? b->addr + b->len : end;
         memcpy((uint8_t *)dst + (from - src), b->data + (from - b->addr), to - from);
+        known += to - from;
     }
+    return known;
 }
 
 /*
@@ -221,7 +240,7 @@ static void settle_pending_locked(uintptr_t src, size_t n)
         g_blocks[i].pending = false; /* asked once: a read meanwhile takes what is kept */
         uint8_t *got = fetch ? malloc(b.len) : NULL;
         pthread_mutex_unlock(&g_lock);
-        int ok = got && fetch(b.comm_key, b.seq, b.rank, got, b.len);
+        int ok = got && fetch(b.comm_key, b.seq, b.rank, b.peer, got, b.len);
         pthread_mutex_lock(&g_lock);
         size_t j = first_after(b.addr);
         if (ok && j < g_n && g_blocks[j].addr == b.addr && g_blocks[j].len == b.len && g_blocks[j].age == b.age)
@@ -230,7 +249,7 @@ static void settle_pending_locked(uintptr_t src, size_t n)
     }
 }
 
-void hs_values_pending(uintptr_t dst, size_t n, uint64_t comm_key, uint64_t seq, uint32_t rank)
+void hs_values_pending(uintptr_t dst, size_t n, uint64_t comm_key, uint64_t seq, uint32_t rank, int peer)
 {
     pthread_mutex_lock(&g_lock);
     size_t i = first_after(dst);
@@ -245,16 +264,18 @@ void hs_values_pending(uintptr_t dst, size_t n, uint64_t comm_key, uint64_t seq,
         g_blocks[i].comm_key = comm_key;
         g_blocks[i].seq = seq;
         g_blocks[i].rank = rank;
+        g_blocks[i].peer = peer;
     }
     pthread_mutex_unlock(&g_lock);
 }
 
-void hs_values_read(void *dst, uintptr_t src, size_t n)
+size_t hs_values_read(void *dst, uintptr_t src, size_t n)
 {
     pthread_mutex_lock(&g_lock);
     settle_pending_locked(src, n);
-    read_locked(dst, src, n);
+    size_t known = read_locked(dst, src, n);
     pthread_mutex_unlock(&g_lock);
+    return known;
 }
 
 void hs_values_copy(uintptr_t dst, uintptr_t src, size_t n)

@@ -929,7 +929,8 @@ static cudaError_t issue(const xnode *v, cudaStream_t s, uint64_t *groups, size_
     switch (v->type == cudaGraphNodeTypeEmpty ? -1 : (int)op->kind) {
     case -1: return cudaSuccess;
     case HS_SOP_KERNEL:
-        return hs_client_launch(op->u.kernel.kernel, op->u.kernel.grid, op->u.kernel.block, op->u.kernel.shared, s);
+        return hs_client_launch(op->u.kernel.kernel, op->u.kernel.grid, op->u.kernel.block, op->u.kernel.shared, s,
+                                NULL);
     case HS_SOP_GEMM: return hs_client_gemm(op->u.gemm.name, &op->u.gemm.g, s);
     case HS_SOP_LIBRARY:
         return op->u.library.random ? hs_client_random_kernel(op->u.library.name, &op->u.library.r, s)

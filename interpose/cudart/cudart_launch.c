@@ -118,50 +118,46 @@ cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun)
     return cudaSuccess;
 }
 
-static cudaError_t launch(void *kernel, dim3 grid, dim3 block, size_t shared, cudaStream_t stream)
+static cudaError_t launch(void *kernel, dim3 grid, dim3 block, size_t shared, cudaStream_t stream, void **args)
 {
     const unsigned g[3] = {grid.x, grid.y, grid.z}, b[3] = {block.x, block.y, block.z};
-    return hs_client_launch(kernel, g, b, shared, stream);
+    return hs_client_launch(kernel, g, b, shared, stream, args);
 }
 
 cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                                cudaStream_t stream)
 {
-    (void)args;
     RT_ENTER();
-    RT_RETURN(launch(kernel, gridDim, blockDim, sharedMem, stream));
+    RT_RETURN(launch(kernel, gridDim, blockDim, sharedMem, stream, args));
 }
 
 /* Per-thread default stream compilation (--default-stream per-thread). */
 cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                                     cudaStream_t stream)
 {
-    (void)args;
     RT_ENTER();
-    RT_RETURN(launch(kernel, gridDim, blockDim, sharedMem, stream ? stream : cudaStreamPerThread));
+    RT_RETURN(launch(kernel, gridDim, blockDim, sharedMem, stream ? stream : cudaStreamPerThread, args));
 }
 
 /* A launch of the kernel whose host function is func. */
-static cudaError_t launch_func(const void *func, dim3 grid, dim3 block, size_t shared, cudaStream_t stream)
+static cudaError_t launch_func(const void *func, dim3 grid, dim3 block, size_t shared, cudaStream_t stream, void **args)
 {
     void *k = hs_client_kernel_find(func);
-    return k ? launch(k, grid, block, shared, stream) : cudaErrorInvalidDeviceFunction;
+    return k ? launch(k, grid, block, shared, stream, args) : cudaErrorInvalidDeviceFunction;
 }
 
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                              cudaStream_t stream)
 {
-    (void)args;
     RT_ENTER();
-    RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream));
+    RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream, args));
 }
 
 cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                                   cudaStream_t stream)
 {
-    (void)args;
     RT_ENTER();
-    RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream ? stream : cudaStreamPerThread));
+    RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream ? stream : cudaStreamPerThread, args));
 }
 
 /* ---- cudaLaunchKernelExC and cooperative launches ---- */
@@ -188,7 +184,8 @@ static cudaError_t check_attrs(const cudaLaunchAttribute *attrs, unsigned n)
 }
 
 /* cudaLaunchKernelExC on `stream` or, when the config names none, on `default_stream`. */
-static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func, cudaStream_t default_stream)
+static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func, cudaStream_t default_stream,
+                             void **args)
 {
     if (!config)
         return cudaErrorInvalidValue;
@@ -196,36 +193,32 @@ static cudaError_t launch_ex(const cudaLaunchConfig_t *config, const void *func,
     if (e != cudaSuccess)
         return e;
     return launch_func(func, config->gridDim, config->blockDim, config->dynamicSmemBytes,
-                       config->stream ? config->stream : default_stream);
+                       config->stream ? config->stream : default_stream, args);
 }
 
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
 {
-    (void)args;
     RT_ENTER();
-    RT_RETURN(launch_ex(config, func, NULL));
+    RT_RETURN(launch_ex(config, func, NULL, args));
 }
 
 cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args)
 {
-    (void)args;
     RT_ENTER();
-    RT_RETURN(launch_ex(config, func, cudaStreamPerThread));
+    RT_RETURN(launch_ex(config, func, cudaStreamPerThread, args));
 }
 
 /* A cooperative grid is co-resident on the device, as every simulated grid is: timed as any launch. */
 cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
                                         cudaStream_t stream)
 {
-    (void)args;
     RT_ENTER();
-    RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream));
+    RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream, args));
 }
 
 cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                              size_t sharedMem, cudaStream_t stream)
 {
-    (void)args;
     RT_ENTER();
-    RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream ? stream : cudaStreamPerThread));
+    RT_RETURN(launch_func(func, gridDim, blockDim, sharedMem, stream ? stream : cudaStreamPerThread, args));
 }

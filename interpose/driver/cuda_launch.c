@@ -21,7 +21,7 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
         return CUDA_ERROR_INVALID_HANDLE;
     if (shared > (unsigned)f->attrs[CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES])
         return CUDA_ERROR_INVALID_VALUE;
-    return hs_driver_from_runtime(hs_client_launch(f->kernel, grid, block, shared, (cudaStream_t)stream));
+    return hs_driver_from_runtime(hs_client_launch(f->kernel, grid, block, shared, (cudaStream_t)stream, NULL));
 }
 
 static CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,

@@ -707,17 +707,20 @@ static ncclResult_t issue(ncclComm_t comm, const coll_call *c, cudaStream_t stre
     int rooted = has_root(c->kind);
     ncclRedOp_t op = c->op < ncclNumOps ? c->op : ncclSum; /* PreMulSum: a sum (docs/values.md) */
     /* A small collective carries this rank's send bytes: hysimd answers every rank's receive bytes */
+    const void *send = c->bufs[0], *recv = c->bufs[1];
+    if (c->kind == HS_COLL_RECV) /* its one buffer receives */
+        recv = send, send = NULL;
     hs_nccl_part part;
-    int exact = hs_nccl_values_part(c->kind, c->type, size, op, c->count, comm->nranks, c->bufs[0], &part);
+    int exact = hs_nccl_values_part(c->kind, c->type, size, op, c->count, comm->nranks, send, &part);
     int carried = 0;
     ncclResult_t r = from_cuda(hs_client_collective(comm->key, comm->rank, comm->dev, seq, c->kind,
                                                     (uint64_t)c->count * size, rooted ? c->root : 0, group, env_algo(),
                                                     env_proto(), stream, exact ? &part.values : NULL, &carried),
                                c->what);
     if (r == ncclSuccess) {
-        hs_nccl_values(c->kind, c->type, size, op, c->count, comm->nranks, comm->rank, c->root, c->bufs[0], c->bufs[1]);
+        hs_nccl_values(c->kind, c->type, size, op, c->count, comm->nranks, comm->rank, c->root, send, recv);
         if (carried)
-            hs_nccl_values_pending(&part, comm->key, seq, comm->rank, c->root, c->bufs[1]);
+            hs_nccl_values_pending(&part, comm->key, seq, comm->rank, c->root, recv);
     }
     hs_nccl_part_free(&part);
     return r;

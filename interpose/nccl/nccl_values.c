@@ -53,13 +53,13 @@ int hs_nccl_values_part(enum hs_coll_kind kind, ncclDataType_t type, size_t size
     memset(part, 0, sizeof *part);
     size_t share = count * size, in = hs_coll_in_bytes(kind, share, nranks),
            out = hs_coll_out_bytes(kind, share, nranks);
-    if (hs_coll_kind_p2p(kind) || !size || share == 0 || in > HS_VALUES_MAX_BYTES || out > HS_VALUES_MAX_BYTES ||
-        (!send && kind != HS_COLL_BROADCAST))
+    if (!size || share == 0 || in > HS_VALUES_MAX_BYTES || out > HS_VALUES_MAX_BYTES ||
+        (!send && kind != HS_COLL_BROADCAST && kind != HS_COLL_RECV))
         return 0;
     part->kind = kind;
-    part->out_bytes = out;
+    part->out_bytes = kind == HS_COLL_SEND ? 0 : out;
     part->values = (hs_coll_values){NULL, 0, (int)type, (int)op};
-    if (!send) /* a Broadcast's other ranks send nothing: the root's bytes are everyone's */
+    if (kind == HS_COLL_RECV || !send) /* a Recv's bytes are its Send's; a Broadcast's other ranks send nothing */
         return 1;
     void *bytes = malloc(in);
     if (!bytes)
@@ -81,5 +81,6 @@ void hs_nccl_values_pending(const hs_nccl_part *part, uint64_t comm_key, uint64_
 {
     if (!recv || !part->out_bytes || (part->kind == HS_COLL_REDUCE && rank != root))
         return; /* a Reduce writes only its root's buffer */
-    hs_values_pending((uintptr_t)recv, part->out_bytes, comm_key, seq, (uint32_t)rank);
+    hs_values_pending((uintptr_t)recv, part->out_bytes, comm_key, seq, (uint32_t)rank,
+                      part->kind == HS_COLL_RECV ? root : -1);
 }

@@ -16,7 +16,7 @@
 void hs_nccl_values(enum hs_coll_kind kind, ncclDataType_t type, size_t size, ncclRedOp_t op, size_t count, int nranks,
                     int rank, int root, const void *send, const void *recv);
 
-/* A small collective part's send bytes, for hysimd (hs_client_collective's values). */
+/* A small collective part's send bytes, for hysimd (hs_client_collective's values); a Recv's carry none. */
 typedef struct hs_nccl_part {
     hs_coll_values values;
     enum hs_coll_kind kind;

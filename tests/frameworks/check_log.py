@@ -19,7 +19,8 @@ usage: check_log.py CHECK [ARGS...] LOG EXIT_STATUS
       script's model takes at the scenario's peak (6 N T / PEAK), and its
       MaxMemAllocated is more than zero and at most the GPU's memory.
   megatron STEPS PEAK_TFLOPS
-      the script printed Megatron-LM's iteration line for 1..STEPS, none
+      the script ran tensor parallelism with sequence parallelism, printed
+      Megatron-LM's iteration line for 1..STEPS, none
       skipped, a finite grad norm, and from iteration 2 on a time per
       iteration no shorter than the whole model's 6 N T / PEAK spread over
       the job's GPUs (its "megatron:" line: the model-parallel group's
@@ -121,16 +122,18 @@ def deepspeed(lines, rc, steps, batch, peak_tflops, gpu_gib):
 def megatron(lines, rc, steps, peak_tflops):
     check(rc == 0, f"exit status {rc}")
     head = [m for m in (re.search(r"megatron: TP (\d+) x PP (\d+) .* x DP (\d+), (\d+) micro-batches of (\d+) x (\d+) "
-                                  r"tokens per step; rank 0 holds (\d+) parameters", l) for l in lines) if m]
+                                  r"tokens per step; rank 0 holds (\d+) parameters; sequence parallel: (on|off)", l)
+                        for l in lines) if m]
     its = [m for m in (re.search(r"iteration\s+(\d+)/\s*(\d+) \| elapsed time per iteration \(ms\): ([\d.]+) \| .*"
                                  r"grad norm: ([\d.naif-]+) \| skipped: (\d)", l) for l in lines) if m]
     check(len(head) == 1, "no megatron: line")
+    check(not head or head[0].group(1) == "1" or head[0].group(8) == "on", "tensor parallel without sequence parallelism")
     check([int(m.group(1)) for m in its] == list(range(1, steps + 1)), f"iterations {[m.group(1) for m in its]}")
     check(all(m.group(5) == "0" for m in its), "an iteration was skipped")
     check(all(m.group(4) not in ("nan", "inf") for m in its), "a grad norm is not finite")
     if failures:
         return
-    tp, pp, dp, mbs, mb, seq, params = map(int, head[0].groups())
+    tp, pp, dp, mbs, mb, seq, params = map(int, head[0].groups()[:7])
     # rank 0 holds 1/(TP x PP) of the model, roughly; the global batch's tokens over every GPU
     floor_ms = 1e3 * 6 * params * tp * pp * (mbs * mb * seq * dp) / (tp * pp * dp * peak_tflops * 1e12)
     ms = [float(m.group(3)) for m in its[1:]]

@@ -5,8 +5,9 @@ sequence parallelism, pipeline parallel 2 with the interleaved schedule
 and distributed optimizer, gradient clipping on. Tokens are generated.
 Launched with torchrun on 8 GPUs; prints Megatron-LM's iteration line.
 TP, PP and VPP may be given (bench/real runs TP 2 x PP 2 on 4 GPUs and
-TP 1 x PP 1 on one, where VPP 1 means no interleaving).
-usage: megatron_gpt.py [STEPS [TP PP VPP]]"""
+TP 1 x PP 1 on one, where VPP 1 means no interleaving), and SP 0 to leave
+sequence parallelism off (it is on wherever TP > 1).
+usage: megatron_gpt.py [STEPS [TP PP VPP [SP]]]"""
 import os
 import sys
 import time
@@ -20,14 +21,34 @@ from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
 from megatron.core.optimizer import OptimizerConfig, get_megatron_optimizer
 from megatron.core.pipeline_parallel import get_forward_backward_func
 from megatron.core.transformer.module import Float16Module
+from megatron.core.transformer.transformer_block import TransformerBlockSubmodules, get_num_layers_to_build
 from megatron.core.transformer.transformer_config import TransformerConfig
 
 TP, PP, VPP = (int(a) for a in sys.argv[2:5]) if len(sys.argv) > 4 else (2, 2, 2)
 LAYERS, DIM, HEADS, VOCAB, SEQ = 8, 512, 8, 4096, 256
 MICRO_BATCH, MICRO_BATCHES = 2, 4
-# Megatron-Core refuses sequence parallelism with torch's LayerNorm: it needs Apex or Transformer Engine,
-# neither of which PyPI has built (docs/frameworks.md).
-SEQUENCE_PARALLEL = False
+SEQUENCE_PARALLEL = TP > 1 and (len(sys.argv) < 6 or sys.argv[5] != "0")
+
+
+class SequenceParallelLayerNorm(torch.nn.LayerNorm):
+    """torch's LayerNorm in a layer spec with sequence parallelism. Megatron-Core's norms for it are Apex's and
+    Transformer Engine's (neither built on PyPI; its wrapper of torch's refuses it: docs/frameworks.md). Like
+    theirs, its parameters say `sequence_parallel`, so that Megatron all-reduces their gradients over the
+    tensor-parallel group, each rank having normed its part of the sequence."""
+
+    def __init__(self, config, hidden_size, eps=1e-5, **_):
+        super().__init__(hidden_size, eps=eps)
+        for p in self.parameters():
+            p.sequence_parallel = config.sequence_parallel
+
+
+def layer_spec(config, stage):
+    """Megatron-Core's local GPT layer, with that norm before attention, before the MLP and at the end."""
+    layer = get_gpt_layer_local_spec()
+    layer.submodules.input_layernorm = SequenceParallelLayerNorm
+    layer.submodules.pre_mlp_layernorm = SequenceParallelLayerNorm
+    layers = get_num_layers_to_build(config, vp_stage=stage, pp_rank=ps.get_pipeline_model_parallel_rank())
+    return TransformerBlockSubmodules(layer_specs=[layer] * layers, layer_norm=SequenceParallelLayerNorm)
 
 
 def build(config):
@@ -35,7 +56,7 @@ def build(config):
     chunks = []
     for v in range(VPP):
         stage = v if VPP > 1 else None
-        gpt = GPTModel(config=config, transformer_layer_spec=get_gpt_layer_local_spec(), vocab_size=VOCAB,
+        gpt = GPTModel(config=config, transformer_layer_spec=layer_spec(config, stage), vocab_size=VOCAB,
                        max_sequence_length=SEQ, pre_process=ps.is_pipeline_first_stage(False, stage),
                        post_process=ps.is_pipeline_last_stage(False, stage), vp_stage=stage).cuda()
         gpt = Float16Module(config, gpt)  # bf16 in, as Megatron-LM wraps its model
@@ -87,7 +108,8 @@ def main():
     if torch.distributed.get_rank() == 0:
         params = sum(p.numel() for c in chunks for p in c.parameters())
         print(f"megatron: TP {TP} x PP {PP} (virtual {VPP}) x DP {dp}, {MICRO_BATCHES} micro-batches of "
-              f"{MICRO_BATCH} x {SEQ} tokens per step; rank 0 holds {params} parameters", flush=True)
+              f"{MICRO_BATCH} x {SEQ} tokens per step; rank 0 holds {params} parameters; sequence parallel: "
+              f"{'on' if SEQUENCE_PARALLEL else 'off'}", flush=True)
     data = [batches(ps.get_data_parallel_rank()) for _ in range(VPP)]
     forward_backward = get_forward_backward_func()
     for it in range(1, steps + 1):

@@ -151,6 +151,7 @@ static void check_defaults(const hs_scenario *sc)
     CHECK(sc->run.host_time == HS_HOST_TIME_REAL, "host_time");
     CHECK(sc->run.host_time_scale == 1.0 && sc->run.host_time_fixed_ns == 0, "host time knobs");
     CHECK(sc->run.seed == 1, "seed");
+    CHECK(sc->values.routing == HS_ROUTING_BALANCED, "routing");
 }
 
 static int case_defaults(void)
@@ -373,6 +374,11 @@ static int case_api(void)
     int n;
 
     CHECK(count_bad_files() >= 14, "only %d files in bad/", count_bad_files());
+
+    /* values.routing: zipf:S */
+    const char *zipf = "servers: {count: 1, gpus_per_server: 2}\nvalues: {routing: \"zipf:1.5\"}\n";
+    n = hs_scenario_parse(zipf, strlen(zipf), "z.yaml", &sc, errbuf, sizeof errbuf);
+    CHECK(n == 0 && sc.values.routing == HS_ROUTING_ZIPF && sc.values.routing_zipf_s == 1.5, "%d %s", n, errbuf);
 
     /* A file that cannot be opened, and a directory. */
     n = hs_scenario_load(HS_TEST_DATA_DIR "/no-such-file.yaml", &sc, errbuf, sizeof errbuf);

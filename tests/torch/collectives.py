@@ -1,7 +1,7 @@
 """torch.distributed's collectives over hysim's NCCL, each timed by CUDA events, under torchrun:
 all_reduce, all_gather_into_tensor, reduce_scatter_tensor, broadcast, all_to_all_single,
 send/recv in a ring through batch_isend_irecv, an async handle, barrier, and a new_group of the
-even ranks.
+even ranks; then the values small collectives, sends and a mixture of experts' dispatch read back.
 Prints one line per collective and "collectives: ok".
 """
 import os
@@ -66,8 +66,41 @@ assert mine.tolist() == [world * (2 * rank + k) + world * (world - 1) / 2 for k 
 names = [None] * world
 dist.all_gather_object(names, f"rank-{rank}")
 assert names == [f"rank-{r}" for r in range(world)], f"all_gather_object read {names}"
+# A Recv's bytes are its Send's; an all-to-all of small tensors carries every rank's bytes.
+ring = torch.tensor([rank * 7 + 1, rank], dtype=torch.int64, device="cuda")
+heard = torch.zeros(2, dtype=torch.int64, device="cuda")
+[w.wait() for w in dist.batch_isend_irecv([dist.P2POp(dist.isend, ring, peer[0]), dist.P2POp(dist.irecv, heard, peer[1])])]
+heard = heard.tolist()  # read once, as above
+assert heard == [peer[1] * 7 + 1, peer[1]], f"recv from rank {peer[1]} read {heard}"
+sent = torch.tensor([100 * rank + j for j in range(world)], dtype=torch.int64, device="cuda")
+got_a2a = torch.empty_like(sent)
+dist.all_to_all_single(got_a2a, sent)
+assert got_a2a.tolist() == [100 * j + rank for j in range(world)], f"all_to_all_single read {got_a2a.tolist()}"
+# docs/values.md, "Kernels hysim computes": a histogram of known values is exact, a sum too.
+for dtype in (torch.int64, torch.float32):  # an element cast on the GPU would be a kernel's, not known
+    idx = torch.tensor([0, 3, 3, 1, 7, 3, 6, 6, 9], dtype=dtype, device="cuda")  # 9: outside [min, max], not counted
+    hist = torch.histc(idx, bins=4, min=0, max=8).tolist()
+    assert hist == [2, 3, 0, 3], f"histc of known {dtype} read {hist}"
+for dtype in (torch.int64, torch.float32):  # an 8- and a 4-byte accumulator
+    sums = torch.tensor([5, 6, 7, 8, 9, 10.5], dtype=dtype, device="cuda").view(2, -1).sum(dim=1).tolist()
+    assert sums == [18, 27 if dtype == torch.int64 else 27.5], f"sum of known {dtype} read {sums}"
+# A mixture of experts' dispatch (TorchTitan's): tokens per expert from a histogram of routing hysim does not
+# know (top-k of random scores: kernels), exchanged and summed per rank into the all-to-all's split sizes.
+experts, tokens, top_k = 2 * world, 256, 2
+choice = torch.topk(torch.randn(tokens, experts, device="cuda"), top_k, dim=1).indices.view(-1)
+per_expert = torch.histc(choice, bins=experts, min=0, max=experts)
+per_group = torch.empty_like(per_expert)
+counts = per_expert.tolist()
+dist.all_to_all_single(per_group, per_expert)
+send_splits = per_expert.view(world, -1).sum(dim=1).tolist()
+recv_splits = per_group.view(world, -1).sum(dim=1).tolist()
+assert sum(counts) == tokens * top_k, f"tokens per expert {counts} do not sum to {tokens * top_k}"
+assert send_splits == [tokens * top_k // world] * world, f"balanced routing gave {send_splits}"  # h200x8.yaml's
+routed = torch.empty(sum(recv_splits), 16, device="cuda")
+dist.all_to_all_single(routed, torch.randn(tokens * top_k, 16, device="cuda"), recv_splits, send_splits)
 if rank == 0:
-    print(f"values: all_reduce MAX {top}, broadcast {got}, all_gather_object {names}", flush=True)
+    print(f"values: all_reduce MAX {top}, broadcast {got}, all_gather_object {names}, recv {heard}, "
+          f"tokens per expert {counts}, split sizes {send_splits}", flush=True)
 dist.destroy_process_group()
 if rank == 0:
     print("collectives: ok", flush=True)

@@ -2,7 +2,10 @@
 torch.cat and split copies (FSDP2's all-gather copy-in and copy-out), the foreach kernels of optimizers and of
 gradient clipping, dropout, triangular masks, softmax forward and backward, weight initialisation (uniform, normal,
 truncated normal), index gathers, nonzero and masked_select, and the grouped GEMM's set-up of a mixture of experts,
-each over sizes from small to 70B-class layers, in bf16 and fp32, a few times each.
+each over sizes from small to 70B-class layers, in bf16 and fp32, a few times each. Indices are drawn at random,
+as a mixture of experts' token order or a batch's token ids spread them: a kernel that accumulates into the rows
+its indices name (index backward, scatter_add, histc) serializes on a repeated index, and all-equal indices time
+it hundreds of times slower than models run it.
 usage: python3 bench/real/torch_ops_sweep.py"""
 import sys
 
@@ -72,16 +75,17 @@ for dtype in (torch.bfloat16, torch.float32):
         run(f"dropout {n} {d}", lambda: F.dropout(x, 0.1, training=True))
         run(f"uniform/normal {n} {d}", lambda: (x.uniform_(), x.normal_()))
         run(f"trunc_normal {n} {d}", lambda: torch.nn.init.trunc_normal_(x, std=0.02))
-        idx = torch.zeros(min(n, 1 << 20), device=dev, dtype=torch.long)
+        idx = torch.randint(0, n, (min(n, 1 << 20),), device=dev)
         run(f"index {n} {d}", lambda: x[idx])
         run(f"nonzero/masked_select {n} {d}", lambda: (torch.nonzero(x), torch.masked_select(x, x > 0)))
-        gi = torch.zeros(n // 8, 8, device=dev, dtype=torch.long)
+        gi = torch.randint(0, 8, (n // 8, 8), device=dev)
         x2, src = x.view(n // 8, 8), torch.empty(n // 8, 8, device=dev, dtype=dtype)
         run(f"gather/scatter_add {n} {d}", lambda: (torch.gather(x2, 1, gi), x2.scatter_add_(1, gi, src)))
         xg = torch.zeros(n // 64, 64, device=dev, dtype=dtype, requires_grad=True)
-        rows = torch.zeros(min(n // 64, 1 << 16), device=dev, dtype=torch.long)
+        rows = torch.randint(0, n // 64, (min(n // 64, 1 << 16),), device=dev)
         run(f"index backward {n} {d}", lambda: xg[rows].sum().backward())
-        run(f"histc {n}", lambda: torch.histc(idx.float(), bins=64, min=0, max=64))
+        bins = torch.randint(0, 64, (min(n, 1 << 20),), device=dev)
+        run(f"histc {n}", lambda: torch.histc(bins.float(), bins=64, min=0, max=64))
     for s in (128, 512, 2048, 8192):
         m = torch.empty(s, s, device=dev, dtype=dtype)
         run(f"triu/tril {s} {d}", lambda: (torch.triu(m, 1), torch.tril(m)))

@@ -9,7 +9,9 @@
 #include <math.h>
 #include <stddef.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,7 +138,7 @@ static bool eat(const char **s, const char *lit)
 /* at::cuda::kernelHistogram1D<output, input, IndexType, ...> of CUDA_tensor_histogram<.., .., HasWeights = false>. */
 static hs_kv_model histogram_model(const char *s)
 {
-    hs_kv_model m = {HS_KV_NONE, 0, 0, 0};
+    hs_kv_model m = {HS_KV_NONE, 0, 0, 0, 0};
     char out = type_letter(&s), in = type_letter(&s), index = type_letter(&s);
     const char *h = strstr(s, "CUDA_tensor_histogramI");
     if (!out || out != in || (index != 'l' && index != 'i') || !h)
@@ -147,14 +149,14 @@ static hs_kv_model histogram_model(const char *s)
     m.kind = HS_KV_HISTOGRAM;
     m.scalar = in;
     m.out = out;
-    m.acc = index; /* the IndexType, for a histogram */
+    m.index = index;
     return m;
 }
 
 /* at::native::reduce_kernel<512, 1, ReduceOp<scalar, func_wrapper_t<acc, sum_functor<s, a, o>::...>, unsigned, out>> */
 static hs_kv_model sum_model(const char *s)
 {
-    hs_kv_model m = {HS_KV_NONE, 0, 0, 0};
+    hs_kv_model m = {HS_KV_NONE, 0, 0, 0, 0};
     const char *p = strstr(s, "8ReduceOpI");
     if (!p)
         return m;
@@ -181,10 +183,13 @@ static hs_kv_model sum_model(const char *s)
 
 hs_kv_model hs_kv_model_of(const char *mangled)
 {
-    hs_kv_model none = {HS_KV_NONE, 0, 0, 0};
+    hs_kv_model none = {HS_KV_NONE, 0, 0, 0, 0};
     const char *s = mangled;
     if (!s)
         return none;
+    if (eat(&s, "_ZN14at_cuda_detail3cub6detail6reduce") && strstr(s, "_Nonzero_cu_") && strstr(s, "NonZeroOp"))
+        return (hs_kv_model){HS_KV_NONZERO_COUNT, 0, 0, 0, 0};
+    s = mangled;
     if (eat(&s, "_ZN2at4cuda17kernelHistogram1DI"))
         return histogram_model(s);
     if (eat(&s, "_ZN2at6native13reduce_kernelILi512ELi1E"))
@@ -357,7 +362,7 @@ static int64_t bin_of(num v, num lo, num hi, int64_t bins, char type)
 static void eval_histogram(const hs_kv_model *m, void *const *args, hs_kv_result *r)
 {
     tensor_info a, b;
-    char index = m->acc;
+    char index = m->index;
     if (!read_tensor_info(args[0], index, &a) || !read_tensor_info(args[2], index, &b) || a.dims != 1 ||
         a.strides[0] != 1)
         return;
@@ -587,6 +592,24 @@ done:
     free(raw);
 }
 
+/* ---- what hysim does not compute ---- */
+
+/* DeviceReduceSingleTileKernel(transform_iterator<NonZeroOp> in, int *out, ...): its count is unknown, said once. */
+static void nonzero_count(void *const *args, hs_kv_result *r)
+{
+    int *out;
+    memcpy(&out, args[1], sizeof out);
+    r->dst = (uintptr_t)out; /* written: whatever was known there is not its count */
+    r->len = out ? sizeof(int) : 0;
+    static _Atomic int said;
+    if (!atomic_exchange(&said, 1))
+        fprintf(stderr, "hysim: torch.nonzero (also torch.where of one argument, boolean indexing, masked_select) "
+                        "counts elements hysim does not compute: the count reads 0, so its result is empty and code "
+                        "that loops over it does nothing (Hugging Face's eager mixture-of-experts layers skip their "
+                        "experts: load the model with experts_implementation=\"grouped_mm\"; docs/values.md, "
+                        "\"Kernels hysim computes\")\n");
+}
+
 /* ---- launches ---- */
 
 void hs_kv_eval(const hs_kv_model *m, void *const *args, hs_kv_result *r)
@@ -597,6 +620,7 @@ void hs_kv_eval(const hs_kv_model *m, void *const *args, hs_kv_result *r)
     switch (m->kind) {
     case HS_KV_HISTOGRAM: eval_histogram(m, args, r); break;
     case HS_KV_SUM: eval_sum(m, args, r); break;
+    case HS_KV_NONZERO_COUNT: nonzero_count(args, r); break;
     case HS_KV_NONE: break;
     }
 }

@@ -4,7 +4,7 @@
  * a mixture of experts' tokens per expert), exact when its input is known
  * and from the scenario's routing otherwise, and a sum of plain integers or
  * floats. The kernel's arguments are read as the pinned torch lays them out;
- * one that does not check out computes nothing.
+ * one that does not check out computes nothing. Prefix hs_kv_: kernel values.
  */
 #ifndef HS_KERNEL_VALUES_H
 #define HS_KERNEL_VALUES_H
@@ -12,14 +12,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum hs_kv_kind { HS_KV_NONE, HS_KV_HISTOGRAM, HS_KV_SUM };
+/* HS_KV_NONZERO_COUNT: torch.nonzero's count, which hysim does not compute (said once, on stderr). */
+enum hs_kv_kind { HS_KV_NONE, HS_KV_HISTOGRAM, HS_KV_SUM, HS_KV_NONZERO_COUNT };
 
 /* A kernel's model, decided once from its mangled name: element types as the Itanium ABI's letters. */
 typedef struct hs_kv_model {
     enum hs_kv_kind kind;
-    char scalar; /* input elements; a histogram's output too */
-    char acc;    /* the sum's accumulator */
-    char out;    /* the sum's output elements */
+    char scalar; /* input elements */
+    char acc;    /* a sum's accumulator */
+    char out;    /* output elements */
+    char index;  /* a histogram's IndexType */
 } hs_kv_model;
 
 /* What the kernel named `mangled` computes, if hysim knows (kind HS_KV_NONE otherwise). */

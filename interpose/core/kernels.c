@@ -82,7 +82,7 @@ static void launch_values(void *kernel, void *const *args, hs_kv_result *r)
         return;
     LOCK();
     const hs_kernel *k = hs_ptrmap_get(&g_kernel_handles, (uintptr_t)kernel) ? kernel : NULL;
-    hs_kv_model m = k ? k->values : (hs_kv_model){HS_KV_NONE, 0, 0, 0};
+    hs_kv_model m = k ? k->values : (hs_kv_model){HS_KV_NONE, 0, 0, 0, 0};
     UNLOCK();
     if (m.kind != HS_KV_NONE)
         hs_kv_eval(&m, args, r); /* outside the lock: an input may be a collective's, asked of hysimd */

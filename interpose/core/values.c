@@ -109,8 +109,10 @@ static void forget_locked(uintptr_t addr, size_t n)
         block *b = &g_blocks[i];
         uintptr_t bend = b->addr + b->len;
         if (b->addr < addr && bend > end) { /* the hole is inside: split in two */
-            block tail = {end,        bend - end,  b->age,      b->born, b->read_at, malloc(bend - end),
-                          b->pending, b->computed, b->comm_key, b->seq,  b->rank,    b->peer};
+            block tail = *b;
+            tail.addr = end;
+            tail.len = bend - end;
+            tail.data = malloc(bend - end);
             if (!tail.data) {
                 remove_at(i);
                 return;
@@ -151,39 +153,38 @@ static void drop_oldest_locked(void)
 }
 
 /* Takes ownership of data (n bytes): the block [dst, dst + n). */
-static void put_locked(uintptr_t dst, uint8_t *data, size_t n)
+static void put_locked(uintptr_t dst, uint8_t *data, size_t n, bool computed)
 {
     forget_locked(dst, n);
-    block b = {dst,        n,    ++g_age, atomic_load_explicit(&g_kernels, memory_order_relaxed),
-               UINT64_MAX, data, false,   false,
-               0,          0,    0,       -1};
+    block b = {.addr = dst,
+               .len = n,
+               .age = ++g_age,
+               .born = atomic_load_explicit(&g_kernels, memory_order_relaxed),
+               .read_at = UINT64_MAX,
+               .data = data,
+               .computed = computed,
+               .peer = -1};
     if (!insert_at(first_after(dst), b))
         free(data);
     drop_oldest_locked();
 }
 
-void hs_values_write(uintptr_t dst, const void *src, size_t n)
+static void write_block(uintptr_t dst, const void *src, size_t n, bool computed)
 {
     uint8_t *data = n && n <= HS_VALUES_MAX_BYTES ? malloc(n) : NULL;
     if (data)
         memcpy(data, src, n);
     pthread_mutex_lock(&g_lock);
     if (data)
-        put_locked(dst, data, n);
+        put_locked(dst, data, n, computed);
     else
         forget_locked(dst, n);
     pthread_mutex_unlock(&g_lock);
 }
 
-void hs_values_write_computed(uintptr_t dst, const void *src, size_t n)
-{
-    hs_values_write(dst, src, n);
-    pthread_mutex_lock(&g_lock);
-    size_t i = first_after(dst);
-    if (i < g_n && g_blocks[i].addr == dst && g_blocks[i].len == n)
-        g_blocks[i].computed = true;
-    pthread_mutex_unlock(&g_lock);
-}
+void hs_values_write(uintptr_t dst, const void *src, size_t n) { write_block(dst, src, n, false); }
+
+void hs_values_write_computed(uintptr_t dst, const void *src, size_t n) { write_block(dst, src, n, true); }
 
 void hs_values_fill(uintptr_t dst, int byte, size_t n)
 {
@@ -192,7 +193,7 @@ void hs_values_fill(uintptr_t dst, int byte, size_t n)
         memset(data, byte, n);
     pthread_mutex_lock(&g_lock);
     if (data)
-        put_locked(dst, data, n);
+        put_locked(dst, data, n, false);
     else
         forget_locked(dst, n); /* zeros, or too large to keep */
     pthread_mutex_unlock(&g_lock);
@@ -256,7 +257,7 @@ void hs_values_pending(uintptr_t dst, size_t n, uint64_t comm_key, uint64_t seq,
     if (!(i < g_n && g_blocks[i].addr == dst && g_blocks[i].len == n)) { /* nothing kept: zeros for now */
         uint8_t *zeros = n <= HS_VALUES_MAX_BYTES ? calloc(1, n) : NULL;
         if (zeros)
-            put_locked(dst, zeros, n);
+            put_locked(dst, zeros, n, false);
         i = first_after(dst);
     }
     if (i < g_n && g_blocks[i].addr == dst && g_blocks[i].len == n) {
@@ -288,7 +289,7 @@ void hs_values_copy(uintptr_t dst, uintptr_t src, size_t n)
     uint8_t *data = known && n <= HS_VALUES_MAX_BYTES ? malloc(n) : NULL;
     if (data) {
         read_locked(data, src, n);
-        put_locked(dst, data, n);
+        put_locked(dst, data, n, false);
     } else {
         forget_locked(dst, n);
     }

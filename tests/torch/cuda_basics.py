@@ -125,6 +125,11 @@ try:
 except torch.OutOfMemoryError as e:
     check("out of memory" in str(e).lower(), "allocating past the GPU's memory raises torch.OutOfMemoryError")
 
+# torch.nonzero counts elements with a kernel hysim does not compute: empty, and hysim says so once on stderr
+# (the test's other expected line; docs/values.md, "Kernels hysim computes").
+picked = torch.nonzero(torch.tensor([0, 2, 0, 3], device="cuda"))
+check(picked.numel() == 0, f"torch.nonzero reads an empty result, {picked.tolist()}")
+
 # NVML (hysim's libnvidia-ml.so.1), as torch.cuda and pynvml ask it.
 import pynvml  # noqa: E402
 

@@ -1,0 +1,31 @@
+"""A small Hugging Face mixture of experts (Mixtral: 2 layers, 8 experts, top 2) trained for a few steps on one
+GPU, its experts run by the implementation named: eager (a loop over torch.nonzero of the routing) or grouped_mm
+(torch.histc and torch._grouped_mm). Prints each step's time (CUDA synchronized) and the median from step 3.
+For bench/RESULTS.md, "A mixture of experts on one real H200" (bench/real/moe_real.sh, bench/frameworks/moe_sim.sh).
+usage: hf_moe_step.py eager|grouped_mm [STEPS]"""
+import statistics
+import sys
+import time
+
+import torch
+from transformers import MixtralConfig, MixtralForCausalLM
+
+impl, steps = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 10
+config = MixtralConfig(vocab_size=4096, hidden_size=512, intermediate_size=1024, num_hidden_layers=2,
+                       num_attention_heads=8, num_key_value_heads=8, num_local_experts=8, num_experts_per_tok=2)
+config._experts_implementation = impl
+model = MixtralForCausalLM(config).cuda().to(torch.bfloat16)
+opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+ids = torch.randint(0, config.vocab_size, (4, 512), device="cuda")
+times = []
+for step in range(1, steps + 1):
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    model(ids, labels=ids).loss.backward()
+    opt.step()
+    opt.zero_grad()
+    torch.cuda.synchronize()
+    times.append(1e3 * (time.perf_counter() - start))
+    print(f"{impl} step {step}: {times[-1]:.3f} ms", flush=True)
+print(f"{impl}: median from step 3 {statistics.median(times[2:]):.3f} ms, peak memory "
+      f"{torch.cuda.max_memory_allocated() / 2**20:.1f} MiB", flush=True)

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Mixtures of experts on one real GPU, for bench/RESULTS.md "A mixture of
+# experts on one real H200": TorchTitan's DeepSeek-V3 debug model (as
+# tests/frameworks runs it, on one GPU: no expert parallelism) as it is and
+# under `hysim profile`, and a small Hugging Face Mixtral
+# (bench/frameworks/hf_moe_step.py) with its eager experts and with
+# grouped_mm. Logs and the profile go to OUT; bench/frameworks/moe_sim.sh
+# runs the same under hysim.
+# usage: bench/real/moe_real.sh OUT [STEPS]
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:?usage: moe_real.sh OUT [STEPS]} steps=${2:-20}
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+source "$root/bench/real/frameworks_install.sh" # py, site, PYTHONPATH
+source "$root/bench/real/build_profiler.sh" >/dev/null # $w/bin/hysim-profile
+export CUDA_VISIBLE_DEVICES=0
+{ nvidia-smi --query-gpu=name,driver_version --format=csv
+  "$py" -c 'import torch, torchtitan, transformers; print(torch.__version__, transformers.__version__)'
+} >"$out/machine.txt" 2>&1
+work=$(mktemp -d) && cd "$work" && "$py" "$root/tests/frameworks/framework_assets.py" . || exit 1
+run() {
+  local log=$out/$1.log
+  shift
+  echo "# $*" >"$log"
+  timeout 240 "$@" >>"$log" 2>&1
+  echo "# exit $?" >>"$log"
+  grep -hE "step: +$steps |median|Error|exit" "$log" | tail -3
+}
+titan=("$py" -m torch.distributed.run --standalone --nproc_per_node=1 -m torchtitan.train
+       --job.config_file "$root/tests/frameworks/torchtitan_debug.toml" --model.name deepseek_v3
+       --model.flavor debugmodel --parallelism.tensor_parallel_degree 1 --training.steps "$steps")
+run titan_moe_1gpu "${titan[@]}"
+run titan_moe_1gpu_profiled "$w/bin/hysim-profile" --out "$out/profile_titan_moe.csv" -- "${titan[@]}"
+for impl in eager grouped_mm; do
+  run hf_moe_${impl} "$py" "$root/bench/frameworks/hf_moe_step.py" "$impl" "$steps"
+done
+run hf_moe_grouped_mm_profiled "$w/bin/hysim-profile" --out "$out/profile_hf_moe.csv" -- \
+  "$py" "$root/bench/frameworks/hf_moe_step.py" grouped_mm "$steps"
+rm -rf "$work"

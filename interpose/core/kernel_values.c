@@ -153,7 +153,7 @@ static hs_kv_model histogram_model(const char *s)
     return m;
 }
 
-/* at::native::reduce_kernel<512, 1, ReduceOp<scalar, func_wrapper_t<acc, sum_functor<s, a, o>::...>, unsigned, out>> */
+/* at::native::reduce_kernel<.., .., ReduceOp<scalar, func_wrapper_t<acc, sum_functor<s, a, o>::...>, unsigned, out>> */
 static hs_kv_model sum_model(const char *s)
 {
     hs_kv_model m = {HS_KV_NONE, 0, 0, 0, 0};
@@ -192,7 +192,7 @@ hs_kv_model hs_kv_model_of(const char *mangled)
     s = mangled;
     if (eat(&s, "_ZN2at4cuda17kernelHistogram1DI"))
         return histogram_model(s);
-    if (eat(&s, "_ZN2at6native13reduce_kernelILi512ELi1E"))
+    if (eat(&s, "_ZN2at6native13reduce_kernelI")) /* <max threads, min blocks, ReduceOp>: any launch bounds */
         return sum_model(s);
     return none;
 }

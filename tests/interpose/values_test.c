@@ -79,6 +79,10 @@ static void kernels_hysim_computes(void)
                          "functorIlllEclERNS_14TensorIteratorEEUlllE_EEjlLi4ELi4EEEEEvT1_")
                   .kind == HS_KV_SUM,
           "torch's sum of int64 is a sum");
+    CHECK(hs_kv_model_of("_ZN2at6native13reduce_kernelILi128ELi4ENS0_8ReduceOpIlNS0_14func_wrapper_tIlZNS0_11sum_"
+                         "functorIlllEclERNS_14TensorIteratorEEUlllE_EEjlLi4ELi4EEEEEvT1_")
+                  .kind == HS_KV_SUM,
+          "with other launch bounds too");
     CHECK(hs_kv_model_of("_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_14func_wrapper_tIfZNS0_11max_"
                          "functorIfEclERNS_14TensorIteratorEEUlffE_EEjfLi4ELi4EEEEEvT1_")
                   .kind == HS_KV_NONE,

@@ -369,12 +369,14 @@ static void eval_histogram(const hs_kv_model *m, void *const *args, hs_kv_result
     int64_t bins, total = load(index, args[6]).i;
     memcpy(&bins, args[3], sizeof bins);
     size_t es = elem_size(m->out);
-    if (bins < 1 || a.sizes[0] != bins || (size_t)bins * es > HS_VALUES_MAX_BYTES || total < 0)
+    if (bins < 1 || a.sizes[0] != bins || total < 0)
         return;
+    r->dst = a.data; /* the counts' range: from here on it is written, known or not */
+    r->len = (size_t)bins * es;
     int64_t n = 1;
     for (int d = 0; d < b.dims; d++)
         n *= b.sizes[d];
-    if (n != total)
+    if (n != total || r->len > HS_VALUES_MAX_BYTES)
         return;
     char acc = is_float(m->scalar) ? m->scalar : 'l'; /* at::acc_type<T, true>: float, double or int64_t */
     num lo = load(acc, args[4]), hi = load(acc, args[5]);
@@ -415,8 +417,6 @@ static void eval_histogram(const hs_kv_model *m, void *const *args, hs_kv_result
     for (int64_t k = 0; k < bins; k++)
         store(m->out, r->bytes + k * (int64_t)es, (num){false, counts[k], 0});
     free(counts);
-    r->dst = a.data;
-    r->len = (size_t)bins * es;
 }
 
 /* ---- sum ---- */

@@ -1,12 +1,14 @@
 """Checks a framework's own log lines from a run under hysim.
 usage: check_log.py CHECK [ARGS...] LOG EXIT_STATUS
 
-  torchtitan STEPS RANKS TOKENS_PER_STEP NON_DP_SIZE
+  torchtitan STEPS RANKS TOKENS_PER_STEP NON_DP_SIZE [uneven]
       every rank logs steps 1..STEPS; from step 2 on, the step time the
       framework's tps implies (TOKENS_PER_STEP / (tps * NON_DP_SIZE)) is not
       zero, its MFU lies in (0, 100] (so the step is no shorter than the
       scenario's GPU peak allows) and, up to the last step, its log
       timestamps, read from the simulated wall clock, agree with it.
+      uneven: the ranks' memory differs in some step (a mixture of experts
+      whose skewed routing sends some ranks more tokens than others).
   trainer STEPS PEAK_TFLOPS
       Hugging Face's Trainer logged STEPS losses and its train_runtime and
       train_steps_per_second; the step time they give is no shorter than the
@@ -42,14 +44,18 @@ def check(ok, what):
         failures.append(what)
 
 
-def torchtitan(lines, rc, steps, ranks, tokens, non_dp):
+def torchtitan(lines, rc, steps, ranks, tokens, non_dp, uneven=False):
     check(rc == 0, f"exit status {rc}")
-    pat = re.compile(r"^\[titan\] (\S+ \S+) .*step:\s+(\d+)\s+loss:\s+(\S+).*tps: ([\d,]+).*mfu: ([\d.]+)%")
+    pat = re.compile(r"^\[titan\] (\S+ \S+) .*step:\s+(\d+)\s+loss:\s+(\S+).*memory:\s+([\d.]+)GiB.*tps: ([\d,]+).*"
+                     r"mfu: ([\d.]+)%")
     rows = [m.groups() for m in map(pat.match, lines) if m]
-    by_step = {}
-    for stamp, step, loss, tps, mfu in rows:
+    by_step, memory = {}, {}
+    for stamp, step, loss, mem, tps, mfu in rows:
         t = datetime.datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").timestamp()
         by_step.setdefault(int(step), []).append((t, float(loss), int(tps.replace(",", "")), float(mfu)))
+        memory.setdefault(int(step), set()).add(mem)
+    if uneven:
+        check(any(len(m) > 1 for s, m in memory.items() if s > 1), "every rank's memory the same: routing not uneven")
     for s in range(1, steps + 1):
         check(len(by_step.get(s, [])) == ranks, f"step {s} logged by {len(by_step.get(s, []))} ranks, not {ranks}")
     if failures:
@@ -154,7 +160,7 @@ def main(argv):
     with open(log, errors="replace") as f:
         lines = [ANSI.sub("", l.rstrip("\n")) for l in f]
     if kind == "torchtitan":
-        torchtitan(lines, rc, *map(int, args))
+        torchtitan(lines, rc, *map(int, args[:4]), uneven=args[4:] == ["uneven"])
     elif kind == "trainer":
         trainer(lines, rc, int(args[0]), float(args[1]))
     elif kind == "deepspeed":

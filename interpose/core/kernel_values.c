@@ -23,23 +23,31 @@
 
 /* ---- element types, by their Itanium letters ---- */
 
+/* Bytes of an element of type t (0: not a plain type), and how it reads: signed, or a float. */
+typedef struct elem_type {
+    char letter;
+    unsigned char size;
+    bool is_signed, is_float;
+} elem_type;
+
+static const elem_type ELEM_TYPES[] = {
+    {'a', 1, true, false}, {'h', 1, false, false}, {'s', 2, true, false}, {'t', 2, false, false},
+    {'i', 4, true, false}, {'j', 4, false, false}, {'l', 8, true, false}, {'m', 8, false, false},
+    {'x', 8, true, false}, {'y', 8, false, false}, {'f', 4, true, true},  {'d', 8, true, true},
+};
+
+static const elem_type *elem_of(char t)
+{
+    for (size_t i = 0; i < sizeof ELEM_TYPES / sizeof ELEM_TYPES[0]; i++)
+        if (ELEM_TYPES[i].letter == t)
+            return &ELEM_TYPES[i];
+    return NULL;
+}
+
 static size_t elem_size(char t)
 {
-    switch (t) {
-    case 'a':
-    case 'h': return 1;
-    case 's':
-    case 't': return 2;
-    case 'i':
-    case 'j':
-    case 'f': return 4;
-    case 'l':
-    case 'm':
-    case 'x':
-    case 'y':
-    case 'd': return 8;
-    default: return 0;
-    }
+    const elem_type *e = elem_of(t);
+    return e ? e->size : 0;
 }
 
 static bool is_float(char t) { return t == 'f' || t == 'd'; }
@@ -51,66 +59,42 @@ typedef struct num {
     double f;
 } num;
 
+/* Integers are read and written as their low bytes (the hosts hysim runs on are little-endian). */
 static num load(char t, const uint8_t *p)
 {
+    const elem_type *e = elem_of(t);
     num v = {is_float(t), 0, 0};
-    switch (t) {
-    case 'a': v.i = *(const int8_t *)p; break;
-    case 'h': v.i = *p; break;
-    case 's': {
-        int16_t x;
-        memcpy(&x, p, 2);
-        v.i = x;
-    } break;
-    case 't': {
-        uint16_t x;
-        memcpy(&x, p, 2);
-        v.i = x;
-    } break;
-    case 'i': {
-        int32_t x;
-        memcpy(&x, p, 4);
-        v.i = x;
-    } break;
-    case 'j': {
-        uint32_t x;
-        memcpy(&x, p, 4);
-        v.i = x;
-    } break;
-    case 'f': {
+    if (!e)
+        return v;
+    if (t == 'f') {
         float x;
         memcpy(&x, p, 4);
         v.f = x;
-    } break;
-    case 'd': memcpy(&v.f, p, 8); break;
-    default: memcpy(&v.i, p, 8); break; /* l m x y */
+    } else if (t == 'd') {
+        memcpy(&v.f, p, 8);
+    } else {
+        uint64_t u = 0;
+        memcpy(&u, p, e->size);
+        unsigned shift = 64 - 8 * e->size;
+        v.i = e->is_signed && shift ? (int64_t)(u << shift) >> shift : (int64_t)u;
     }
     return v;
 }
 
 static void store(char t, uint8_t *p, num v)
 {
+    const elem_type *e = elem_of(t);
     int64_t i = v.fp ? (int64_t)v.f : v.i;
     double f = v.fp ? v.f : (double)v.i;
-    switch (t) {
-    case 'a':
-    case 'h': *p = (uint8_t)i; break;
-    case 's':
-    case 't': {
-        uint16_t x = (uint16_t)i;
-        memcpy(p, &x, 2);
-    } break;
-    case 'i':
-    case 'j': {
-        uint32_t x = (uint32_t)i;
-        memcpy(p, &x, 4);
-    } break;
-    case 'f': {
+    if (!e)
+        return;
+    if (t == 'f') {
         float x = (float)f;
         memcpy(p, &x, 4);
-    } break;
-    case 'd': memcpy(p, &f, 8); break;
-    default: memcpy(p, &i, 8); break;
+    } else if (t == 'd') {
+        memcpy(p, &f, 8);
+    } else {
+        memcpy(p, &i, e->size);
     }
 }
 
@@ -442,32 +426,25 @@ typedef struct reduce_config {
     bool vectorize_input;
     int output_vec_size;
 } reduce_config;
-/* ReduceOp<scalar, func_wrapper_t (one empty member: 1 byte), uint32_t, out>, for a 4- and an 8-byte accumulator. */
-#define REDUCE_OP_TAIL             \
-    reduce_config config;          \
-    offset_calc1 input_calc;       \
-    offset_calc2 output_calc;      \
-    const void *src;               \
-    const char *dst[2];            \
-    void *acc_buf, *cta_buf;       \
-    int *semaphores;               \
-    int64_t base_idx;              \
-    bool accumulate, final_output; \
+/*
+ * ReduceOp<scalar, func_wrapper_t, uint32_t, out> is {ops (an empty struct: 1 byte), arg_t ident, then this
+ * tail}: for a 4- or 8-byte accumulator the ident lies at offset A = sizeof(arg_t) and the tail, 8-aligned,
+ * at 2A (at 8 or 16 bytes, 984 or 992 bytes to src in all, as ATen's for the pinned torch:
+ * tests/torch/collectives.py sums with both).
+ */
+typedef struct reduce_op_tail {
+    reduce_config config;
+    offset_calc1 input_calc;
+    offset_calc2 output_calc;
+    const void *src;
+    const char *dst[2];
+    void *acc_buf, *cta_buf;
+    int *semaphores;
+    int64_t base_idx;
+    bool accumulate, final_output;
     int noutputs;
-typedef struct reduce_op4 {
-    char ops;
-    uint32_t ident;
-    REDUCE_OP_TAIL
-} reduce_op4;
-typedef struct reduce_op8 {
-    char ops;
-    uint64_t ident;
-    REDUCE_OP_TAIL
-} reduce_op8;
-
-/* As ATen's, for the pinned torch (tests/torch/collectives.py sums both). */
-_Static_assert(offsetof(reduce_op8, src) == 992 && sizeof(reduce_op8) == 1056, "ReduceOp<.., 8-byte acc> layout");
-_Static_assert(offsetof(reduce_op4, src) == 984 && sizeof(reduce_op4) == 1048, "ReduceOp<.., 4-byte acc> layout");
+} reduce_op_tail;
+_Static_assert(offsetof(reduce_op_tail, src) == 976 && sizeof(reduce_op_tail) == 1040, "ReduceOp's layout");
 
 /* The byte offsets calc gives linear index i (ATen's get: the first dimension varies fastest). */
 static void calc_get(int dims, const int_divider *sizes, const uint32_t *strides, int nargs, uint64_t i, uint64_t *off)
@@ -492,49 +469,17 @@ static bool calc_ok(int dims, const int_divider *sizes)
     return true;
 }
 
-#define LOAD_REDUCE_OP(op, args, ident_p)                                         \
-    do {                                                                          \
-        memcpy(&(op), (args)[0], sizeof(op));                                     \
-        (ident_p) = (const uint8_t *)(args)[0] + offsetof(__typeof__(op), ident); \
-    } while (0)
-
-/* What a sum's ReduceOp argument says, in one form for either accumulator size. */
-typedef struct sum_args {
-    const uint8_t *ident;
-    reduce_config config;
-    offset_calc1 in;
-    offset_calc2 out;
-    uintptr_t src, dst;
-    bool simple; /* one output, no accumulation into it, the final pass */
-} sum_args;
-
-static bool read_sum_args(const hs_kv_model *m, void *const *args, sum_args *s)
+/* A sum's ReduceOp argument: *ident its identity, *op the rest; whether it is one pass hysim computes. */
+static bool read_sum_args(const hs_kv_model *m, void *const *args, const uint8_t **ident, reduce_op_tail *op)
 {
-    if (elem_size(m->acc) == 8) {
-        reduce_op8 op;
-        LOAD_REDUCE_OP(op, args, s->ident);
-        *s = (sum_args){s->ident,
-                        op.config,
-                        op.input_calc,
-                        op.output_calc,
-                        (uintptr_t)op.src,
-                        (uintptr_t)op.dst[0],
-                        !op.accumulate && op.final_output && op.noutputs == 1 && !op.acc_buf};
-    } else {
-        reduce_op4 op;
-        LOAD_REDUCE_OP(op, args, s->ident);
-        *s = (sum_args){s->ident,
-                        op.config,
-                        op.input_calc,
-                        op.output_calc,
-                        (uintptr_t)op.src,
-                        (uintptr_t)op.dst[0],
-                        !op.accumulate && op.final_output && op.noutputs == 1 && !op.acc_buf};
-    }
-    const reduce_config *c = &s->config;
-    return s->simple && s->src && s->dst && c->element_size_bytes == (int)elem_size(m->scalar) && c->num_inputs >= 1 &&
-           c->num_outputs >= 1 && (int64_t)c->num_inputs * c->num_outputs <= SUM_MAX_ELEMS &&
-           calc_ok(s->in.dims, s->in.sizes) && calc_ok(s->out.dims, s->out.sizes);
+    size_t a = elem_size(m->acc);
+    *ident = (const uint8_t *)args[0] + a;
+    memcpy(op, (const uint8_t *)args[0] + 2 * a, sizeof *op);
+    const reduce_config *c = &op->config;
+    return !op->accumulate && op->final_output && op->noutputs == 1 && !op->acc_buf && op->src && op->dst[0] &&
+           c->element_size_bytes == (int)elem_size(m->scalar) && c->num_inputs >= 1 && c->num_outputs >= 1 &&
+           (int64_t)c->num_inputs * c->num_outputs <= SUM_MAX_ELEMS &&
+           calc_ok(op->input_calc.dims, op->input_calc.sizes) && calc_ok(op->output_calc.dims, op->output_calc.sizes);
 }
 
 /*
@@ -544,8 +489,9 @@ static bool read_sum_args(const hs_kv_model *m, void *const *args, sum_args *s)
  */
 static void eval_sum(const hs_kv_model *m, void *const *args, hs_kv_result *r)
 {
-    sum_args s;
-    if (!read_sum_args(m, args, &s))
+    const uint8_t *ident_at;
+    reduce_op_tail s;
+    if (!read_sum_args(m, args, &ident_at, &s))
         return;
     size_t es = elem_size(m->scalar), os = elem_size(m->out);
     int nin = s.config.num_inputs, nout = s.config.num_outputs;
@@ -555,9 +501,10 @@ static void eval_sum(const hs_kv_model *m, void *const *args, hs_kv_result *r)
     if (!in_off || !out_off)
         goto done;
     for (int i = 0; i < nin; i++)
-        calc_get(s.in.dims, s.in.sizes, &s.in.strides[0][0], 1, (uint64_t)i, &in_off[i]);
+        calc_get(s.input_calc.dims, s.input_calc.sizes, &s.input_calc.strides[0][0], 1, (uint64_t)i, &in_off[i]);
     for (int o = 0; o < nout; o++) {
-        calc_get(s.out.dims, s.out.sizes, &s.out.strides[0][0], 2, (uint64_t)o, &out_off[2 * o]);
+        calc_get(s.output_calc.dims, s.output_calc.sizes, &s.output_calc.strides[0][0], 2, (uint64_t)o,
+                 &out_off[2 * o]);
         out_lo = out_off[2 * o] < out_lo ? out_off[2 * o] : out_lo;
         out_hi = out_off[2 * o] + os > out_hi ? out_off[2 * o] + os : out_hi;
         for (int i = 0; i < nin; i++) {
@@ -566,12 +513,12 @@ static void eval_sum(const hs_kv_model *m, void *const *args, hs_kv_result *r)
             hi = at + es > hi ? at + es : hi;
         }
     }
-    r->dst = s.dst + out_lo;
+    r->dst = (uintptr_t)s.dst[0] + out_lo;
     r->len = out_hi - out_lo;
     if (hi - lo > HS_VALUES_MAX_BYTES || r->len != (size_t)nout * os || !(raw = malloc(hi - lo)) ||
-        hs_values_read(raw, s.src + lo, hi - lo) != hi - lo || !(r->bytes = malloc(r->len)))
+        hs_values_read(raw, (uintptr_t)s.src + lo, hi - lo) != hi - lo || !(r->bytes = malloc(r->len)))
         goto done; /* not all known, or outputs not packed: unknown */
-    num ident = load(m->acc, s.ident);
+    num ident = load(m->acc, ident_at);
     for (int o = 0; o < nout; o++) {
         num acc = ident; /* in the accumulator's type: int64 wraps, float rounds at each step */
         for (int i = 0; i < nin; i++) {

@@ -74,20 +74,6 @@ const char *hs_client_kernel_name(const void *host_fun)
 
 void hs_client_graph_launch(int on) { t_graph_launch = on; }
 
-/* The values a launch of kernel with args computes, if hysim computes them: read before the launch is counted. */
-static void launch_values(void *kernel, void *const *args, hs_kv_result *r)
-{
-    *r = (hs_kv_result){0, 0, NULL};
-    if (!args)
-        return;
-    LOCK();
-    const hs_kernel *k = hs_ptrmap_get(&g_kernel_handles, (uintptr_t)kernel) ? kernel : NULL;
-    hs_kv_model m = k ? k->values : (hs_kv_model){HS_KV_NONE, 0, 0, 0, 0};
-    UNLOCK();
-    if (m.kind != HS_KV_NONE)
-        hs_kv_eval(&m, args, r); /* outside the lock: an input may be a collective's, asked of hysimd */
-}
-
 cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3], size_t shared_bytes,
                              cudaStream_t stream, void *const *args)
 {
@@ -108,8 +94,7 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
         if (captured(&op, &e))
             return e;
     }
-    hs_kv_result values;
-    launch_values(kernel, args, &values);
+    hs_kv_model computes = {HS_KV_NONE, 0, 0, 0, 0};
     int dev;
     uint64_t id;
     LOCK();
@@ -132,13 +117,17 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
         p->op.kernel = kk;
         commit_locked();
         g_kernels_launched++;
-        hs_values_kernel_launched();
+        computes = k->values;
     }
     UNLOCK();
-    if (e != cudaSuccess) { /* not launched: nothing written */
-        free(values.bytes);
-        values = (hs_kv_result){0, 0, NULL};
-    }
+    if (e != cudaSuccess)
+        return e;
+    /* What it computes, if hysim does: its inputs read before the launch counts, outside the lock (an input may be
+     * a collective's, asked of hysimd), its output written after. */
+    hs_kv_result values = {0, 0, NULL};
+    if (args && computes.kind != HS_KV_NONE)
+        hs_kv_eval(&computes, args, &values);
+    hs_values_kernel_launched();
     hs_kv_apply(&values);
     return e;
 }

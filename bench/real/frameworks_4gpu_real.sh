@@ -18,7 +18,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: frameworks_4gpu_real.sh OUT parallel|profile|large [STEPS]} part=${2:?} steps=${3:-20}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
-source "$root/bench/real/frameworks_install.sh" # py, site, PYTHONPATH
+source "$root/bench/real/frameworks_install.sh" # py, site, PYTHONPATH, run
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 n=$(nvidia-smi -L | wc -l)
 T=$root/tests/frameworks
@@ -26,16 +26,7 @@ T=$root/tests/frameworks
   "$py" -c 'import torch, torchtitan, megatron.core, transformers, deepspeed as d; print(torch.__version__, d.__version__)'
 } >"$out/machine.txt" 2>&1
 work=$(mktemp -d) && cd "$work" && "$py" "$T/framework_assets.py" . || exit 1
-# each run: its log, with the command and exit status in it
-run() {
-  local log=$out/$1.log
-  shift
-  echo "# $*" >"$log"
-  timeout 240 "$@" >>"$log" 2>&1
-  echo "# exit $?" >>"$log"
-  grep -hE "step: +$steps |step: +10 |iteration +$steps/|step time|global_step=$steps,|Error|exit" "$log" | tail -3
-  return 0
-}
+summary="step: +$steps |step: +10 |iteration +$steps/|step time|global_step=$steps,|Error|exit" # run's lines
 # each sets cmd, the command line of one run
 torchrun() { cmd=("$py" -m torch.distributed.run --standalone --nproc_per_node="$1" "${@:2}"); }
 titan() { torchrun "$1" -m torchtitan.train --job.config_file "$T/torchtitan_debug.toml" "${@:2}"; }

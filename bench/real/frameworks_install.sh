@@ -2,7 +2,7 @@
 # no package index: installs the frameworks of tools/requirements-frameworks.txt
 # from wheels downloaded beforehand into build-wheels/ (pip download --no-deps
 # --python-version of the host's Python, one per name below) into $site, once,
-# and puts it on PYTHONPATH. Sets py (torch's python), site.
+# and puts it on PYTHONPATH. Sets py (torch's python), site; defines run.
 root=${root:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 py=${PY:-/opt/torch/.venv/bin/python3}
 site=${FRAMEWORKS_SITE:-/tmp/frameworks-site}
@@ -20,3 +20,14 @@ if [[ ! -e $site/.installed ]]; then
   touch "$site/.installed"
 fi
 export PYTHONPATH=$site HF_HUB_OFFLINE=1
+# run NAME COMMAND...: COMMAND (240 s at most) with its output in $out/NAME.log, which begins with the command
+# line and ends with its exit status; prints the log's last three lines that match $summary (a regex).
+run() {
+  local log=$out/$1.log
+  shift
+  echo "# $*" >"$log"
+  timeout 240 "$@" >>"$log" 2>&1
+  echo "# exit $?" >>"$log"
+  grep -hE "$summary" "$log" | tail -3
+  return 0
+}

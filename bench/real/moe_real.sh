@@ -11,21 +11,14 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: moe_real.sh OUT [STEPS]} steps=${2:-20}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
-source "$root/bench/real/frameworks_install.sh" # py, site, PYTHONPATH
+source "$root/bench/real/frameworks_install.sh" # py, site, PYTHONPATH, run
 source "$root/bench/real/build_profiler.sh" >/dev/null # $w/bin/hysim-profile
 export CUDA_VISIBLE_DEVICES=0
 { nvidia-smi --query-gpu=name,driver_version --format=csv
   "$py" -c 'import torch, torchtitan, transformers; print(torch.__version__, transformers.__version__)'
 } >"$out/machine.txt" 2>&1
 work=$(mktemp -d) && cd "$work" && "$py" "$root/tests/frameworks/framework_assets.py" . || exit 1
-run() {
-  local log=$out/$1.log
-  shift
-  echo "# $*" >"$log"
-  timeout 240 "$@" >>"$log" 2>&1
-  echo "# exit $?" >>"$log"
-  grep -hE "step: +$steps |median|Error|exit" "$log" | tail -3
-}
+summary="step: +$steps |median|Error|exit" # run's lines
 titan=("$py" -m torch.distributed.run --standalone --nproc_per_node=1 -m torchtitan.train
        --job.config_file "$root/tests/frameworks/torchtitan_debug.toml" --model.name deepseek_v3
        --model.flavor debugmodel --parallelism.tensor_parallel_degree 1 --training.steps "$steps")

@@ -20,9 +20,11 @@ Every flow starts a hop latency after its predecessor is done (the first
 flow also after the plan's start-up) and, capped, is done at
 start + wire bytes / cap, wire = payload / the kind's efficiency:
   start-up s = Simple baseLat 8.4 us + the kind's fitted start-up (full at
-               >= 64 MiB) + for all-reduce, all-gather and reduce-scatter the
-               local write, S/2 bytes at the kind's local rate x C/24
-               (bench/nccl/fit_ring_model.py) ; hop h = Simple NVLink hwLat 3.4 us
+               >= 64 MiB; broadcast, reduce, p2p) + for all-reduce, all-gather
+               and reduce-scatter the local write, S/2 bytes at the kind's
+               local rate x C/24, and the channels' spread, j x sqrt(S/2 in
+               MiB) x sqrt(C/24) (bench/nccl/fit_ring_model.py fits the local
+               rate and j at 24 channels) ; hop h = Simple NVLink hwLat 3.4 us
   all-reduce      T = s + 2 (h + ceil(S / 2C) / eff / cap)   (2 ring steps)
   all-gather,
   reduce-scatter  T = s + h + ceil(S / 2 / C) / eff / cap    (1 ring step)
@@ -134,12 +136,12 @@ def read_tuner(path):
     calib = {}
     for op, case in KINDS.items():
         pat = (r"default:\s*return\s*\(calib\)\{([^}]*)\}" if case == "default"
-               else r"HYSIM__COLL_KIND__%s:\s*return\s*\(calib\)\{([^}]*)\}" % case)
+               else r"HS_COLL_%s:\s*return\s*\(calib\)\{([^}]*)\}" % case)
         m = re.search(pat, src)
         if not m:
             sys.exit("%s: calibration() entry for %s not found" % (path, op))
-        eff, startup, cap, local = (float(x) for x in m.group(1).split(","))
-        calib[op] = {"eff": eff, "startup": startup, "cap": cap, "local": local}
+        eff, startup, cap, local, spread = (float(x) for x in m.group(1).split(","))
+        calib[op] = {"eff": eff, "startup": startup, "cap": cap, "local": local, "spread": spread}
     return {
         "calib": calib,
         "base_lat": array_simple("BASE_LAT_US"),
@@ -176,14 +178,24 @@ def p2p_sharing(P, k, rounds):
     return 1 if stride >= rounds else ceil_div(rounds, stride)
 
 
+def spread_us(per_sqrt_mib, local_bytes, chans):
+    """The ring kinds' channel spread (collective_tuner.c spread_us): per_sqrt_mib x sqrt(local MiB) x
+    sqrt(C / 24), fitted from 64 MiB of S; smaller buffers a linear share of its value there."""
+    start = CALIBRATED_FROM_BYTES / NRANKS
+    at = (local_bytes / MIB) ** 0.5 if local_bytes >= start else (start / MIB) ** 0.5 * local_bytes / start
+    return per_sqrt_mib * at * (chans / SINGLE_SERVER_CHANNELS) ** 0.5
+
+
 def startup_us(tc, op, size, chans=SINGLE_SERVER_CHANNELS):
     """Start-up before the first flow (plan start_ps, then the flow's hop) and the hop itself. The start-up holds
     the ring kinds' local write, S/n bytes at the kind's local rate for 24 channels, scaled to the channels that
-    do it (collective_tuner.c local_write_bytes)."""
+    do it (collective_tuner.c local_write_bytes), and their channels' spread."""
+    c = tc["calib"][op]
     share = min(1.0, size / CALIBRATED_FROM_BYTES)
-    local = tc["calib"][op]["local"] * chans / SINGLE_SERVER_CHANNELS
+    local = c["local"] * chans / SINGLE_SERVER_CHANNELS
     write_us = size / NRANKS / (local * 1e3) if local > 0 else 0.0
-    return tc["base_lat"] + tc["calib"][op]["startup"] * share + write_us, tc["hop"]
+    spread = spread_us(c["spread"], size / NRANKS, chans) if c["spread"] > 0 else 0.0
+    return tc["base_lat"] + c["startup"] * share + write_us + spread, tc["hop"]
 
 
 def collective_terms(tc, op, chans, size):

@@ -5,7 +5,7 @@ on data it did not see.
 Model (bridge/collectives/collective_tuner.c; docs/nccl.md, "Bus bandwidth and the GPU count"): on
 n GPUs of one NVSwitch server, a ring collective of kind k and S bytes (nccl-tests' size convention) takes
 
-    T = 8.4 us + s * 3.4 us + a_k + W / (e_k * B) + L / C_k
+    T = 8.4 us + s * 3.4 us + j_k * sqrt(L) + W / (e_k * B) + L / C_k
 
     W    bytes each GPU sends over NVLink: 2(n-1)/n S all-reduce, (n-1)/n S all-gather and reduce-scatter
     L    bytes each GPU writes within its own memory, in the same thread blocks and between its sends: S/n
@@ -13,7 +13,8 @@ n GPUs of one NVSwitch server, a ring collective of kind k and S bytes (nccl-tes
     B    the scenario's NVLink rate per GPU and direction (3600 Gb/s = 450 GB/s)
     e_k  the fraction of B the kind's copy loop reaches on the wire
     C_k  the rate of the kind's local write (a copy, or a reduction of two inputs into the output)
-    a_k  the kind's start-up (pipeline filling), full from 64 MiB
+    j_k  the kind's spread: the collective ends with its last channel, and the channels' finishing times drift
+         apart like the square root of the loops each runs, which are L bytes' worth (sqrt(L), full from 64 MiB)
     s    ring steps: 2(n-1) all-reduce, n-1 the others; 8.4 and 3.4 us are NCCL's own Simple base and NVLink
          per-step latencies, which hysim adds as they are (not fitted)
 
@@ -27,6 +28,7 @@ Fitted (each kind alone, least squares of the relative error) on the one-process
 Checked on (not fitted): the one-process-per-GPU rows of torch.distributed (torch's NCCL 2.28.9) in
 collectives_h200x4.txt.
 usage: bench/nccl/fit_ring_model.py   (prints the constants and a table of predicted against measured)"""
+import math
 import os
 import re
 import sys
@@ -71,9 +73,9 @@ def fixed_us(op, n):
 
 
 def features(op, n, S):
-    """The model less its fixed latencies is linear in (a_k, 1/(e_k B), 1/C_k): T - fixed = features . x."""
+    """The model less its fixed latencies is linear in (j_k, 1/(e_k B), 1/C_k): T - fixed = features . x."""
     W, L = work(op, n, S)
-    return [1.0, W, L]
+    return [math.sqrt(L), W, L]
 
 
 def predict(x, op, n, S):
@@ -109,7 +111,7 @@ def main():
     x4 = os.path.join(DATA, "collectives_h200x4.txt")
     bench = rows(x2) + rows(x4, "one process, ")
     torch = rows(x4, "one process per GPU")
-    print(f"{'kind':>13} {'start-up':>9} {'link eff':>9} {'link GB/s':>9} {'local GB/s':>10}  fit (mean, max |err|)"
+    print(f"{'kind':>13} {'us/√MiB':>9} {'link eff':>9} {'link GB/s':>9} {'local GB/s':>10}  fit (mean, max |err|)"
           "  check: torch (mean, max)")
     table = []
     for op in KINDS:
@@ -122,7 +124,7 @@ def main():
             stats.append((100 * sum(map(abs, errs)) / len(errs), 100 * max(map(abs, errs))))
             table += [(op, src, n, S, t, predict(x, o, n, S)) for (src, n, o, S, t) in data]
         e = 1 / (x[1] * B * 1e3)
-        print(f"{op:>13} {x[0]:>7.1f}us {e:>9.4f} {e * B:>9.1f} {1 / (x[2] * 1e3):>10.0f}  "
+        print(f"{op:>13} {x[0] * 1024:>9.2f} {e:>9.4f} {e * B:>9.1f} {1 / (x[2] * 1e3):>10.0f}  "
               f"{stats[0][0]:>5.1f} %, {stats[0][1]:>4.1f} %        {stats[1][0]:>5.1f} %, {stats[1][1]:>4.1f} %")
     print(f"\n{'kind':>13} {'src':>5} {'n':>2} {'size':>11} {'real us':>9} {'model us':>9} {'err':>7}")
     for op, src, n, S, t, m in table:

@@ -4,6 +4,7 @@
  * channel caps, calibration) its flows then follow: docs/nccl.md, "The tuner
  * in detail", says which NCCL source and which measurement each number is.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -50,24 +51,36 @@ static const uint32_t THREAD_BYTES[NPROTO] = {0, 512 * 16, 640 * 8, 512 * 64};
 #define P2P_LL_THRESHOLD_BYTES (16ull << 10)
 
 /* Measured on H200 (see the file comment): fraction of the link rate, start-up µs, one channel's most wire
- * GB/s (0: p2p, whose channels follow P2P_*_GBS), and the GB/s of the ring kinds' local write (0: none). */
+ * GB/s (0: p2p, whose channels follow P2P_*_GBS), the GB/s of the ring kinds' local write (0: none), and their
+ * channels' spread, µs per square root of the MiB each rank writes locally (0: none). */
 typedef struct calib {
-    double efficiency, startup_us, channel_gbps, local_gbs;
+    double efficiency, startup_us, channel_gbps, local_gbs, spread_us_per_sqrt_mib;
 } calib;
 
 static calib calibration(enum hs_coll_kind k)
 {
     switch (k) {
     /* bench/nccl/fit_ring_model.py, on 2 and 4 GPUs (docs/nccl.md, "Bus bandwidth and the GPU count") */
-    case HS_COLL_ALL_REDUCE: return (calib){0.8569, 31.1, 31.3, 1148};
-    case HS_COLL_ALL_GATHER: return (calib){0.8321, 26.2, 27.8, 1089};
-    case HS_COLL_REDUCE_SCATTER: return (calib){0.8524, 28.9, 38.8, 1000};
+    case HS_COLL_ALL_REDUCE: return (calib){0.8527, 0, 28.3, 1880, 7.76};
+    case HS_COLL_ALL_GATHER: return (calib){0.8262, 0, 24.2, 1541, 6.42};
+    case HS_COLL_REDUCE_SCATTER: return (calib){0.8463, 0, 31.3, 1437, 7.22};
     /* 2 GPUs (collectives_h200x2.txt) */
-    case HS_COLL_BROADCAST: return (calib){0.816, 10.0, 32.3, 0};
-    case HS_COLL_REDUCE: return (calib){0.827, 6.0, 52.5, 0};
-    case HS_COLL_ALL_TO_ALL: return (calib){0.718, 28.0, 0, 0};
-    default: return (calib){0.782, 62.0, 0, 0}; /* Send/Recv */
+    case HS_COLL_BROADCAST: return (calib){0.816, 10.0, 32.3, 0, 0};
+    case HS_COLL_REDUCE: return (calib){0.827, 6.0, 52.5, 0, 0};
+    case HS_COLL_ALL_TO_ALL: return (calib){0.718, 28.0, 0, 0, 0};
+    default: return (calib){0.782, 62.0, 0, 0, 0}; /* Send/Recv */
     }
+}
+
+/* A ring kind ends with its last channel: the channels' finishing times drift apart like the square root of
+ * the loops each runs (a rank's local bytes), and fewer channels spread less (by the root of their share of
+ * the 24 it was fitted at). Fitted from 64 MiB; smaller buffers get a linear share of it. */
+static double spread_us(const calib *cb, uint64_t local_bytes, uint32_t nranks, uint32_t channels)
+{
+    uint64_t from = CALIBRATED_FROM_BYTES / nranks;
+    double at = local_bytes >= from ? sqrt((double)local_bytes / (1 << 20))
+                                    : sqrt((double)from / (1 << 20)) * (double)local_bytes / (double)from;
+    return cb->spread_us_per_sqrt_mib * at * sqrt((double)channels / SINGLE_SERVER_CHANNELS);
 }
 
 /* Bytes each rank of a ring kind writes within its own memory between its sends: all-gather's own chunk,
@@ -395,10 +408,13 @@ int hs_tuner_plan(const hs_scenario *sc, enum hs_coll_kind kind, uint64_t bytes,
             out->channel_gbps = ll ? 0 : out->p2p_parts * p2p_channel_share(sc, cb.efficiency, out->p2p_sharing);
     }
     /* the ring's local write shares the thread blocks with the sends, so its time adds to theirs, at the rate of
-     * the channels that do it (local_gbs: all SINGLE_SERVER_CHANNELS of them), whatever carries the sends */
-    if (cb.local_gbs > 0 && algo == HS_NCCL_ALGO_RING && nranks > 1)
-        start_us += (double)local_write_bytes(kind, bytes, nranks) /
-                    (cb.local_gbs * 1e3 * out->channels / SINGLE_SERVER_CHANNELS);
+     * the channels that do it (local_gbs: all SINGLE_SERVER_CHANNELS of them), whatever carries the sends; so
+     * does the spread of its channels' finishing times */
+    if (cb.local_gbs > 0 && algo == HS_NCCL_ALGO_RING && nranks > 1) {
+        uint64_t local = local_write_bytes(kind, bytes, nranks);
+        start_us += (double)local / (cb.local_gbs * 1e3 * out->channels / SINGLE_SERVER_CHANNELS) +
+                    spread_us(&cb, local, nranks, out->channels);
+    }
     out->start_ps = (uint64_t)(start_us * 1e6);
     if (tree) {
         out->hop_ps = (uint64_t)(TREE_HW_LAT_NVLINK_US[proto] * 1e6);

@@ -2,7 +2,9 @@
 GPU, its experts run by the implementation named: eager (a loop over torch.nonzero of the routing) or grouped_mm
 (torch.histc and torch._grouped_mm). Prints each step's time (CUDA synchronized) and the median from step 3.
 For bench/RESULTS.md, "A mixture of experts on one real H200" (bench/real/moe_real.sh, bench/frameworks/moe_sim.sh).
-usage: hf_moe_step.py eager|grouped_mm [STEPS]"""
+With "large": 4 layers of width 2048, experts of 2048 -> 5632 and 8 x 1024 tokens a step, so that the GPU, not
+the host, sets the step (bench/RESULTS.md, "Grouped GEMMs").
+usage: hf_moe_step.py eager|grouped_mm [STEPS [large]]"""
 import statistics
 import sys
 import time
@@ -11,12 +13,15 @@ import torch
 from transformers import MixtralConfig, MixtralForCausalLM
 
 impl, steps = sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 10
-config = MixtralConfig(vocab_size=4096, hidden_size=512, intermediate_size=1024, num_hidden_layers=2,
-                       num_attention_heads=8, num_key_value_heads=8, num_local_experts=8, num_experts_per_tok=2)
+large = len(sys.argv) > 3 and sys.argv[3] == "large"
+width, inner, layers, batch, seq = (2048, 5632, 4, 8, 1024) if large else (512, 1024, 2, 4, 512)
+config = MixtralConfig(vocab_size=4096, hidden_size=width, intermediate_size=inner, num_hidden_layers=layers,
+                       num_attention_heads=16 if large else 8, num_key_value_heads=8, num_local_experts=8,
+                       num_experts_per_tok=2)
 config._experts_implementation = impl
 model = MixtralForCausalLM(config).cuda().to(torch.bfloat16)
 opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
-ids = torch.randint(0, config.vocab_size, (4, 512), device="cuda")
+ids = torch.randint(0, config.vocab_size, (batch, seq), device="cuda")
 times = []
 for step in range(1, steps + 1):
     torch.cuda.synchronize()

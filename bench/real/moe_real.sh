@@ -5,11 +5,13 @@
 # under `hysim profile`, and a small Hugging Face Mixtral
 # (bench/frameworks/hf_moe_step.py) with its eager experts and with
 # grouped_mm. Logs and the profile go to OUT; bench/frameworks/moe_sim.sh
-# runs the same under hysim.
-# usage: bench/real/moe_real.sh OUT [STEPS]
+# runs the same under hysim. With "large": only a Mixtral large enough that
+# its grouped GEMMs, not the host, set its step (hf_moe_step.py ... large), as
+# it is and under `hysim profile` (bench/RESULTS.md "Grouped GEMMs").
+# usage: bench/real/moe_real.sh OUT [STEPS [large]]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-out=${1:?usage: moe_real.sh OUT [STEPS]} steps=${2:-20}
+out=${1:?usage: moe_real.sh OUT [STEPS [large]]} steps=${2:-20} size=${3:-}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 source "$root/bench/real/frameworks_install.sh" # py, site, PYTHONPATH, run
 source "$root/bench/real/build_profiler.sh" >/dev/null # $w/bin/hysim-profile
@@ -17,8 +19,14 @@ export CUDA_VISIBLE_DEVICES=0
 { nvidia-smi --query-gpu=name,driver_version --format=csv
   "$py" -c 'import torch, torchtitan, transformers; print(torch.__version__, transformers.__version__)'
 } >"$out/machine.txt" 2>&1
-work=$(mktemp -d) && cd "$work" && "$py" "$root/tests/frameworks/framework_assets.py" . || exit 1
 summary="step: +$steps |median|Error|exit" # run's lines
+if [[ $size == large ]]; then
+  step=("$py" "$root/bench/frameworks/hf_moe_step.py" grouped_mm "$steps" large)
+  run hf_moe_large "${step[@]}"
+  run hf_moe_large_profiled "$w/bin/hysim-profile" --out "$out/profile_hf_moe_large.csv" -- "${step[@]}"
+  exit 0
+fi
+work=$(mktemp -d) && cd "$work" && "$py" "$root/tests/frameworks/framework_assets.py" . || exit 1
 titan=("$py" -m torch.distributed.run --standalone --nproc_per_node=1 -m torchtitan.train
        --job.config_file "$root/tests/frameworks/torchtitan_debug.toml" --model.name deepseek_v3
        --model.flavor debugmodel --parallelism.tensor_parallel_degree 1 --training.steps "$steps")

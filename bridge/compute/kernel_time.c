@@ -113,6 +113,11 @@ enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const hs_
                           {k->grid[0], k->grid[1], k->grid[2]},
                           {k->block[0], k->block[1], k->block[2]},
                           k->shared_bytes};
+    /* a profile or database entry of a grouped GEMM is of one size only: its products say more */
+    if (k->has_grouped) {
+        *dur_ps = us_to_ps(hs_grouped_gemm_us(&d->sc, &k->grouped));
+        return HS_KERNEL_ROOFLINE;
+    }
     if (d->profiles && ((g && profiled_gemm(d, d->profiles, g, &us)) || hs_profile_db_lookup(d->profiles, &key, &us))) {
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_PROFILE;

@@ -1,5 +1,6 @@
 /*
  * How hysimd times a kernel (docs/compute.md), first match wins:
+ * torch's grouped GEMMs by their groups' products (grouped_gemm_model.h),
  * the profile database (compute.profiles; a library GEMM by its shape and
  * type: profile_db.h), the GEMM roofline for library calls of known
  * shape, the scenario's default duration. The
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "gemm_model.h"
+#include "grouped_gemm_model.h"
 #include "random_time.h"
 
 struct hs_daemon;
@@ -26,6 +28,8 @@ typedef struct hs_kernel_launch {
     hs_gemm_shape gemm; /* (batch 0 is read as 1; leading dimensions 0: packed) */
     bool has_random;    /* a cuRAND generation: random_time.c's */
     hs_rng_generation random;
+    bool has_grouped;        /* torch's grouped GEMM: grouped_gemm_model.c's */
+    hs_grouped_gemm grouped; /* (its sizes: the caller's, while the kernel is timed) */
 } hs_kernel_launch;
 
 enum hs_kernel_source {

@@ -44,6 +44,10 @@ _Static_assert((int)HS_RNG_UINT32 == (int)HYSIM__RNG_OUTPUT__RNG_UINT32 &&
                    (int)HS_RNG_NORMAL_DOUBLE == (int)HYSIM__RNG_OUTPUT__RNG_NORMAL_DOUBLE &&
                    (int)HS_RNG_POISSON == (int)HYSIM__RNG_OUTPUT__RNG_POISSON,
                "random_time.h and hysim.proto's RngOutput differ");
+_Static_assert((int)HS_GROUPED_M == (int)HYSIM__GROUPED_DIM__GROUPED_M &&
+                   (int)HS_GROUPED_N == (int)HYSIM__GROUPED_DIM__GROUPED_N &&
+                   (int)HS_GROUPED_K == (int)HYSIM__GROUPED_DIM__GROUPED_K,
+               "grouped_gemm_model.h and hysim.proto's GroupedDim differ");
 _Static_assert((int)HS_WAIT_STREAM_IDLE == (int)HYSIM__WAIT__COND__STREAM_IDLE &&
                    (int)HS_WAIT_EVENT_DONE == (int)HYSIM__WAIT__COND__EVENT_DONE &&
                    (int)HS_WAIT_DEVICE_IDLE == (int)HYSIM__WAIT__COND__DEVICE_IDLE &&
@@ -64,6 +68,13 @@ static hs_kernel_launch kernel_of(const Hysim__Kernel *k)
         const Hysim__Gemm *g = k->gemm;
         l.has_gemm = true;
         l.gemm = (hs_gemm_shape){g->m, g->n, g->k, g->batch, (int)g->dtype, g->lda, g->ldb, g->ldc};
+    }
+    if (k->grouped_gemm) {
+        const Hysim__GroupedGemm *g = k->grouped_gemm;
+        l.has_grouped = true;
+        l.grouped = (hs_grouped_gemm){g->m,         g->n,       g->k,      (enum hs_grouped_dim)g->grouped,
+                                      g->sizes,     g->n_sizes, g->tile_m, g->tile_n,
+                                      g->cluster_m, g->pingpong};
     }
     if (k->random) {
         const Hysim__RandomGeneration *r = k->random;

@@ -26,6 +26,7 @@
 #include "messages.h"
 #include "hysim/scenario.h"
 #include "host_sync.h"
+#include "grouped_gemm.h"
 #include "internal.h"
 #include "kernel_values.h"
 #include "managed_memory.h"
@@ -63,7 +64,8 @@ typedef struct hs_kernel {
     const void *module;
     const void *host_fun;
     char *name;
-    hs_kv_model values; /* what it computes, if hysim computes it (kernel_values.h) */
+    hs_kv_model values;   /* what it computes, if hysim computes it (kernel_values.h) */
+    hs_gg_kernel grouped; /* its part in a grouped GEMM, if any (grouped_gemm.h) */
 } hs_kernel;
 
 typedef struct pending_op {
@@ -75,6 +77,11 @@ typedef struct pending_op {
             Hysim__Gemm gemm;
             Hysim__RandomGeneration random;
         } gemm; /* a library kernel: a Kernel carrying a GEMM's shape or a generation's numbers */
+        struct {
+            Hysim__Kernel kernel;
+            Hysim__GroupedGemm grouped;
+            uint32_t sizes[HS_GG_MAX_GROUPS];
+        } grouped; /* torch's grouped GEMM: a Kernel carrying its groups' products */
         Hysim__Copy copy;
         Hysim__Memset memset;
         Hysim__EventRecord event_record;

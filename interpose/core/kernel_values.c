@@ -165,6 +165,26 @@ static hs_kv_model sum_model(const char *s)
     return m;
 }
 
+/* cub's DeviceScanKernel<policy_hub<in, out, acc, offset, plus<acc>>, ..., NullType (no initial value: an inclusive
+ * sum), ...>(in, out, tile state, start tile, op, init, num_items): torch.cumsum of integers */
+static hs_kv_model scan_model(const char *s)
+{
+    hs_kv_model m = {HS_KV_NONE, 0, 0, 0, 0};
+    if (!eat(&s, "NS2_10policy_hubI"))
+        return m;
+    char in = type_letter(&s), out = type_letter(&s), acc = type_letter(&s), off = type_letter(&s);
+    char plus[16] = "St4plusI";
+    plus[8] = acc;
+    strcpy(plus + 9, "EE");
+    if (!in || in != out || in != acc || is_float(in) || (off != 'j' && off != 'm') || !eat(&s, plus) ||
+        !strstr(s, "NS0_8NullTypeE") || !strstr(s, "EEvT0_T1_T2_iT3_T4_T5_"))
+        return m;
+    m.kind = HS_KV_SCAN;
+    m.scalar = m.acc = m.out = in;
+    m.index = off;
+    return m;
+}
+
 hs_kv_model hs_kv_model_of(const char *mangled)
 {
     hs_kv_model none = {HS_KV_NONE, 0, 0, 0, 0};
@@ -178,6 +198,9 @@ hs_kv_model hs_kv_model_of(const char *mangled)
         return histogram_model(s);
     if (eat(&s, "_ZN2at6native13reduce_kernelI")) /* <max threads, min blocks, ReduceOp>: any launch bounds */
         return sum_model(s);
+    s = mangled;
+    if (eat(&s, "_ZN14at_cuda_detail3cub6detail4scan16DeviceScanKernelI"))
+        return scan_model(s);
     return none;
 }
 
@@ -559,6 +582,31 @@ static void nonzero_count(void *const *args, hs_kv_result *r)
 
 /* ---- launches ---- */
 
+/* An inclusive sum of known integers, in their type (it wraps as the GPU's does); one launch from tile 0 only. */
+static void eval_scan(const hs_kv_model *m, void *const *args, hs_kv_result *r)
+{
+    uintptr_t in = (uintptr_t) * (void *const *)args[0], out = (uintptr_t) * (void *const *)args[1];
+    int start_tile = *(const int *)args[3];
+    uint64_t n = m->index == 'j' ? *(const uint32_t *)args[6] : *(const uint64_t *)args[6];
+    size_t es = elem_size(m->scalar), len = (size_t)n * es;
+    r->dst = out;
+    r->len = len; /* what it writes is unknown unless computed below */
+    if (start_tile != 0 || !n || n > HS_VALUES_MAX_BYTES / es)
+        return;
+    uint8_t *raw = malloc(len);
+    if (!raw || hs_values_read(raw, in, len) != len) {
+        free(raw);
+        return; /* unknown input: the output is unknown too */
+    }
+    num acc = {false, 0, 0};
+    for (uint64_t i = 0; i < n; i++) {
+        acc.i = (int64_t)((uint64_t)acc.i + (uint64_t)load(m->scalar, raw + i * es).i);
+        store(m->scalar, raw + i * es, acc);
+        acc = load(m->scalar, raw + i * es); /* wrapped to the type */
+    }
+    r->bytes = raw;
+}
+
 void hs_kv_eval(const hs_kv_model *m, void *const *args, hs_kv_result *r)
 {
     *r = (hs_kv_result){0, 0, NULL};
@@ -567,6 +615,7 @@ void hs_kv_eval(const hs_kv_model *m, void *const *args, hs_kv_result *r)
     switch (m->kind) {
     case HS_KV_HISTOGRAM: eval_histogram(m, args, r); break;
     case HS_KV_SUM: eval_sum(m, args, r); break;
+    case HS_KV_SCAN: eval_scan(m, args, r); break;
     case HS_KV_NONZERO_COUNT: nonzero_count(args, r); break;
     case HS_KV_NONE: break;
     }

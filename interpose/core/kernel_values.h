@@ -2,8 +2,8 @@
  * What a few of torch's kernels compute, for the values a program reads
  * back (docs/values.md, "Kernels hysim computes"): a histogram (torch.histc,
  * a mixture of experts' tokens per expert), exact when its input is known
- * and from the scenario's routing otherwise, and a sum of plain integers or
- * floats. The kernel's arguments are read as the pinned torch lays them out;
+ * and from the scenario's routing otherwise, a sum of plain integers or
+ * floats, and an inclusive scan (torch.cumsum) of integers. The kernel's arguments are read as the pinned torch lays them out;
  * one that does not check out computes nothing. Prefix hs_kv_: kernel values.
  */
 #ifndef HS_KERNEL_VALUES_H
@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 /* HS_KV_NONZERO_COUNT: torch.nonzero's count, which hysim does not compute (said once, on stderr). */
-enum hs_kv_kind { HS_KV_NONE, HS_KV_HISTOGRAM, HS_KV_SUM, HS_KV_NONZERO_COUNT };
+enum hs_kv_kind { HS_KV_NONE, HS_KV_HISTOGRAM, HS_KV_SUM, HS_KV_SCAN, HS_KV_NONZERO_COUNT };
 
 /* A kernel's model, decided once from its mangled name: element types as the Itanium ABI's letters. */
 typedef struct hs_kv_model {
@@ -21,7 +21,7 @@ typedef struct hs_kv_model {
     char scalar; /* input elements */
     char acc;    /* a sum's accumulator */
     char out;    /* output elements */
-    char index;  /* a histogram's IndexType */
+    char index;  /* a histogram's IndexType; a scan's offset type */
 } hs_kv_model;
 
 /* What the kernel named `mangled` computes, if hysim knows (kind HS_KV_NONE otherwise). */

@@ -21,6 +21,7 @@ void hs_client_kernel_register(const void *module, const void *host_fun, const c
         abort();
     }
     k->values = hs_kv_model_of(k->name);
+    k->grouped = hs_gg_kernel_of(k->name);
     LOCK();
     hs_kernel *old = (hs_kernel *)hs_ptrmap_get(&g_kernels, (uintptr_t)host_fun);
     if (old) {
@@ -74,6 +75,34 @@ const char *hs_client_kernel_name(const void *host_fun)
 
 void hs_client_graph_launch(int on) { t_graph_launch = on; }
 
+/* The products of this thread's last prepare_grouped_gemm_data, for the grouped GEMM launched after it. */
+static __thread struct {
+    bool set;
+    cudaStream_t stream;
+    hs_gg_problem p;
+} t_grouped;
+
+/* The grouped GEMM kk launches, from t_grouped (the launch's op is p's). */
+static void attach_grouped_locked(pending_op *p, Hysim__Kernel *kk, const hs_gg_kernel *gk)
+{
+    Hysim__GroupedGemm *g = &p->u.grouped.grouped;
+    const hs_gg_problem *pr = &t_grouped.p;
+    hysim__grouped_gemm__init(g);
+    g->m = pr->m;
+    g->n = pr->n;
+    g->k = pr->k;
+    g->grouped = (Hysim__GroupedDim)pr->grouped;
+    memcpy(p->u.grouped.sizes, pr->sizes, pr->groups * sizeof pr->sizes[0]);
+    g->n_sizes = pr->groups;
+    g->sizes = p->u.grouped.sizes;
+    g->exact = pr->exact;
+    g->tile_m = gk->tile_m;
+    g->tile_n = gk->tile_n;
+    g->cluster_m = gk->cluster_m;
+    g->pingpong = gk->pingpong;
+    kk->grouped_gemm = g;
+}
+
 cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigned block[3], size_t shared_bytes,
                              cudaStream_t stream, void *const *args)
 {
@@ -95,6 +124,7 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
             return e;
     }
     hs_kv_model computes = {HS_KV_NONE, 0, 0, 0, 0};
+    enum hs_gg_role grouped = HS_GG_NONE;
     int dev;
     uint64_t id;
     LOCK();
@@ -104,6 +134,9 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
         pending_op *p = append_locked(dev, id);
         Hysim__Kernel *kk = &p->u.kernel;
         hysim__kernel__init(kk);
+        grouped = k->grouped.role;
+        if (grouped == HS_GG_GEMM && t_grouped.set && t_grouped.stream == stream)
+            attach_grouped_locked(p, kk, &k->grouped);
         kk->name = k->name;
         kk->grid_x = grid[0];
         kk->grid_y = grid[1];
@@ -122,6 +155,11 @@ cudaError_t hs_client_launch(void *kernel, const unsigned grid[3], const unsigne
     UNLOCK();
     if (e != cudaSuccess)
         return e;
+    /* a grouped GEMM's products, read as its inputs are (below), for the GEMM launched next */
+    if (grouped != HS_GG_NONE) {
+        t_grouped.set = grouped == HS_GG_PREPARE && hs_gg_read(args, block[0], &t_grouped.p);
+        t_grouped.stream = stream;
+    }
     /* What it computes, if hysim does: its inputs read before the launch counts, outside the lock (an input may be
      * a collective's, asked of hysimd), its output written after. */
     hs_kv_result values = {0, 0, NULL};

@@ -199,8 +199,8 @@ void hs_values_fill(uintptr_t dst, int byte, size_t n)
     pthread_mutex_unlock(&g_lock);
 }
 
-/* Returns how many of the n bytes were known. */
-static size_t read_locked(void *dst, uintptr_t src, size_t n)
+/* Returns how many of the n bytes were known; a read the program makes (mark) starts its blocks' expiry. */
+static size_t read_locked(void *dst, uintptr_t src, size_t n, bool mark)
 {
     size_t known = 0;
     memset(dst, 0, n);
@@ -212,7 +212,7 @@ static size_t read_locked(void *dst, uintptr_t src, size_t n)
         /* Part of a block, after a kernel: most likely a new tensor in reused memory (docs/values.md). */
         if ((b->addr < src || b->addr + b->len > end) && kernels_since(b, k) > 0 && !b->computed)
             continue;
-        if (b->read_at == UINT64_MAX)
+        if (mark && b->read_at == UINT64_MAX)
             b->read_at = k;
         uintptr_t from = b->addr > src ? b->addr : src;
         uintptr_t to = b->addr + b->len < end ? b->addr + b->len : end;
@@ -270,14 +270,18 @@ void hs_values_pending(uintptr_t dst, size_t n, uint64_t comm_key, uint64_t seq,
     pthread_mutex_unlock(&g_lock);
 }
 
-size_t hs_values_read(void *dst, uintptr_t src, size_t n)
+static size_t read_values(void *dst, uintptr_t src, size_t n, bool mark)
 {
     pthread_mutex_lock(&g_lock);
     settle_pending_locked(src, n);
-    size_t known = read_locked(dst, src, n);
+    size_t known = read_locked(dst, src, n, mark);
     pthread_mutex_unlock(&g_lock);
     return known;
 }
+
+size_t hs_values_read(void *dst, uintptr_t src, size_t n) { return read_values(dst, src, n, true); }
+
+size_t hs_values_peek(void *dst, uintptr_t src, size_t n) { return read_values(dst, src, n, false); }
 
 void hs_values_copy(uintptr_t dst, uintptr_t src, size_t n)
 {
@@ -288,7 +292,7 @@ void hs_values_copy(uintptr_t dst, uintptr_t src, size_t n)
     int known = i < g_n && g_blocks[i].addr < src + n;
     uint8_t *data = known && n <= HS_VALUES_MAX_BYTES ? malloc(n) : NULL;
     if (data) {
-        read_locked(data, src, n);
+        read_locked(data, src, n, true);
         put_locked(dst, data, n, false);
     } else {
         forget_locked(dst, n);

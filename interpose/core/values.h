@@ -36,6 +36,11 @@ HS_VALUES_API void hs_values_fill(uintptr_t dst, int byte, size_t n);
 HS_VALUES_API void hs_values_copy(uintptr_t dst, uintptr_t src, size_t n);
 /* Writes what src[0, n) holds into host memory dst: zeros where nothing is known. Returns the bytes known. */
 HS_VALUES_API size_t hs_values_read(void *dst, uintptr_t src, size_t n);
+/*
+ * As hs_values_read, for hysim's own use of a value (a grouped GEMM's sizes):
+ * not a read of the program's, so the blocks' expiry does not start.
+ */
+HS_VALUES_API size_t hs_values_peek(void *dst, uintptr_t src, size_t n);
 /* Whatever dst[0, n) held is unknown now (reads as zeros). */
 HS_VALUES_API void hs_values_forget(uintptr_t dst, size_t n);
 /* A kernel was launched (any device): blocks read before it, and old ones, expire. */

@@ -118,6 +118,50 @@ static void kernels_hysim_computes(void)
     hs_kv_setup(HS_KV_ROUTING_BALANCED, 1.0, 1);
 }
 
+#define SCAN_INT                                                                                             \
+    "_ZN14at_cuda_detail3cub6detail4scan16DeviceScanKernelINS2_10policy_hubIiiijSt4plusIiEE10Policy1000EPKi" \
+    "PiNS0_13ScanTileStateIiLb1EEES6_NS0_8NullTypeEjiLb0ESE_EEvT0_T1_T2_iT3_T4_T5_"
+
+/* cub's inclusive scan (torch.cumsum) of int32 at in into out, n elements, from tile `start`. */
+static void scan(uintptr_t in, uintptr_t out, unsigned n, int start)
+{
+    hs_kv_model m = hs_kv_model_of(SCAN_INT);
+    const void *pin = (const void *)in;
+    void *pout = (void *)out;
+    char tile_state[16] = {0}, op = 0, init = 0;
+    void *args[7] = {&pin, &pout, tile_state, &start, &op, &init, &n};
+    hs_kv_result r;
+    hs_kv_eval(&m, args, &r);
+    hs_values_kernel_launched();
+    hs_kv_apply(&r);
+}
+
+static void cumsum(void)
+{
+    CHECK(hs_kv_model_of(SCAN_INT).kind == HS_KV_SCAN, "cub's inclusive int32 sum is a scan");
+    CHECK(hs_kv_model_of("_ZN14at_cuda_detail3cub6detail4scan16DeviceScanKernelINS2_10policy_hubIiiijSt4plusIiEE10"
+                         "Policy1000EPKiPiNS0_13ScanTileStateIiLb1EEES6_NS0_11FutureValueIiiEEjiLb0ESE_EEvT0_T1_T2_"
+                         "iT3_T4_T5_")
+                  .kind == HS_KV_NONE,
+          "an exclusive scan (an initial value) is not");
+    CHECK(hs_kv_model_of("_ZN14at_cuda_detail3cub6detail4scan16DeviceScanKernelINS2_10policy_hubIfffjSt4plusIfEE10"
+                         "Policy1000EPKfPfNS0_13ScanTileStateIfLb1EEES6_NS0_8NullTypeEjfLb0ESE_EEvT0_T1_T2_iT3_T4_T5_")
+                  .kind == HS_KV_NONE,
+          "nor one of floats (cub's order of additions is not the host's)");
+    int32_t in[5] = {3, 0, 7, 2147483647, 1}, out[5];
+    hs_values_write(0x11000, in, sizeof in);
+    scan(0x11000, 0x11800, 5, 0);
+    CHECK(hs_values_read(out, 0x11800, sizeof out) == sizeof out && out[0] == 3 && out[1] == 3 && out[2] == 10 &&
+              out[3] == (int32_t)(10u + 2147483647u) && out[4] == out[3] + 1,
+          "known input: the running sums, wrapping as int32 does (%d %d %d %d)", out[0], out[2], out[3], out[4]);
+    hs_values_write(0x11800, in, sizeof in);
+    scan(0x12000, 0x11800, 5, 0);
+    CHECK(hs_values_read(out, 0x11800, sizeof out) == 0, "unknown input: the output is unknown (what was there goes)");
+    hs_values_write(0x11000, in, sizeof in);
+    scan(0x11000, 0x11800, 5, 3);
+    CHECK(hs_values_read(out, 0x11800, sizeof out) == 0, "a launch from a later tile computes nothing");
+}
+
 int main(void)
 {
     uint8_t buf[256], out[256];
@@ -222,6 +266,7 @@ int main(void)
     hs_values_set_fetch(NULL);
 
     kernels_hysim_computes();
+    cumsum();
 
     /* a free forgets */
     hs_values_forget(0x7000, 24);

@@ -11,7 +11,7 @@ each timed by its kernel's own GPU time (CUPTI through torch.profiler, the media
 GEMM kernel alone, not torch's prepare_grouped_gemm_data before it), beside the dense torch.mm of the same
 total (T x K x N, all its kernels) for reference. Prints CSV:
   op,groups,tokens,n,k,split,sizes,grouped_us,dense_us,kernel   (sizes: the groups' tokens, ';' between)
-usage: grouped_mm_sweep.py [--quick]"""
+usage: grouped_mm_sweep.py [--quick | --heldout]"""
 import re
 import sys
 
@@ -22,6 +22,8 @@ EXPERT_SHAPES = [(256, 512), (512, 256), (2048, 1408), (1408, 2048), (4096, 1536
                  (7168, 2048), (2048, 7168)]  # (K, N): TorchTitan's debug model to DeepSeek-V3's experts
 GROUPS = [8, 16, 64]
 TOKENS = [2048, 8192, 32768, 65536]
+# --heldout: what the fit never saw, DeepSeek-V3's 256 experts (and 128) on one GPU
+HELDOUT = ([(7168, 2048), (2048, 7168)], [128, 256], [16384, 65536])
 ALIGN = 16
 
 
@@ -71,10 +73,14 @@ def main():
     quick = "--quick" in sys.argv
     dev, bf = "cuda", torch.bfloat16
     print("op,groups,tokens,n,k,split,sizes,grouped_us,dense_us,kernel")
-    shapes = EXPERT_SHAPES[:2] if quick else EXPERT_SHAPES
+    shapes, group_counts, token_counts = EXPERT_SHAPES, GROUPS, TOKENS
+    if quick:
+        shapes, group_counts, token_counts = EXPERT_SHAPES[:2], [8], [2048]
+    elif "--heldout" in sys.argv:
+        shapes, group_counts, token_counts = HELDOUT
     for k, n in shapes:
-        for groups in ([8] if quick else GROUPS):
-            for tokens in ([2048] if quick else TOKENS):
+        for groups in group_counts:
+            for tokens in token_counts:
                 x = torch.randn(tokens, k, device=dev, dtype=bf)
                 gout = torch.randn(tokens, n, device=dev, dtype=bf)
                 w = torch.randn(groups, n, k, device=dev, dtype=bf)  # as nn weights: [G, out, in]

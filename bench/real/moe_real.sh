@@ -7,7 +7,8 @@
 # grouped_mm. Logs and the profile go to OUT; bench/frameworks/moe_sim.sh
 # runs the same under hysim. With "large": only a Mixtral large enough that
 # its grouped GEMMs, not the host, set its step (hf_moe_step.py ... large), as
-# it is and under `hysim profile` (bench/RESULTS.md "Grouped GEMMs").
+# it is and under `hysim profile`, and with DDP on 2 GPUs where the host has
+# them (bench/RESULTS.md "Grouped GEMMs").
 # usage: bench/real/moe_real.sh OUT [STEPS [large]]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,6 +25,10 @@ if [[ $size == large ]]; then
   step=("$py" "$root/bench/frameworks/hf_moe_step.py" grouped_mm "$steps" large)
   run hf_moe_large "${step[@]}"
   run hf_moe_large_profiled "$w/bin/hysim-profile" --out "$out/profile_hf_moe_large.csv" -- "${step[@]}"
+  if (($(nvidia-smi -L | wc -l) >= 2)); then
+    CUDA_VISIBLE_DEVICES=0,1 run hf_moe_large_ddp2 "$py" -m torch.distributed.run --standalone --nproc_per_node=2 \
+      "${step[@]:1}"
+  fi
   exit 0
 fi
 work=$(mktemp -d) && cd "$work" && "$py" "$root/tests/frameworks/framework_assets.py" . || exit 1

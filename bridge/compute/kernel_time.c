@@ -106,6 +106,11 @@ static bool in_databases_family(const hs_daemon *d, const hs_profile_key *key, d
 enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const hs_kernel_launch *k, uint64_t *dur_ps)
 {
     (void)gpu; /* one GPU model per scenario */
+    /* a profile or database entry of a grouped GEMM is of one size only: its products say more */
+    if (k->has_grouped) {
+        *dur_ps = us_to_ps(hs_grouped_gemm_us(&d->sc, &k->grouped));
+        return HS_KERNEL_ROOFLINE;
+    }
     double us;
     const hs_gemm_shape *g = k->has_gemm ? &k->gemm : NULL;
     hs_profile_key key = {d->sc.gpu.model,
@@ -113,11 +118,6 @@ enum hs_kernel_source hs_kernel_time(const hs_daemon *d, uint32_t gpu, const hs_
                           {k->grid[0], k->grid[1], k->grid[2]},
                           {k->block[0], k->block[1], k->block[2]},
                           k->shared_bytes};
-    /* a profile or database entry of a grouped GEMM is of one size only: its products say more */
-    if (k->has_grouped) {
-        *dur_ps = us_to_ps(hs_grouped_gemm_us(&d->sc, &k->grouped));
-        return HS_KERNEL_ROOFLINE;
-    }
     if (d->profiles && ((g && profiled_gemm(d, d->profiles, g, &us)) || hs_profile_db_lookup(d->profiles, &key, &us))) {
         *dur_ps = us_to_ps(us);
         return HS_KERNEL_PROFILE;

@@ -3,8 +3,9 @@
  * back (docs/values.md, "Kernels hysim computes"): a histogram (torch.histc,
  * a mixture of experts' tokens per expert), exact when its input is known
  * and from the scenario's routing otherwise, a sum of plain integers or
- * floats, and an inclusive scan (torch.cumsum) of integers. The kernel's arguments are read as the pinned torch lays them out;
- * one that does not check out computes nothing. Prefix hs_kv_: kernel values.
+ * floats, and an inclusive scan (torch.cumsum) of integers. The kernel's
+ * arguments are read as the pinned torch lays them out; one that does not
+ * check out computes nothing. Prefix hs_kv_: kernel values.
  */
 #ifndef HS_KERNEL_VALUES_H
 #define HS_KERNEL_VALUES_H

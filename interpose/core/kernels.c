@@ -82,6 +82,11 @@ static __thread struct {
     hs_gg_problem p;
 } t_grouped;
 
+_Static_assert((int)HS_GG_DIM_M == (int)HYSIM__GROUPED_DIM__GROUPED_M &&
+                   (int)HS_GG_DIM_N == (int)HYSIM__GROUPED_DIM__GROUPED_N &&
+                   (int)HS_GG_DIM_K == (int)HYSIM__GROUPED_DIM__GROUPED_K,
+               "grouped_gemm.h and hysim.proto's GroupedDim differ");
+
 /* The grouped GEMM kk launches, from t_grouped (the launch's op is p's). */
 static void attach_grouped_locked(pending_op *p, Hysim__Kernel *kk, const hs_gg_kernel *gk)
 {
@@ -95,7 +100,6 @@ static void attach_grouped_locked(pending_op *p, Hysim__Kernel *kk, const hs_gg_
     memcpy(p->u.grouped.sizes, pr->sizes, pr->groups * sizeof pr->sizes[0]);
     g->n_sizes = pr->groups;
     g->sizes = p->u.grouped.sizes;
-    g->exact = pr->exact;
     g->tile_m = gk->tile_m;
     g->tile_n = gk->tile_n;
     g->cluster_m = gk->cluster_m;
